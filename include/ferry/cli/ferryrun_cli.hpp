@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// ferryrun's command line (CLI11): options → a FrontendConfig.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/frontend/job_options.hpp"
+#include "ferry/output/console_output.hpp"
+
+namespace ferry {
+
+/// SSH settings from the command line (the transport turns them into its own options).
+struct SshSettings {
+  std::string config_file;    ///< --ssh-config; "" = ~/.ssh/config
+  std::string identity_file;  ///< -i
+  int port = 0;               ///< -p; 0 = ssh config / 22
+  std::string user;           ///< -l / --ssh-user
+  bool accept_new = false;    ///< --ssh-accept-new
+  int heartbeat_s = 0;        ///< --heartbeat: SSH keepalive interval
+};
+
+/// Everything ferryrun was asked to do.
+struct FrontendConfig {
+  JobOptions job;
+  SshSettings ssh;
+  OutputOptions output;
+};
+
+/// Outcome of parsing: a config to run, or an exit status (help/version printed: 0; bad
+/// input reported in one line: 2).
+struct ParseOutcome {
+  std::optional<FrontendConfig> config;
+  int exit_code = 0;
+};
+
+/// Parses ferryrun's arguments. Messages go to stderr (errors) or stdout (--help).
+/// `program` is argv[0]'s base name, shown in messages.
+ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args);
+
+/// Rewrites mpirun-style single-dash long options (`-np 4`, `-wdir D`, `-hostfile F`) to
+/// their double-dash form, up to the first word of the command. Exposed for tests.
+std::vector<std::string> normalize_single_dash(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& long_names,
+                                               const std::vector<std::string>& takes_value);
+
+}  // namespace ferry

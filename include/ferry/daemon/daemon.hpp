@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// ferryd: serves one host's part of a job over a byte stream (its stdin/stdout), forks
+/// the ranks, streams their output back, reports their exits and leaves nothing behind.
+
+#include <memory>
+
+#include <asio.hpp>
+
+namespace ferry {
+
+/// Where ferryd talks to the front end.
+struct DaemonOptions {
+  int in_fd = 0;   ///< frames from ferryrun; EOF means ferryrun is gone: kill everything
+  int out_fd = 1;  ///< frames to ferryrun
+};
+
+/// One host's daemon. Create, `start()`, run the io_context; it stops the io_context when
+/// the job is over on this host (every rank reaped and reported, or the front end gone).
+class Daemon {
+ public:
+  Daemon(asio::io_context& io, DaemonOptions opts);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  /// Sends Hello and begins serving.
+  void start();
+  /// ferryd's exit status once the io_context stopped: 0 after a served job, non-zero when
+  /// the front end vanished, a signal ended it, or the protocol broke.
+  int exit_code() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ferry

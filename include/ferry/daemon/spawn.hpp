@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// Starting one rank: everything the child needs is prepared before fork, so that between
+/// fork and exec only async-signal-safe calls run (STYLE.md rule 9).
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+/// A fully prepared exec: argv/envp arrays own their strings.
+struct SpawnRequest {
+  std::string path;                ///< resolved executable (absolute, or relative to wdir)
+  std::vector<std::string> argv;
+  std::vector<std::string> env;    ///< final "K=V" list
+  std::string wdir;                ///< "" = stay
+  int stdin_fd = -1;               ///< fds the child gets as 0, 1, 2
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  std::vector<int> keep_fds;       ///< extra fds inherited unchanged (e.g. PMI_FD)
+};
+
+/// Merges environments: later lists override earlier ones by variable name.
+std::vector<std::string> merge_environment(const std::vector<std::vector<std::string>>& layers);
+
+/// Finds `command` as execvp would, using the PATH of `env` (falls back to the default
+/// path). A name with a '/' is taken as is. Error: one line naming the command.
+Result<std::string> resolve_command(const std::string& command,
+                                    const std::vector<std::string>& env,
+                                    const std::string& wdir);
+
+/// Forks and execs. The child gets its own process group, SIGKILL when ferryd dies, default
+/// signal dispositions and an empty signal mask. Returns the pid, or why exec failed
+/// (reported by the child through a close-on-exec pipe, so exec failures are not
+/// mistaken for the program's own exit 127).
+Result<pid_t> spawn_process(const SpawnRequest& req);
+
+}  // namespace ferry

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// No orphans: every rank carries FERRY_JOB_ID=<id> in its environment, which its
+/// descendants inherit even when they leave the rank's process group (setsid daemons).
+/// The sweeper finds them through /proc; the guard runs it when ferryd itself is killed.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+/// The variable that tags a job's processes.
+inline constexpr char kJobTagVar[] = "FERRY_JOB_ID";
+
+/// Pids under `proc_root` (normally "/proc") whose environment holds FERRY_JOB_ID=`job_id`,
+/// excluding `self`. Processes we may not read are skipped.
+std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
+                                         const std::string& proc_root = "/proc");
+
+/// SIGKILLs every process group in `pgids` and every tagged process, repeating until none
+/// is found (a forking process may spawn while we sweep). Returns how many were killed.
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids);
+
+/// A process that outlives ferryd just long enough to clean up after it. ferryd forks it at
+/// start; it learns the job id and each rank's pgid through a pipe, and when the pipe
+/// closes (ferryd exited or was killed, even by SIGKILL) it sweeps the job and exits.
+class Guard {
+ public:
+  /// Forks the guard. Returns false (and ferryd runs without one) if fork fails.
+  bool start();
+  /// Tells the guard the job id (before any rank starts).
+  void set_job(const std::string& job_id);
+  /// Tells the guard a rank's process group.
+  void add_pgid(pid_t pgid);
+  /// ferryd cleaned up itself: the guard exits without sweeping (a finished rank's pgid
+  /// may be reused by an unrelated process once its group is empty).
+  void release();
+  ~Guard();
+
+ private:
+  void send(const std::string& line);
+  int fd_ = -1;
+};
+
+}  // namespace ferry

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// The front end's job controller: places ranks, starts one ferryd per host (all hosts in
+/// parallel), sends each its HostSpec, prints output, applies the abort policy, forwards
+/// signals, and turns the ranks' ends into ferryrun's exit status.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio.hpp>
+
+#include "ferry/frontend/diagnostics.hpp"
+#include "ferry/frontend/job_options.hpp"
+#include "ferry/hosts/host_list.hpp"
+#include "ferry/output/sink.hpp"
+#include "ferry/transport/link.hpp"
+
+namespace ferry {
+
+/// Which launcher reaches a host.
+struct Launchers {
+  Launcher& local;
+  Launcher& remote;
+};
+
+/// Runs one job on an io_context.
+class Job {
+ public:
+  Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
+      Diagnostics& diag);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  /// Runs the job to its end (drives the io_context) and returns ferryrun's exit status:
+  /// 0, the first failing rank's code (128+signal when killed), 128+signal when ferryrun
+  /// was interrupted, 255 when a host was lost, 1 when the job could not start, or 2 for
+  /// a placement error.
+  int run();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ferry

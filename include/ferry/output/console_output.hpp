@@ -1,0 +1,148 @@
+#pragma once
+/// \file
+/// The console OutputSink: ranks' bytes become whole tagged lines on two fds (stdout and
+/// stderr), optionally copied raw into per-rank files.
+
+#include <cstddef>
+#include <ctime>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/output/line_assembler.hpp"
+#include "ferry/output/sink.hpp"
+
+namespace ferry {
+
+/// How console lines are tagged with their rank and stream.
+enum class TagStyle {
+  kNone,     ///< no tag
+  kHorovod,  ///< `[r]<stdout>:` (horovodrun)
+  kOpenMpi,  ///< `[1,r]<stdout>:` (Open MPI --tag-output)
+  kMpich,    ///< `[r] ` (MPICH -prepend-rank)
+};
+
+/// Where per-rank files go under OutputOptions::output_dir.
+enum class FileLayout {
+  kHorovod,  ///< D/rank.<r zero-padded to the digits of np-1>/stdout|stderr
+  kOpenMpi,  ///< D/1/rank.<r>/stdout|stderr
+};
+
+/// How ConsoleOutput formats and routes output.
+struct OutputOptions {
+  TagStyle tag = TagStyle::kHorovod;
+  /// Prefix each line with the local time in `time.asctime()` form, before the tag.
+  bool timestamps = false;
+  /// stderr lines go to the stdout fd (still tagged `<stderr>`).
+  bool merge_stderr = false;
+  /// Number of ranks; sets the zero padding of kHorovod file names.
+  int world_size = 1;
+  /// Directory for per-rank files (raw bytes, no tags); empty = no files.
+  std::string output_dir;
+  FileLayout layout = FileLayout::kHorovod;
+  /// An unfinished line longer than this takes its console fd (see ConsoleOutput).
+  std::size_t line_cap = kDefaultLineCap;
+  /// Most bytes of other ranks' output held back behind a rank that holds an fd.
+  std::size_t queue_cap = std::size_t{64} << 20;
+  /// Console write buffer per fd.
+  std::size_t buffer_size = std::size_t{256} << 10;
+};
+
+/// The tag of `rank`'s `stream` in `style`, without timestamp: "[3]<stderr>:".
+std::string format_tag(TagStyle style, int rank, StreamId stream);
+
+/// `t` as local time in asctime form without newline: "Sun Nov 22 09:30:39 2026".
+std::string format_timestamp(std::time_t t);
+
+/// The per-rank file for `rank`'s `stream` under options.output_dir, per options.layout.
+std::string rank_file_path(const OutputOptions& options, int rank, StreamId stream);
+
+/// Writes ranks' output to the console as whole lines, each with its tag, stdout lines to
+/// `stdout_fd` and stderr lines to `stderr_fd` (or `stdout_fd` with merge_stderr, or when
+/// both fds are the same open file, so that lines cannot tear there either). A line of one
+/// rank is never split by bytes of another on the same fd. Single-threaded.
+///
+/// Output is buffered (OutputOptions::buffer_size per fd) and reaches the fds when a buffer
+/// fills or on flush(): callers flush after each batch of reads. Writes loop over partial
+/// writes, EINTR and EAGAIN; a failing fd is reported once through the warning hook and its
+/// output is dropped from then on.
+///
+/// Long lines: an unfinished line that passes OutputOptions::line_cap *holds* its fd: its
+/// tag and bytes are written and further bytes pass straight through until its '\n' (or
+/// close_stream). Meanwhile other ranks' complete lines for that fd are queued, and written
+/// right after the holder's line ends; another rank's own over-cap line waits, and takes
+/// the fd next. That held-back output is the only part of memory that grows with the data;
+/// when it passes OutputOptions::queue_cap, a '\n' is written to end the holder's fragment,
+/// the fd is released, and the holder's continuation starts a new tagged line. No byte is
+/// lost: only a line break is inserted, and the warning hook says so (once).
+///
+/// Per-rank files (when output_dir is set) get each stream's exact bytes, no tags. A file
+/// is created on the stream's first bytes or at its close_stream, with directories as
+/// needed, and closed at close_stream; file errors produce one warning, then that file's
+/// bytes are dropped (the console still gets them).
+class ConsoleOutput final : public OutputSink {
+ public:
+  /// The fds are not owned (not closed). Defaults: the process's stdout and stderr.
+  explicit ConsoleOutput(OutputOptions options, int stdout_fd = 1, int stderr_fd = 2);
+  /// Ends open lines (as close_stream would) and flushes.
+  ~ConsoleOutput() override;
+  ConsoleOutput(const ConsoleOutput&) = delete;
+  ConsoleOutput& operator=(const ConsoleOutput&) = delete;
+
+  /// Ranks < 0 are ignored.
+  void write(int rank, StreamId stream, std::string_view bytes) override;
+  void close_stream(int rank, StreamId stream) override;
+  /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
+  /// queued until the holder's line ends.
+  void flush() override;
+
+  /// Writes one untagged line (a '\n' is added if missing) to the fd of `stream`, as a
+  /// whole line: ferry's own diagnostics go through here so they never tear rank lines.
+  void print_line(StreamId stream, std::string_view line);
+
+  /// Receives warnings (one line, no newline). Default: print_line to stderr with a
+  /// "ferryrun: warning: " prefix.
+  void set_warn(std::function<void(const std::string&)> warn);
+  /// Supplies the time for timestamps. Default: time(nullptr).
+  void set_clock(std::function<std::time_t()> clock);
+
+  /// Bytes held in memory and not yet written: unfinished lines, queued lines and write
+  /// buffers (console and files).
+  std::size_t buffered_bytes() const;
+
+ private:
+  struct Destination;
+  struct StreamState;
+  struct Handler;
+
+  StreamState* find(int rank, StreamId stream);
+  StreamState& state(int rank, StreamId stream);
+  void emit_lines(StreamState& s, std::string_view held, std::string_view body);
+  bool take(StreamState& s, std::string_view held, std::string_view tail);
+  void pass(StreamState& s, std::string_view bytes, bool line_ended);
+  void end_unterminated(StreamState& s, std::string_view held, bool mid_line);
+  void release(Destination& d);
+  void enforce_queue_cap(Destination& d);
+  void drop_waiter(StreamState& s);
+  void write_file(StreamState& s, std::string_view bytes);
+  bool open_file(StreamState& s);
+  void file_error(StreamState& s, const std::string& what, int err);
+  void refresh_timestamp();
+  void report_errors();
+  void warn(const std::string& message);
+
+  OutputOptions options_;
+  std::unique_ptr<Destination> out_;
+  std::unique_ptr<Destination> err_;  // null when stderr lines go to out_
+  std::vector<std::unique_ptr<StreamState>> streams_;  // index: 2 * rank + (stderr ? 1 : 0)
+  std::function<void(const std::string&)> warn_;
+  std::function<std::time_t()> clock_;
+  std::string stamp_;  // timestamp text for the current call
+  std::time_t stamp_time_ = -1;
+  bool file_warned_ = false;
+  bool break_warned_ = false;
+};
+
+}  // namespace ferry

@@ -1,0 +1,26 @@
+#pragma once
+/// \file
+/// Where rank output goes: the console as whole tagged lines, and optionally per-rank files.
+
+#include <cstdint>
+#include <string_view>
+
+namespace ferry {
+
+/// Which of a rank's streams some bytes came from.
+enum class StreamId : uint8_t { kStdout = 1, kStderr = 2 };
+
+/// Receives raw bytes of each rank's streams, in arrival order, and writes them out as whole
+/// lines. Implementations never split one line of one rank with bytes of another.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  /// Bytes read from `rank`'s `stream`; any size, any content (binary included).
+  virtual void write(int rank, StreamId stream, std::string_view bytes) = 0;
+  /// The stream ended: a last partial line is flushed (a newline is added on the console).
+  virtual void close_stream(int rank, StreamId stream) = 0;
+  /// Flushes buffered console and file output.
+  virtual void flush() = 0;
+};
+
+}  // namespace ferry

@@ -1,0 +1,77 @@
+#pragma once
+/// \file
+/// Starts ferryd on remote hosts over SSH (libssh): one non-blocking session per host, all
+/// driven by one asio io_context, honouring ~/.ssh/config, ssh-agent, default keys and
+/// known_hosts.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+
+#include "ferry/transport/link.hpp"
+
+namespace ferry {
+
+class SshSession;
+
+/// How SSH connections are made; the command-line side of `ssh`'s options.
+struct SshOptions {
+  /// ssh_config file to read; "" = ~/.ssh/config then /etc/ssh/ssh_config (like `ssh -F`).
+  std::string config_file;
+  /// Private key tried first (like `ssh -i`), before the agent and the default keys.
+  std::string identity_file;
+  /// Port for hosts whose entry gives none; like `ssh -p` it beats the ssh config's `Port`.
+  /// 0 = ssh config or 22.
+  int default_port = 0;
+  /// Login user for hosts whose entry gives none; like `ssh -l` it beats the config's
+  /// `User`. "" = ssh config, else the current user.
+  std::string default_user;
+  /// Record unknown host keys in known_hosts instead of refusing them. Changed keys are
+  /// always refused. `StrictHostKeyChecking accept-new|no` in the ssh config does the same.
+  bool accept_new_host_keys = false;
+  /// Limit for TCP connect + key exchange + authentication + starting ferryd, in seconds.
+  int connect_timeout_s = 30;
+  /// When > 0, a keepalive request is sent every this many seconds once a link is
+  /// started; a link that hears nothing for 3 intervals is closed.
+  int keepalive_s = 0;
+  /// Sends progress lines ("h1:22: authenticated as root") to `log`.
+  bool verbose = false;
+  /// Receives verbose lines; empty = none.
+  std::function<void(const std::string& line)> log;
+  /// Receives ferryd's stderr, one whole line at a time, with the host name as the user
+  /// wrote it; empty = dropped (the last lines still go into the close reason).
+  std::function<void(const std::string& host, const std::string& line)> on_diag;
+};
+
+/// A Launcher that reaches hosts over SSH. The command run is
+/// `'<ferryd path>' --stdio`, where the path is `HostEntry::ferryd` when set, else
+/// `DaemonCommand::ferryd_path`. Errors are one line prefixed "host:port: ".
+class SshLauncher : public Launcher {
+ public:
+  /// `io` must outlive the launcher and every link it hands out.
+  SshLauncher(asio::io_context& io, SshOptions options);
+  /// Aborts opens still in flight without calling their handlers.
+  ~SshLauncher() override;
+  SshLauncher(const SshLauncher&) = delete;
+  SshLauncher& operator=(const SshLauncher&) = delete;
+
+  /// Connects, checks the host key, authenticates and starts ferryd; `handler` runs once on
+  /// the io_context (never inside this call).
+  void async_open(const HostEntry& host, const DaemonCommand& cmd,
+                  OpenHandler handler) override;
+  /// Every open still in flight fails with "host:port: cancelled".
+  void cancel_all() override;
+
+ private:
+  asio::io_context& io_;
+  SshOptions options_;
+  std::vector<std::weak_ptr<SshSession>> opening_;
+};
+
+/// Quotes `word` for a POSIX shell ('...' with embedded quotes escaped).
+std::string shell_quote(const std::string& word);
+
+}  // namespace ferry

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// Frames: `u32 length | u8 type | payload`, length counting type + payload.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry::wire {
+
+/// Largest frame either side accepts; anything bigger means a corrupt or foreign stream.
+inline constexpr uint32_t kMaxFrame = 16u << 20;
+
+/// One decoded frame.
+struct Frame {
+  uint8_t type = 0;
+  std::string payload;
+};
+
+/// Encodes one frame.
+std::string encode_frame(uint8_t type, std::string_view payload);
+
+/// Cuts a byte stream into frames. Feed bytes as they arrive, then pop frames until none.
+class FrameReader {
+ public:
+  /// Appends received bytes.
+  void feed(std::string_view bytes);
+  /// Next complete frame, nothing if incomplete, or an Error if the stream is corrupt
+  /// (oversized length); after an error the reader stays failed.
+  Result<std::optional<Frame>> next();
+  /// Bytes received but not yet returned as frames.
+  size_t buffered() const { return buf_.size() - pos_; }
+
+ private:
+  std::string buf_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace ferry::wire

@@ -1,0 +1,21 @@
+// ferryrun: the front end. Parses the command line and runs the job; everything else is
+// in ferry_core.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ferry/cli/ferryrun_cli.hpp"
+#include "ferry/frontend/app.hpp"
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> args(argv, argv + argc);
+    auto parsed = ferry::parse_ferryrun_args(args);
+    if (!parsed.config) return parsed.exit_code;
+    return ferry::run_ferryrun(*parsed.config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ferryrun: internal error: %s\n", e.what());
+    return 2;
+  }
+}

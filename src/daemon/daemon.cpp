@@ -1,0 +1,551 @@
+#include "ferry/daemon/daemon.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "ferry/daemon/spawn.hpp"
+#include "ferry/daemon/sweeper.hpp"
+#include "ferry/wire/messages.hpp"
+
+extern char** environ;
+
+namespace ferry {
+namespace {
+
+using asio::posix::stream_descriptor;
+
+// Output flow control: stop reading rank pipes while this much is queued for the front end,
+// so a slow console throttles the ranks instead of growing ferryd's memory.
+constexpr size_t kHighWater = 4u << 20;
+constexpr size_t kLowWater = 1u << 20;
+constexpr size_t kReadChunk = 64u << 10;
+// After a rank is reaped, how long its pipes may stay open (held by a background child)
+// before its exit is reported anyway.
+constexpr auto kDrainAfterExit = std::chrono::milliseconds(1000);
+// When the front end is gone: SIGTERM, then SIGKILL after this; exit well within 2 s.
+constexpr auto kOrphanGrace = std::chrono::milliseconds(700);
+
+uint16_t find_free_port() {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof a;
+  uint16_t port = 0;
+  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(s);
+  return port;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::vector<std::string> own_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+};
+
+bool make_pipe(Pipe& p) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  p.read = fds[0];
+  p.write = fds[1];
+  return true;
+}
+
+}  // namespace
+
+class Daemon::Impl {
+ public:
+  Impl(asio::io_context& io, DaemonOptions opts)
+      : io_(io), in_(io, opts.in_fd), out_(io, opts.out_fd), signals_(io),
+        grace_timer_(io), exit_timer_(io) {}
+
+  void start() {
+    guard_.start();
+    signals_.add(SIGCHLD);
+    signals_.add(SIGTERM);
+    signals_.add(SIGINT);
+    signals_.add(SIGHUP);
+    wait_signal();
+    wire::Hello h;
+    h.hostname = host_name();
+    h.pid = ::getpid();
+    h.free_port = find_free_port();
+    queue(wire::encode(h));
+    read_input();
+  }
+
+  int exit_code() const { return exit_code_; }
+
+ private:
+  struct Stream {
+    explicit Stream(asio::io_context& io) : sd(io) {}
+    stream_descriptor sd;
+    std::vector<char> buf;
+    bool open = false;
+    bool reading = false;
+  };
+
+  struct Rank {
+    explicit Rank(asio::io_context& io) : out(io), err(io), in(io), drain(io) {}
+    int32_t rank = 0;
+    pid_t pid = -1;
+    Stream out, err;
+    stream_descriptor in;  // write end of the stdin pipe (stdin rank only)
+    std::deque<std::string> in_queue;
+    bool in_writing = false;
+    bool in_eof = false;
+    bool reaped = false;
+    int status = 0;
+    bool exit_sent = false;
+    asio::steady_timer drain;
+  };
+
+  // ---- frames to the front end --------------------------------------------------------
+
+  void queue(std::string frame) {
+    if (front_gone_) return;
+    out_bytes_ += frame.size();
+    out_queue_.push_back(std::move(frame));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (out_queue_.empty()) {
+      writing_ = false;
+      if (finished_) stop();
+      return;
+    }
+    writing_ = true;
+    asio::async_write(out_, asio::buffer(out_queue_.front()),
+                      [this](std::error_code ec, size_t n) {
+                        if (ec) {
+                          writing_ = false;
+                          front_lost();
+                          return;
+                        }
+                        out_bytes_ -= n;
+                        out_queue_.pop_front();
+                        if (paused_ && out_bytes_ < kLowWater) resume_reads();
+                        write_next();
+                      });
+  }
+
+  void log(const std::string& line) { queue(wire::encode_log(line)); }
+
+  // ---- frames from the front end ------------------------------------------------------
+
+  void read_input() {
+    in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
+      if (ec) {
+        front_lost();
+        return;
+      }
+      reader_.feed(std::string_view(in_buf_.data(), n));
+      for (;;) {
+        auto f = reader_.next();
+        if (!f) {
+          fatal(f.error().message);
+          return;
+        }
+        if (!*f) break;
+        handle(**f);
+        if (front_gone_) return;
+      }
+      read_input();
+    });
+  }
+
+  void handle(const wire::Frame& f) {
+    switch (static_cast<wire::MsgType>(f.type)) {
+      case wire::MsgType::kHostSpec: {
+        auto spec = wire::decode_host_spec(f);
+        if (!spec) return fatal(spec.error().message);
+        if (have_spec_) return fatal("a second host spec arrived");
+        have_spec_ = true;
+        spec_ = std::move(spec.value());
+        launch();
+        break;
+      }
+      case wire::MsgType::kStdin:
+        feed_stdin(f.payload);
+        break;
+      case wire::MsgType::kSignal:
+        if (auto s = wire::decode_i32(f)) signal_all(*s);
+        break;
+      case wire::MsgType::kTerminate:
+        if (auto g = wire::decode_i32(f)) terminate(std::chrono::milliseconds(*g));
+        break;
+      default:
+        fatal("unexpected message type " + std::to_string(f.type));
+    }
+  }
+
+  // ---- ranks ---------------------------------------------------------------------------
+
+  void launch() {
+    guard_.set_job(spec_.job_id);
+    const auto base = own_environment();
+    if (!spec_.wdir.empty() && ::access(spec_.wdir.c_str(), X_OK) != 0 && spec_.wdir_fallback) {
+      // The front end's directory does not exist here: start in $HOME, as ssh would.
+      const char* home = ::getenv("HOME");
+      if (spec_.verbose)
+        log(host_name() + ": " + spec_.wdir + " does not exist here; ranks start in " +
+            (home ? home : "/"));
+      spec_.wdir = home ? home : "/";
+    }
+    const std::string tag = std::string(kJobTagVar) + "=" + spec_.job_id;
+    for (const auto& rl : spec_.ranks) {
+      auto r = std::make_unique<Rank>(io_);
+      r->rank = rl.rank;
+      Rank& rank = *r;
+      ranks_.push_back(std::move(r));
+      if (terminating_) {  // told to stop while launching: do not start the rest
+        report_exit_now(rank, 0, SIGKILL);
+        continue;
+      }
+      auto env = merge_environment({base, spec_.env, rl.env, {tag}});
+      auto path = resolve_command(spec_.argv.empty() ? "" : spec_.argv[0], env, spec_.wdir);
+      if (!path) {
+        spawn_failed(rank, path.error().message);
+        continue;
+      }
+      Pipe po, pe, pi;
+      bool want_stdin = rl.rank == spec_.stdin_rank;
+      if (!make_pipe(po) || !make_pipe(pe) || (want_stdin && !make_pipe(pi))) {
+        spawn_failed(rank, std::string("pipe: ") + std::strerror(errno));
+        for (int fd : {po.read, po.write, pe.read, pe.write, pi.read, pi.write})
+          if (fd >= 0) ::close(fd);
+        continue;
+      }
+      int devnull = want_stdin ? -1 : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      SpawnRequest req;
+      req.path = *path;
+      req.argv = spec_.argv;
+      req.env = std::move(env);
+      req.wdir = spec_.wdir;
+      req.stdin_fd = want_stdin ? pi.read : devnull;
+      req.stdout_fd = po.write;
+      req.stderr_fd = pe.write;
+      auto pid = spawn_process(req);
+      for (int fd : {po.write, pe.write, pi.read, devnull})
+        if (fd >= 0) ::close(fd);
+      if (!pid) {
+        for (int fd : {po.read, pe.read, pi.write})
+          if (fd >= 0) ::close(fd);
+        spawn_failed(rank, pid.error().message);
+        continue;
+      }
+      rank.pid = *pid;
+      by_pid_[rank.pid] = &rank;
+      guard_.add_pgid(rank.pid);
+      open_stream(rank, rank.out, po.read, 1);
+      open_stream(rank, rank.err, pe.read, 2);
+      if (want_stdin) {
+        rank.in.assign(pi.write);
+        for (auto& chunk : early_stdin_) rank.in_queue.push_back(std::move(chunk));
+        early_stdin_.clear();
+        rank.in_eof = early_stdin_eof_;
+        write_stdin(rank);
+      }
+      queue(wire::encode(wire::Started{rank.rank, rank.pid}));
+    }
+    if (spec_.ranks.empty()) check_done();
+    // Children may have exited before their pids were recorded.
+    reap();
+  }
+
+  void spawn_failed(Rank& rank, const std::string& why) {
+    queue(wire::encode(wire::Failure{rank.rank, why}));
+    report_exit_now(rank, 127, 0);
+  }
+
+  void report_exit_now(Rank& rank, int code, int sig) {
+    rank.reaped = true;
+    rank.exit_sent = true;
+    queue(wire::encode(wire::Exited{rank.rank, code, sig}));
+    check_done();
+  }
+
+  void open_stream(Rank& rank, Stream& s, int fd, uint8_t id) {
+    s.sd.assign(fd);
+    s.open = true;
+    s.buf.resize(kReadChunk);
+    read_stream(rank, s, id);
+  }
+
+  void read_stream(Rank& rank, Stream& s, uint8_t id) {
+    if (!s.open) return;
+    if (paused_) {
+      paused_streams_.push_back({&rank, &s, id});
+      return;
+    }
+    s.reading = true;
+    s.sd.async_read_some(asio::buffer(s.buf), [this, &rank, &s, id](std::error_code ec,
+                                                                   size_t n) {
+      s.reading = false;
+      if (ec == asio::error::operation_aborted) return;
+      if (ec) {
+        close_stream(s);
+        maybe_report_exit(rank);
+        return;
+      }
+      wire::Output o;
+      o.rank = rank.rank;
+      o.stream = id;
+      o.data.assign(s.buf.data(), n);
+      queue(wire::encode(o));
+      if (out_bytes_ > kHighWater) paused_ = true;
+      read_stream(rank, s, id);
+    });
+  }
+
+  void close_stream(Stream& s) {
+    if (!s.open) return;
+    s.open = false;
+    std::error_code ignored;
+    s.sd.close(ignored);
+  }
+
+  void resume_reads() {
+    paused_ = false;
+    auto waiting = std::move(paused_streams_);
+    paused_streams_.clear();
+    for (auto& w : waiting) read_stream(*w.rank, *w.stream, w.id);
+  }
+
+  void feed_stdin(const std::string& data) {
+    Rank* target = nullptr;
+    for (auto& r : ranks_)
+      if (r->rank == spec_.stdin_rank && r->in.is_open()) target = r.get();
+    if (!target) {
+      // Not started yet (or no stdin rank here): keep until launch, drop otherwise.
+      if (!have_spec_) {
+        if (data.empty()) early_stdin_eof_ = true;
+        else early_stdin_.push_back(data);
+      }
+      return;
+    }
+    if (data.empty()) target->in_eof = true;
+    else target->in_queue.push_back(data);
+    write_stdin(*target);
+  }
+
+  void write_stdin(Rank& r) {
+    if (r.in_writing || !r.in.is_open()) return;
+    if (r.in_queue.empty()) {
+      if (r.in_eof) {
+        std::error_code ignored;
+        r.in.close(ignored);
+      }
+      return;
+    }
+    r.in_writing = true;
+    asio::async_write(r.in, asio::buffer(r.in_queue.front()),
+                      [this, &r](std::error_code ec, size_t) {
+                        r.in_writing = false;
+                        if (ec) {  // the rank closed its stdin: drop the rest
+                          r.in_queue.clear();
+                          std::error_code ignored;
+                          r.in.close(ignored);
+                          return;
+                        }
+                        r.in_queue.pop_front();
+                        write_stdin(r);
+                      });
+  }
+
+  // ---- exits ---------------------------------------------------------------------------
+
+  void wait_signal() {
+    signals_.async_wait([this](std::error_code ec, int signo) {
+      if (ec) return;
+      if (signo == SIGCHLD) {
+        reap();
+      } else {
+        // ferryd itself is being stopped: take the ranks with it.
+        if (exit_code_ == 0) exit_code_ = 128 + signo;
+        front_lost();
+      }
+      wait_signal();
+    });
+  }
+
+  void reap() {
+    for (;;) {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      auto it = by_pid_.find(pid);
+      if (it == by_pid_.end()) continue;
+      Rank& r = *it->second;
+      by_pid_.erase(it);
+      r.reaped = true;
+      r.status = status;
+      if (r.out.open || r.err.open) {
+        r.drain.expires_after(kDrainAfterExit);
+        r.drain.async_wait([this, &r](std::error_code ec) {
+          if (ec) return;
+          close_stream(r.out);
+          close_stream(r.err);
+          maybe_report_exit(r);
+        });
+      }
+      maybe_report_exit(r);
+    }
+  }
+
+  void maybe_report_exit(Rank& r) {
+    if (!r.reaped || r.exit_sent || r.out.open || r.err.open) return;
+    r.drain.cancel();
+    r.exit_sent = true;
+    wire::Exited e;
+    e.rank = r.rank;
+    if (WIFSIGNALED(r.status)) e.signal = WTERMSIG(r.status);
+    else e.exit_code = WEXITSTATUS(r.status);
+    queue(wire::encode(e));
+    if (r.in.is_open()) {
+      std::error_code ignored;
+      r.in.close(ignored);
+    }
+    check_done();
+  }
+
+  void check_done() {
+    if (!have_spec_ || finished_) return;
+    for (auto& r : ranks_)
+      if (!r->exit_sent) return;
+    // Every rank is gone; anything still tagged with the job (setsid daemons a rank left
+    // behind) goes too, before we say we are done.
+    sweep_job(spec_.job_id, pgids());
+    guard_.release();
+    grace_timer_.cancel();
+    finished_ = true;
+    queue(wire::encode_done());
+    if (!writing_) stop();
+  }
+
+  std::vector<pid_t> pgids() const {
+    std::vector<pid_t> v;
+    for (auto& r : ranks_)
+      if (r->pid > 0 && !r->reaped) v.push_back(r->pid);
+    return v;
+  }
+
+  void signal_all(int signo) {
+    for (auto& r : ranks_)
+      if (r->pid > 0 && !r->reaped) ::kill(-r->pid, signo);
+  }
+
+  void terminate(std::chrono::milliseconds grace) {
+    bool first = !terminating_;
+    terminating_ = true;
+    if (grace.count() <= 0) {
+      signal_all(SIGKILL);
+      grace_timer_.cancel();
+      return;
+    }
+    if (!first) return;
+    signal_all(SIGTERM);
+    grace_timer_.expires_after(grace);
+    grace_timer_.async_wait([this](std::error_code ec) {
+      if (!ec) signal_all(SIGKILL);
+    });
+  }
+
+  // The front end vanished (its stream closed or broke) or ferryd was told to stop: kill
+  // everything and exit; nobody is left to report to.
+  void front_lost() {
+    if (front_gone_) return;
+    front_gone_ = true;
+    // The frame being written must stay alive until its handler runs.
+    while (out_queue_.size() > (writing_ ? 1u : 0u)) out_queue_.pop_back();
+    std::error_code ignored;
+    in_.close(ignored);
+    if (exit_code_ == 0 && !finished_) exit_code_ = 1;
+    signal_all(SIGTERM);
+    exit_timer_.expires_after(kOrphanGrace);
+    exit_timer_.async_wait([this](std::error_code) {
+      if (have_spec_) sweep_job(spec_.job_id, pgids());
+      signal_all(SIGKILL);
+      guard_.release();
+      stop();
+    });
+    if (!have_spec_ || finished_) {
+      exit_timer_.cancel();
+    }
+  }
+
+  void fatal(const std::string& why) {
+    ::fprintf(stderr, "ferryd: %s\n", why.c_str());
+    queue(wire::encode(wire::Failure{-1, why}));
+    exit_code_ = 2;
+    terminate(std::chrono::milliseconds(0));
+    front_lost();
+  }
+
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    io_.stop();
+  }
+
+  struct PausedRead {
+    Rank* rank;
+    Stream* stream;
+    uint8_t id;
+  };
+
+  asio::io_context& io_;
+  stream_descriptor in_, out_;
+  asio::signal_set signals_;
+  asio::steady_timer grace_timer_, exit_timer_;
+  std::array<char, 64 * 1024> in_buf_{};
+  wire::FrameReader reader_;
+  std::deque<std::string> out_queue_;
+  size_t out_bytes_ = 0;
+  bool writing_ = false;
+  bool paused_ = false;
+  std::vector<PausedRead> paused_streams_;
+  wire::HostSpec spec_;
+  bool have_spec_ = false;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::map<pid_t, Rank*> by_pid_;
+  std::vector<std::string> early_stdin_;
+  bool early_stdin_eof_ = false;
+  bool terminating_ = false;
+  bool front_gone_ = false;
+  bool finished_ = false;
+  bool stopped_ = false;
+  int exit_code_ = 0;
+  Guard guard_;
+};
+
+Daemon::Daemon(asio::io_context& io, DaemonOptions opts)
+    : impl_(std::make_unique<Impl>(io, opts)) {}
+Daemon::~Daemon() = default;
+void Daemon::start() { impl_->start(); }
+int Daemon::exit_code() const { return impl_->exit_code(); }
+
+}  // namespace ferry

@@ -1,0 +1,134 @@
+#include "ferry/daemon/spawn.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+namespace ferry {
+
+std::vector<std::string> merge_environment(const std::vector<std::vector<std::string>>& layers) {
+  std::vector<std::string> out;
+  std::map<std::string, size_t, std::less<>> index;
+  for (const auto& layer : layers) {
+    for (const auto& kv : layer) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) continue;
+      std::string name = kv.substr(0, eq);
+      auto it = index.find(name);
+      if (it != index.end()) {
+        out[it->second] = kv;
+      } else {
+        index.emplace(std::move(name), out.size());
+        out.push_back(kv);
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::string> resolve_command(const std::string& command,
+                                    const std::vector<std::string>& env,
+                                    const std::string& wdir) {
+  if (command.empty()) return make_error("empty command");
+  if (command.find('/') != std::string::npos) return command;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& kv : env)
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+  int last_errno = ENOENT;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string cand = dir + "/" + command;
+    std::string probe = (cand[0] == '/' || wdir.empty()) ? cand : wdir + "/" + cand;
+    struct stat st {};
+    if (::stat(probe.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(probe.c_str(), X_OK) == 0) return cand;
+      last_errno = EACCES;
+    }
+    start = end + 1;
+  }
+  if (last_errno == EACCES) return make_error("'" + command + "': permission denied");
+  return make_error("'" + command + "': command not found in PATH " + path);
+}
+
+namespace {
+
+[[noreturn]] void child_fail(int fd, int err) {
+  // write(2) and _exit(2) are async-signal-safe.
+  ssize_t ignored = ::write(fd, &err, sizeof err);
+  (void)ignored;
+  _exit(127);
+}
+
+}  // namespace
+
+Result<pid_t> spawn_process(const SpawnRequest& req) {
+  std::vector<char*> argv, envp;
+  for (const auto& a : req.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  int errpipe[2];
+  if (::pipe2(errpipe, O_CLOEXEC) != 0)
+    return make_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  sigset_t all;
+  sigfillset(&all);
+  sigset_t old;
+  // Block signals across fork so the child cannot run a parent handler before reset.
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(errpipe[0]);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(127);  // ferryd died between fork and prctl
+    for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (req.stdin_fd >= 0 && ::dup2(req.stdin_fd, 0) < 0) child_fail(errpipe[1], errno);
+    if (req.stdout_fd >= 0 && ::dup2(req.stdout_fd, 1) < 0) child_fail(errpipe[1], errno);
+    if (req.stderr_fd >= 0 && ::dup2(req.stderr_fd, 2) < 0) child_fail(errpipe[1], errno);
+    for (int fd : req.keep_fds) {
+      int flags = ::fcntl(fd, F_GETFD);
+      if (flags >= 0) ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
+    }
+    if (!req.wdir.empty() && ::chdir(req.wdir.c_str()) != 0) child_fail(errpipe[1], -errno);
+    ::execve(req.path.c_str(), argv.data(), envp.data());
+    child_fail(errpipe[1], errno);
+  }
+  int fork_errno = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::close(errpipe[1]);
+  if (pid < 0) {
+    ::close(errpipe[0]);
+    return make_error(std::string("fork: ") + std::strerror(fork_errno));
+  }
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(errpipe[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(errpipe[0]);
+  if (n == sizeof child_errno) {
+    // The child already exited 127; the caller reaps it as usual.
+    if (child_errno < 0)
+      return make_error("cannot change to working directory '" + req.wdir +
+                        "': " + std::strerror(-child_errno));
+    return make_error("cannot execute '" + req.path + "': " + std::strerror(child_errno));
+  }
+  return pid;
+}
+
+}  // namespace ferry

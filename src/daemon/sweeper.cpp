@@ -1,0 +1,130 @@
+#include "ferry/daemon/sweeper.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace ferry {
+
+std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
+                                         const std::string& proc_root) {
+  std::vector<pid_t> out;
+  if (job_id.empty()) return out;
+  const std::string needle = std::string(kJobTagVar) + "=" + job_id;
+  DIR* d = ::opendir(proc_root.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == self) continue;
+    std::ifstream f(proc_root + "/" + e->d_name + "/environ", std::ios::binary);
+    if (!f) continue;
+    std::string env((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // Entries are NUL-separated; match a whole entry.
+    size_t pos = 0;
+    while ((pos = env.find(needle, pos)) != std::string::npos) {
+      bool starts = pos == 0 || env[pos - 1] == '\0';
+      size_t after = pos + needle.size();
+      bool ends = after == env.size() || env[after] == '\0';
+      if (starts && ends) {
+        out.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+      pos = after;
+    }
+  }
+  ::closedir(d);
+  return out;
+}
+
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids) {
+  int killed = 0;
+  for (pid_t g : pgids)
+    if (g > 0 && ::kill(-g, SIGKILL) == 0) ++killed;
+  // A process may fork while being swept: repeat until a pass finds nothing (bounded).
+  for (int pass = 0; pass < 20; ++pass) {
+    auto pids = find_tagged_processes(job_id, ::getpid());
+    if (pids.empty()) break;
+    for (pid_t p : pids)
+      if (::kill(p, SIGKILL) == 0) ++killed;
+    ::usleep(10000);
+  }
+  return killed;
+}
+
+bool Guard::start() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return false;
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(p[0]);
+    ::close(p[1]);
+    return false;
+  }
+  if (pid > 0) {
+    ::close(p[0]);
+    fd_ = p[1];
+    return true;
+  }
+  // Guard child: only read the pipe until EOF, then sweep. It must survive the signals
+  // that kill ferryd's session, so it ignores them and leaves ferryd's process group.
+  ::close(p[1]);
+  // Hold nothing of ferryd's: its stdio (the link to ferryrun) must close when it dies.
+  ::close_range(3, p[0] - 1, 0);
+  ::close_range(p[0] + 1, ~0U, 0);
+  ::setsid();
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::signal(s, SIG_IGN);
+  for (int fd = 0; fd < 3; ++fd) {
+    int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0 && null != fd) {
+      ::dup2(null, fd);
+      ::close(null);
+    }
+  }
+  std::string job_id;
+  std::vector<pid_t> pgids;
+  std::string buf;
+  bool released = false;
+  char chunk[4096];
+  for (;;) {
+    ssize_t n = ::read(p[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      if (line.rfind("job ", 0) == 0) job_id = line.substr(4);
+      if (line.rfind("pgid ", 0) == 0) pgids.push_back(std::atoi(line.c_str() + 5));
+      if (line == "release") released = true;
+    }
+  }
+  if (!released) sweep_job(job_id, pgids);
+  _exit(0);
+}
+
+void Guard::send(const std::string& line) {
+  if (fd_ < 0) return;
+  ssize_t ignored = ::write(fd_, line.data(), line.size());
+  (void)ignored;
+}
+
+void Guard::set_job(const std::string& job_id) { send("job " + job_id + "\n"); }
+
+void Guard::add_pgid(pid_t pgid) { send("pgid " + std::to_string(pgid) + "\n"); }
+
+void Guard::release() { send("release\n"); }
+
+Guard::~Guard() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace ferry

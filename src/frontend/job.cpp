@@ -1,0 +1,547 @@
+#include "ferry/frontend/job.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "ferry/plan/environment.hpp"
+#include "ferry/plan/placement.hpp"
+#include "ferry/transport/local_launcher.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+  const char* desc = ::strsignal(sig);
+  if (desc) name += std::string(" (") + desc + ")";
+  return name;
+}
+
+std::string new_job_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<uint64_t> d;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d(rd)));
+  return buf;
+}
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string fmt_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
+
+}  // namespace
+
+class Job::Impl {
+ public:
+  Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
+       Diagnostics& diag)
+      : io_(io), opts_(std::move(opts)), launchers_(launchers), out_(out), diag_(diag),
+        signals_(io), start_timer_(io), abort_timer_(io) {}
+
+  int run() {
+    auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe);
+    if (!placed) {
+      diag_.error(placed.error().message);
+      return 2;
+    }
+    placement_ = std::move(placed.value());
+    if (placement_.oversubscribed)
+      diag_.verbose("oversubscribed: some hosts run more ranks than they have slots");
+    job_id_ = new_job_id();
+    rank_host_.assign(placement_.world_size, -1);
+    rank_local_.assign(placement_.world_size, 0);
+    rank_failure_.assign(placement_.world_size, {});
+    rank_pid_.assign(placement_.world_size, 0);
+    for (size_t i = 0; i < placement_.hosts.size(); ++i) {
+      auto h = std::make_unique<HostState>();
+      h->plan = placement_.hosts[i];
+      h->local = is_local_host(h->plan.host.name);
+      for (auto& r : h->plan.ranks) {
+        rank_host_[r.rank] = static_cast<int>(i);
+        rank_local_[r.rank] = r.local_rank;
+      }
+      h->ranks_left = static_cast<int>(h->plan.ranks.size());
+      hosts_.push_back(std::move(h));
+    }
+    if (diag_.is_verbose()) {
+      for (auto& h : hosts_)
+        diag_.verbose("host " + h->plan.host.name + ": ranks " +
+                      std::to_string(h->plan.ranks.front().rank) + ".." +
+                      std::to_string(h->plan.ranks.back().rank) +
+                      (h->local ? " (local, no SSH)" : ""));
+    }
+    started_at_ = Clock::now();
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    signals_.add(SIGHUP);
+    wait_signal();
+    open_all();
+    io_.run();
+    return exit_status();
+  }
+
+ private:
+  struct HostState {
+    HostPlan plan;
+    bool local = false;
+    std::unique_ptr<Link> link;
+    wire::FrameReader reader;
+    bool opening = true;      // open in flight
+    bool hello = false;
+    wire::Hello hello_msg;
+    std::string start_error;  // set when the host failed to start
+    bool spec_sent = false;
+    bool done = false;        // ferryd said Done
+    bool closed = false;      // link ended (or never opened)
+    int ranks_left = 0;
+    std::string name() const { return plan.host.name; }
+  };
+
+  // ---- starting ------------------------------------------------------------------------
+
+  void open_all() {
+    start_timer_.expires_after(std::chrono::seconds(opts_.start_timeout_s));
+    start_timer_.async_wait([this](std::error_code ec) {
+      if (ec || phase_ != Phase::kStarting) return;
+      for (auto& h : hosts_) {
+        if (h->hello || !h->start_error.empty()) continue;
+        std::string where = h->link ? h->link->describe() : h->name();
+        h->start_error = where + ": no answer from ferryd within --start-timeout " +
+                         std::to_string(opts_.start_timeout_s) + " s";
+      }
+      launchers_.remote.cancel_all();
+      check_started();
+    });
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      HostState& h = *hosts_[i];
+      DaemonCommand cmd;
+      cmd.ferryd_path = h.plan.host.ferryd.empty() ? opts_.ferryd_path : h.plan.host.ferryd;
+      Launcher& l = h.local ? launchers_.local : launchers_.remote;
+      l.async_open(h.plan.host, cmd, [this, i](Result<std::unique_ptr<Link>> r) {
+        on_open(i, std::move(r));
+      });
+    }
+  }
+
+  void on_open(size_t i, Result<std::unique_ptr<Link>> r) {
+    HostState& h = *hosts_[i];
+    h.opening = false;
+    if (!r) {
+      if (h.start_error.empty()) h.start_error = r.error().message;
+      h.closed = true;
+      check_started();
+      return;
+    }
+    if (phase_ != Phase::kStarting || !h.start_error.empty()) {
+      // Too late (timed out or the job is over): closing makes that ferryd exit.
+      r.value()->close();
+      h.closed = true;
+      check_started();
+      return;
+    }
+    h.link = std::move(r.value());
+    diag_.verbose(h.link->describe() + ": connected after " +
+                  fmt_seconds(seconds_since(started_at_)));
+    h.link->start([this, i](std::string_view bytes) { on_data(i, bytes); },
+                  [this, i](const std::string& reason) { on_closed(i, reason); });
+  }
+
+  void on_data(size_t i, std::string_view bytes) {
+    HostState& h = *hosts_[i];
+    h.reader.feed(bytes);
+    for (;;) {
+      auto f = h.reader.next();
+      if (!f) {
+        host_broken(i, f.error().message);
+        return;
+      }
+      if (!*f) break;
+      handle_frame(i, **f);
+      if (h.closed) return;
+    }
+    out_.flush();
+  }
+
+  void handle_frame(size_t i, const wire::Frame& f) {
+    HostState& h = *hosts_[i];
+    if (!h.hello) {
+      auto hello = wire::decode_hello(f);
+      if (!hello) {
+        host_broken(i, hello.error().message);
+        return;
+      }
+      h.hello = true;
+      h.hello_msg = std::move(hello.value());
+      diag_.verbose(h.link->describe() + ": ferryd ready on " + h.hello_msg.hostname +
+                    " (pid " + std::to_string(h.hello_msg.pid) + ") after " +
+                    fmt_seconds(seconds_since(started_at_)));
+      check_started();
+      return;
+    }
+    switch (static_cast<wire::MsgType>(f.type)) {
+      case wire::MsgType::kOutput: {
+        auto o = wire::decode_output(f);
+        if (!o) return host_broken(i, o.error().message);
+        if (!valid_rank_of(i, o->rank)) return host_broken(i, "output for a foreign rank");
+        out_.write(o->rank, static_cast<StreamId>(o->stream), o->data);
+        break;
+      }
+      case wire::MsgType::kStarted: {
+        auto s = wire::decode_started(f);
+        if (!s) return host_broken(i, s.error().message);
+        if (!valid_rank_of(i, s->rank)) return host_broken(i, "start of a foreign rank");
+        rank_pid_[s->rank] = s->pid;
+        if (!first_start_seen_) {
+          first_start_seen_ = true;
+          diag_.verbose("first rank started after " + fmt_seconds(seconds_since(started_at_)));
+        }
+        break;
+      }
+      case wire::MsgType::kExited: {
+        auto e = wire::decode_exited(f);
+        if (!e) return host_broken(i, e.error().message);
+        if (!valid_rank_of(i, e->rank)) return host_broken(i, "exit of a foreign rank");
+        on_rank_exit(i, *e);
+        break;
+      }
+      case wire::MsgType::kFailure: {
+        auto m = wire::decode_failure(f);
+        if (!m) return host_broken(i, m.error().message);
+        if (m->rank >= 0 && m->rank < placement_.world_size)
+          rank_failure_[m->rank] = m->message;
+        else
+          diag_.error(h.name() + ": " + m->message);
+        break;
+      }
+      case wire::MsgType::kLog:
+        diag_.raw(h.name() + ": " + f.payload + "\n");
+        break;
+      case wire::MsgType::kDone:
+        h.done = true;
+        diag_.verbose(h.name() + ": all ranks ended after " +
+                      fmt_seconds(seconds_since(started_at_)));
+        h.link->close();
+        h.closed = true;
+        maybe_finish();
+        break;
+      default:
+        host_broken(i, "unexpected message type " + std::to_string(f.type));
+    }
+  }
+
+  bool valid_rank_of(size_t i, int rank) const {
+    return rank >= 0 && rank < placement_.world_size && rank_host_[rank] == static_cast<int>(i);
+  }
+
+  void check_started() {
+    if (phase_ != Phase::kStarting) {
+      maybe_finish();
+      return;
+    }
+    for (auto& h : hosts_)
+      if (!h->hello && h->start_error.empty()) return;  // still waiting for this one
+    start_timer_.cancel();
+    bool failed = false;
+    for (auto& h : hosts_) failed |= !h->start_error.empty();
+    if (failed) {
+      // Every failing host at once, one line each; the hosts that did start get their
+      // stream closed, so their ferryd exits with nothing started.
+      for (auto& h : hosts_)
+        if (!h->start_error.empty()) diag_.error(h->start_error);
+      diag_.error("the job did not start (" + std::to_string(count_failed()) + " of " +
+                  std::to_string(hosts_.size()) + " hosts failed)");
+      start_failed_ = true;
+      phase_ = Phase::kFinishing;
+      for (auto& h : hosts_) close_host(*h);
+      maybe_finish();
+      return;
+    }
+    launch();
+  }
+
+  size_t count_failed() const {
+    size_t n = 0;
+    for (auto& h : hosts_) n += !h->start_error.empty();
+    return n;
+  }
+
+  void launch() {
+    phase_ = Phase::kRunning;
+    HostState& first = *hosts_.front();
+    JobEnvironment je;
+    je.master_addr = master_address();
+    je.master_port = first.hello_msg.free_port ? first.hello_msg.free_port : 29500;
+    je.exported = opts_.exports;
+    auto common = job_environment(placement_, je);
+    diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" +
+                  std::to_string(je.master_port));
+    int stdin_host = opts_.stdin_rank >= 0 && opts_.stdin_rank < placement_.world_size
+                         ? rank_host_[opts_.stdin_rank]
+                         : -1;
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      HostState& h = *hosts_[i];
+      wire::HostSpec spec;
+      spec.job_id = job_id_;
+      spec.wdir = opts_.wdir;
+      spec.wdir_fallback = !opts_.wdir_explicit && !h.local;
+      spec.argv = opts_.command;
+      spec.env = common;
+      for (auto& r : h.plan.ranks)
+        spec.ranks.push_back({r.rank, rank_environment(placement_, h.plan, r)});
+      spec.stdin_rank = static_cast<int>(i) == stdin_host ? opts_.stdin_rank : -1;
+      spec.kill_grace_ms = static_cast<uint32_t>(opts_.kill_grace_s * 1000);
+      spec.verbose = opts_.verbose;
+      h.link->send(wire::encode(spec));
+      h.spec_sent = true;
+    }
+    if (stdin_host >= 0) start_stdin(static_cast<size_t>(stdin_host));
+  }
+
+  // MASTER_ADDR: where every rank can reach the rank-0 host.
+  std::string master_address() const {
+    const HostState& first = *hosts_.front();
+    std::string peer = first.link ? first.link->peer_address() : "";
+    if (!peer.empty()) return peer;
+    // Rank 0 is on this machine: loopback if every host is, else this machine's address
+    // on the connection to a remote host.
+    for (auto& h : hosts_)
+      if (h->link && !h->local) {
+        std::string a = h->link->local_address();
+        if (!a.empty()) return a;
+      }
+    return "127.0.0.1";
+  }
+
+  // ---- stdin ---------------------------------------------------------------------------
+
+  void start_stdin(size_t host) {
+    int fd = opts_.stdin_fd;
+    // A thread, because asio cannot poll regular files; chunks are posted to the loop.
+    std::thread([this, fd, host, alive = alive_] {
+      char buf[64 * 1024];
+      for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        std::string chunk = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+        asio::post(io_, [this, host, chunk, alive] {
+          if (!*alive) return;
+          HostState& h = *hosts_[host];
+          if (h.link && !h.closed) h.link->send(wire::encode_stdin(chunk));
+        });
+        if (n <= 0) return;
+      }
+    }).detach();
+  }
+
+  // ---- ends ----------------------------------------------------------------------------
+
+  void on_rank_exit(size_t i, const wire::Exited& e) {
+    HostState& h = *hosts_[i];
+    --h.ranks_left;
+    out_.close_stream(e.rank, StreamId::kStdout);
+    out_.close_stream(e.rank, StreamId::kStderr);
+    bool failed = e.signal != 0 || e.exit_code != 0;
+    if (!failed || aborting_) return;
+    if (user_signal_ && e.signal == user_signal_) return;
+    first_failure_ = true;
+    failure_status_ = e.signal ? 128 + e.signal : e.exit_code;
+    std::string what = e.signal ? "was killed by " + signal_name(e.signal)
+                                : "exited with status " + std::to_string(e.exit_code);
+    std::string block =
+        "--------------------------------------------------------------------------\n"
+        "ferryrun: rank " + std::to_string(e.rank) + " on host " + h.name() +
+        " (local rank " + std::to_string(rank_local_[e.rank]) +
+        (rank_pid_[e.rank] ? ", pid " + std::to_string(rank_pid_[e.rank]) : "") + ") " +
+        what + ".\n";
+    if (!rank_failure_[e.rank].empty())
+      block += "  reason: " + rank_failure_[e.rank] + "\n";
+    if (placement_.world_size > 1) {
+      char grace[32];
+      std::snprintf(grace, sizeof grace, "%g", opts_.kill_grace_s);
+      block += "The job was aborted: the other ranks get SIGTERM, then SIGKILL after " +
+               std::string(grace) + " s.\n";
+    }
+    block += "--------------------------------------------------------------------------\n";
+    diag_.raw(block);
+    abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
+  }
+
+  // Asks every ferryd to end its ranks; after the grace period plus a margin, closes the
+  // links, which makes every ferryd kill what is left and exit on its own.
+  void abort_job(uint32_t grace_ms) {
+    aborting_ = true;
+    for (auto& h : hosts_)
+      if (h->link && !h->closed && h->spec_sent) h->link->send(wire::encode_terminate(grace_ms));
+    abort_timer_.expires_after(std::chrono::milliseconds(grace_ms + 3000));
+    abort_timer_.async_wait([this](std::error_code ec) {
+      if (ec) return;
+      for (auto& h : hosts_)
+        if (!h->closed) {
+          diag_.error(h->name() + ": ranks did not end after SIGKILL; closing the connection");
+          close_host(*h);
+        }
+      maybe_finish();
+    });
+  }
+
+  void on_closed(size_t i, const std::string& reason) {
+    HostState& h = *hosts_[i];
+    if (h.closed) return;
+    h.closed = true;
+    if (h.done) return maybe_finish();
+    if (phase_ == Phase::kStarting) {
+      if (h.start_error.empty())
+        h.start_error = h.link->describe() + ": " +
+                        (reason.empty() ? "ferryd exited before answering" : reason);
+      check_started();
+      return;
+    }
+    host_lost(i, reason.empty() ? "ferryd ended without reporting its ranks" : reason);
+  }
+
+  void host_broken(size_t i, const std::string& why) {
+    HostState& h = *hosts_[i];
+    if (phase_ == Phase::kStarting && !h.hello) {
+      h.start_error = (h.link ? h.link->describe() : h.name()) + ": " + why;
+      close_host(h);
+      check_started();
+      return;
+    }
+    close_host(h);
+    host_lost(i, why);
+  }
+
+  void host_lost(size_t i, const std::string& why) {
+    HostState& h = *hosts_[i];
+    for (auto& r : h.plan.ranks) {
+      out_.close_stream(r.rank, StreamId::kStdout);
+      out_.close_stream(r.rank, StreamId::kStderr);
+    }
+    if (h.ranks_left > 0 && !aborting_ && !user_signal_) {
+      host_lost_ = true;
+      diag_.raw(
+          "--------------------------------------------------------------------------\n"
+          "ferryrun: lost host " + h.name() + " (" + why + ") with " +
+          std::to_string(h.ranks_left) + " rank(s) still running.\n"
+          "The job was aborted; ferryd on that host kills its ranks when it loses ferryrun.\n"
+          "--------------------------------------------------------------------------\n");
+      abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
+    }
+    h.ranks_left = 0;
+    maybe_finish();
+  }
+
+  void close_host(HostState& h) {
+    if (h.link) h.link->close();
+    h.closed = true;
+  }
+
+  void maybe_finish() {
+    for (auto& h : hosts_)
+      if (!h->closed || h->opening) return;
+    if (finished_) return;
+    finished_ = true;
+    *alive_ = false;
+    out_.flush();
+    signals_.cancel();
+    start_timer_.cancel();
+    abort_timer_.cancel();
+    io_.stop();
+  }
+
+  // ---- signals -------------------------------------------------------------------------
+
+  void wait_signal() {
+    signals_.async_wait([this](std::error_code ec, int signo) {
+      if (ec) return;
+      on_signal(signo);
+      wait_signal();
+    });
+  }
+
+  void on_signal(int signo) {
+    if (phase_ == Phase::kStarting) {
+      user_signal_ = signo;
+      diag_.error("got " + signal_name(signo) + " while starting; stopping");
+      phase_ = Phase::kFinishing;
+      launchers_.remote.cancel_all();
+      for (auto& h : hosts_) close_host(*h);
+      maybe_finish();
+      return;
+    }
+    if (user_signal_) {
+      diag_.error("got " + signal_name(signo) + " again; killing every rank now");
+      abort_job(0);
+      return;
+    }
+    user_signal_ = signo;
+    diag_.error("got " + signal_name(signo) +
+                "; forwarding it to every rank (again to kill them at once)");
+    for (auto& h : hosts_)
+      if (h->link && !h->closed && h->spec_sent)
+        h->link->send(wire::encode_signal(signo));
+    // Ranks that survive the signal are ended like an aborted job after the grace period.
+    abort_timer_.expires_after(std::chrono::milliseconds(
+        static_cast<int64_t>(opts_.kill_grace_s * 1000)));
+    abort_timer_.async_wait([this](std::error_code ec) {
+      if (!ec) abort_job(0);
+    });
+  }
+
+  int exit_status() const {
+    if (start_failed_) return user_signal_ ? 128 + user_signal_ : 1;
+    if (first_failure_) return failure_status_;
+    if (host_lost_) return 255;
+    if (user_signal_) return 128 + user_signal_;
+    return 0;
+  }
+
+  enum class Phase { kStarting, kRunning, kFinishing };
+
+  asio::io_context& io_;
+  JobOptions opts_;
+  Launchers launchers_;
+  OutputSink& out_;
+  Diagnostics& diag_;
+  asio::signal_set signals_;
+  asio::steady_timer start_timer_, abort_timer_;
+  Placement placement_;
+  std::string job_id_;
+  std::vector<std::unique_ptr<HostState>> hosts_;
+  std::vector<int> rank_host_, rank_local_, rank_pid_;
+  std::vector<std::string> rank_failure_;
+  Phase phase_ = Phase::kStarting;
+  Clock::time_point started_at_;
+  bool first_start_seen_ = false;
+  bool aborting_ = false;
+  bool first_failure_ = false;
+  int failure_status_ = 0;
+  bool host_lost_ = false;
+  bool start_failed_ = false;
+  bool finished_ = false;
+  int user_signal_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+Job::Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
+         Diagnostics& diag)
+    : impl_(std::make_unique<Impl>(io, std::move(opts), launchers, out, diag)) {}
+Job::~Job() = default;
+int Job::run() { return impl_->run(); }
+
+}  // namespace ferry

@@ -1,0 +1,243 @@
+// Hostfiles: one host per line in the dialects of Open MPI, Horovod, DeepSpeed and MPICH
+// hydra, plus ferry's own per-host keys (port=, user=, ferryd=).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "ferry/hosts/host_list.hpp"
+#include "host_token.hpp"
+
+namespace ferry {
+namespace {
+
+using hosts_detail::is_space;
+
+// Anything larger is not a hostfile (think /dev/zero); stop before eating memory.
+constexpr std::size_t hostfile_size_limit = 16u << 20;
+
+const char* const known_keys = "slots, max_slots, port, user, ferryd";
+
+enum class Key { slots, max_slots, port, user, ferryd, unknown };
+
+// Open MPI's lexer accepts several spellings; hydra's `host:N` needs no key at all.
+Key key_of(std::string_view k) {
+  if (k == "slots" || k == "count" || k == "cpu") return Key::slots;
+  if (k == "max_slots" || k == "max-slots" || k == "slots_max" || k == "slots-max") {
+    return Key::max_slots;
+  }
+  if (k == "port") return Key::port;
+  if (k == "user" || k == "username" || k == "user_name" || k == "user-name") return Key::user;
+  if (k == "ferryd") return Key::ferryd;
+  return Key::unknown;
+}
+
+// `#` starts a comment anywhere; `//` does at the start of a word (Open MPI), so a path
+// value such as ferryd=/opt//bin/ferryd keeps its slashes.
+std::string_view strip_comment(std::string_view line) {
+  line = line.substr(0, line.find('#'));
+  for (std::size_t i = 0; i + 1 < line.size(); ++i) {
+    if (line[i] == '/' && line[i + 1] == '/' && (i == 0 || is_space(line[i - 1]))) {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
+// Words of a line, with `key = value` and `key= value` glued into `key=value` as Open MPI's
+// lexer allows spaces around '='.
+std::vector<std::string> words_of(std::string_view line) {
+  std::string glued;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '=') {
+      while (!glued.empty() && is_space(glued.back())) glued.pop_back();
+      glued += '=';
+      while (i + 1 < line.size() && is_space(line[i + 1])) ++i;
+    } else {
+      glued += line[i];
+    }
+  }
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : glued) {
+    if (is_space(c)) {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+// Paths reach the remote shell; keep to characters that need no quoting there. A relative
+// path is relative to the login directory.
+bool is_safe_path(std::string_view path) {
+  if (path.empty() || path.front() == '-') return false;
+  for (char c : path) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '/' || c == '.' || c == '-' || c == '_' || c == '+';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Parses one non-blank line; `where` is "file:line".
+Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::string& where,
+                             int default_slots) {
+  auto fail = [&where](const std::string& what) { return make_error(where + ": " + what); };
+  const std::string& first = words.front();
+  if (first.find('=') != std::string::npos) {
+    return fail("expected a host name before '" + first + "'");
+  }
+  auto token = hosts_detail::split_host_token(first);
+  if (!token) return fail(token.error().message);
+
+  HostEntry host;
+  host.name = std::move(token->name);
+  host.user = std::move(token->user);
+  host.origin = where;
+  std::optional<int> slots = token->slots;
+  std::optional<int> max_slots;
+  bool user_set = !host.user.empty();
+  bool port_set = false;
+  bool ferryd_set = false;
+
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    auto eq = word.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return fail("unexpected '" + word + "' after the host name (expected key=value)");
+    }
+    std::string key = word.substr(0, eq);
+    std::string value = word.substr(eq + 1);
+    if (value.empty()) return fail("empty value for '" + key + "'");
+    auto again = [&](const char* what) {
+      return fail("'" + word + "' sets the " + what + " a second time on this line");
+    };
+    switch (key_of(key)) {
+      case Key::slots: {
+        if (slots) return again("slot count");
+        auto n = hosts_detail::parse_count(value, hosts_detail::slots_limit);
+        if (!n) return fail("bad " + key + " value '" + value + "' (" + n.error().message + ")");
+        slots = *n;
+        break;
+      }
+      case Key::max_slots: {
+        if (max_slots) return again("slot limit");
+        auto n = hosts_detail::parse_count(value, hosts_detail::slots_limit);
+        if (!n) return fail("bad " + key + " value '" + value + "' (" + n.error().message + ")");
+        max_slots = *n;
+        break;
+      }
+      case Key::port: {
+        if (port_set) return again("port");
+        auto n = hosts_detail::parse_count(value, 65535);
+        if (!n) return fail("bad port value '" + value + "' (expected 1-65535)");
+        host.port = *n;
+        port_set = true;
+        break;
+      }
+      case Key::user: {
+        if (user_set) return again("user");
+        if (!hosts_detail::is_plain_name(value)) {
+          return fail("bad user value '" + value + "' (letters, digits, '.', '-', '_')");
+        }
+        host.user = value;
+        user_set = true;
+        break;
+      }
+      case Key::ferryd: {
+        if (ferryd_set) return again("ferryd path");
+        if (!is_safe_path(value)) {
+          return fail("bad ferryd value '" + value +
+                      "' (a path of letters, digits, '/', '.', '-', '_', '+')");
+        }
+        host.ferryd = value;
+        ferryd_set = true;
+        break;
+      }
+      case Key::unknown:
+        return fail("unknown key '" + key + "' (known: " + known_keys + ")");
+    }
+  }
+
+  if (max_slots) {
+    if (!slots) {
+      // `host max_slots=2` with a larger default: the limit wins, as it is explicit.
+      slots = std::min(default_slots, *max_slots);
+    } else if (*slots > *max_slots) {
+      return fail("max_slots=" + std::to_string(*max_slots) +
+                  " is less than slots=" + std::to_string(*slots));
+    }
+    host.max_slots = *max_slots;
+  }
+  host.slots = slots.value_or(default_slots);
+  return host;
+}
+
+}  // namespace
+
+Result<HostList> parse_hostfile_text(const std::string& text, const std::string& file,
+                                     int default_slots) {
+  if (default_slots < 1) {
+    return make_error(file + ": default slot count must be positive (got " +
+                      std::to_string(default_slots) + ")");
+  }
+  HostList lines;
+  std::string_view rest = text;
+  for (int line_no = 1; !rest.empty(); ++line_no) {
+    auto newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+
+    auto words = words_of(strip_comment(line));
+    if (words.empty()) continue;
+    auto host = parse_line(words, file + ":" + std::to_string(line_no), default_slots);
+    if (!host) return host.error();
+    lines.push_back(std::move(*host));
+  }
+  // Open MPI: a host listed again gets the slots of both lines.
+  HostList hosts;
+  merge_hosts(hosts, lines);
+  if (hosts.empty()) return make_error(file + ": no hosts (only comments and blank lines)");
+  return hosts;
+}
+
+Result<HostList> read_hostfile(const std::string& path, int default_slots) {
+  auto fail = [&path](int err) {
+    return make_error(path + ": cannot read: " + std::generic_category().message(err));
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno);
+
+  std::string text;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return fail(err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > hostfile_size_limit) {
+      ::close(fd);
+      return make_error(path + ": cannot read: larger than 16 MiB, not a hostfile");
+    }
+  }
+  ::close(fd);
+  return parse_hostfile_text(text, path, default_slots);
+}
+
+}  // namespace ferry

@@ -1,0 +1,88 @@
+#include "ferry/plan/environment.hpp"
+
+#include <algorithm>
+
+namespace ferry {
+namespace {
+
+std::string kv(const char* k, const std::string& v) { return std::string(k) + "=" + v; }
+std::string kv(const char* k, int v) { return kv(k, std::to_string(v)); }
+
+bool valid_name(std::string_view n) {
+  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool exported(const std::vector<std::string>& ex, std::string_view name) {
+  return std::any_of(ex.begin(), ex.end(), [&](const std::string& e) {
+    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+           e[name.size()] == '=';
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> job_environment(const Placement& p, const JobEnvironment& in) {
+  std::vector<std::string> env;
+  const int nodes = static_cast<int>(p.hosts.size());
+  // Soft defaults first: the user's -x may override them.
+  if (!exported(in.exported, "MASTER_ADDR")) env.push_back(kv("MASTER_ADDR", in.master_addr));
+  if (!exported(in.exported, "MASTER_PORT")) env.push_back(kv("MASTER_PORT", in.master_port));
+  if (!exported(in.exported, "PYTHONUNBUFFERED")) env.push_back("PYTHONUNBUFFERED=1");
+  env.insert(env.end(), in.exported.begin(), in.exported.end());
+  // Sizes identify the job: always ferry's.
+  env.push_back(kv("WORLD_SIZE", p.world_size));
+  env.push_back(kv("GROUP_WORLD_SIZE", nodes));
+  env.push_back(kv("ROLE_WORLD_SIZE", p.world_size));
+  env.push_back(kv("HOROVOD_SIZE", p.world_size));
+  env.push_back(kv("OMPI_COMM_WORLD_SIZE", p.world_size));
+  env.push_back(kv("CROSS_SIZE", nodes));
+  return env;
+}
+
+std::vector<std::string> rank_environment(const Placement&, const HostPlan& host,
+                                          const RankSlot& r) {
+  return {
+      kv("RANK", r.rank),
+      kv("LOCAL_RANK", r.local_rank),
+      kv("LOCAL_WORLD_SIZE", r.local_size),
+      kv("LOCAL_SIZE", r.local_size),
+      kv("GROUP_RANK", r.node_rank),
+      kv("ROLE_RANK", r.rank),
+      kv("CROSS_RANK", r.node_rank),
+      kv("HOROVOD_RANK", r.rank),
+      kv("HOROVOD_LOCAL_RANK", r.local_rank),
+      kv("HOROVOD_LOCAL_SIZE", r.local_size),
+      kv("HOROVOD_CROSS_RANK", r.cross_rank),
+      kv("HOROVOD_CROSS_SIZE", r.cross_size),
+      kv("HOROVOD_HOSTNAME", host.host.name),
+      kv("OMPI_COMM_WORLD_RANK", r.rank),
+      kv("OMPI_COMM_WORLD_LOCAL_RANK", r.local_rank),
+      kv("OMPI_COMM_WORLD_LOCAL_SIZE", r.local_size),
+      kv("OMPI_COMM_WORLD_NODE_RANK", r.node_rank),
+  };
+}
+
+Result<std::vector<std::string>> resolve_exports(const std::vector<std::string>& items,
+                                                 const char* (*lookup)(const char*),
+                                                 std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    std::string name = item.substr(0, eq);
+    if (!valid_name(name))
+      return make_error("-x: '" + item + "' is not VAR or VAR=value (bad variable name)");
+    if (eq != std::string::npos) {
+      out.push_back(item);
+    } else if (const char* v = lookup(name.c_str())) {
+      out.push_back(name + "=" + v);
+    } else {
+      warnings.push_back("-x " + name + ": not set in this environment, not exported");
+    }
+  }
+  return out;
+}
+
+}  // namespace ferry

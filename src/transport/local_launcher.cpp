@@ -1,0 +1,199 @@
+#include "ferry/transport/local_launcher.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+
+#include "ferry/daemon/spawn.hpp"
+
+extern char** environ;
+
+namespace ferry {
+namespace {
+
+using asio::local::stream_protocol;
+
+class LocalLink : public Link {
+ public:
+  LocalLink(asio::io_context& io, int fd, pid_t pid) : sock_(io), pid_(pid) {
+    sock_.assign(stream_protocol(), fd);
+  }
+  ~LocalLink() override { close(); }
+
+  void start(DataHandler on_data, ClosedHandler on_closed) override {
+    on_data_ = std::move(on_data);
+    on_closed_ = std::move(on_closed);
+    read();
+  }
+
+  void send(std::string bytes) override {
+    if (closed_) return;
+    pending_ += bytes.size();
+    queue_.push_back(std::move(bytes));
+    if (!writing_) write_next();
+  }
+
+  size_t pending_bytes() const override { return pending_; }
+
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    std::error_code ignored;
+    sock_.close(ignored);
+    reap(false);
+  }
+
+  std::string peer_address() const override { return ""; }
+  std::string describe() const override { return "localhost"; }
+
+ private:
+  void read() {
+    sock_.async_read_some(asio::buffer(buf_), [this](std::error_code ec, size_t n) {
+      if (closed_) return;
+      if (ec) {
+        std::string reason;
+        if (ec != asio::error::eof) reason = ec.message();
+        finish(reason);
+        return;
+      }
+      on_data_(std::string_view(buf_.data(), n));
+      if (!closed_) read();
+    });
+  }
+
+  void write_next() {
+    if (queue_.empty() || closed_) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    asio::async_write(sock_, asio::buffer(queue_.front()), [this](std::error_code ec,
+                                                                   size_t n) {
+      if (closed_) return;
+      if (ec) {
+        finish(ec.message());
+        return;
+      }
+      pending_ -= n;
+      queue_.pop_front();
+      write_next();
+    });
+  }
+
+  void finish(std::string reason) {
+    closed_ = true;
+    std::error_code ignored;
+    sock_.close(ignored);
+    int status = reap(true);
+    if (reason.empty() && status > 0) reason = "ferryd exited with status " + std::to_string(status);
+    if (reason.empty() && status < -1) reason = "ferryd killed by signal " + std::to_string(-status);
+    auto cb = std::move(on_closed_);
+    if (cb) cb(reason);
+  }
+
+  // Returns the exit status, -signal, or -1 when not reaped.
+  int reap(bool wait) {
+    if (pid_ <= 0) return -1;
+    int status = 0;
+    pid_t r;
+    // ferryd closes its end only when exiting, so after EOF the wait is short; bounded
+    // anyway so a stuck child never blocks the front end.
+    for (int i = 0; i < (wait ? 200 : 1); ++i) {
+      r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        if (WIFSIGNALED(status)) return -WTERMSIG(status);
+        return WEXITSTATUS(status);
+      }
+      if (r < 0) break;
+      if (wait) ::usleep(5000);
+    }
+    return -1;
+  }
+
+  stream_protocol::socket sock_;
+  pid_t pid_;
+  std::array<char, 256 * 1024> buf_{};
+  std::deque<std::string> queue_;
+  size_t pending_ = 0;
+  bool writing_ = false;
+  bool closed_ = false;
+  DataHandler on_data_;
+  ClosedHandler on_closed_;
+};
+
+}  // namespace
+
+void LocalLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
+                               OpenHandler handler) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    handler(make_error(host.name + ": socketpair: " + std::strerror(errno)));
+    return;
+  }
+  SpawnRequest req;
+  req.path = cmd.ferryd_path;
+  req.argv = {cmd.ferryd_path, "--stdio"};
+  for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+  req.stdin_fd = sv[1];
+  req.stdout_fd = sv[1];
+  auto pid = spawn_process(req);
+  ::close(sv[1]);
+  if (!pid) {
+    ::close(sv[0]);
+    std::string why = pid.error().message;
+    if (why.find("No such file") != std::string::npos)
+      why = "ferryd not found at " + cmd.ferryd_path;
+    handler(make_error(host.name + ": " + why));
+    return;
+  }
+  std::unique_ptr<Link> link = std::make_unique<LocalLink>(io_, sv[0], *pid);
+  // Deliver asynchronously, like a remote open, so callers see one behaviour.
+  asio::post(io_, [h = std::move(handler), l = std::move(link)]() mutable {
+    h(std::move(l));
+  });
+}
+
+bool is_local_host(const std::string& name) {
+  if (name == "localhost" || name == "localhost.localdomain" || name == "::1" ||
+      name == "ip6-localhost")
+    return true;
+  in_addr a4{};
+  if (::inet_pton(AF_INET, name.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127)
+    return true;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) {
+    std::string h = host;
+    if (name == h) return true;
+    auto dot = h.find('.');
+    if (dot != std::string::npos && name == h.substr(0, dot)) return true;
+  }
+  ifaddrs* ifs = nullptr;
+  bool found = false;
+  if (::getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i && !found; i = i->ifa_next) {
+      if (!i->ifa_addr) continue;
+      char buf[INET6_ADDRSTRLEN] = {};
+      int fam = i->ifa_addr->sa_family;
+      if (fam == AF_INET)
+        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                    sizeof buf);
+      else if (fam == AF_INET6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
+                    sizeof buf);
+      else
+        continue;
+      found = name == buf;
+    }
+    ::freeifaddrs(ifs);
+  }
+  return found;
+}
+
+}  // namespace ferry

@@ -1,0 +1,68 @@
+#include "ferry/transport/ssh_launcher.hpp"
+
+#include <algorithm>
+#include <asio/post.hpp>
+
+#include "ssh_session.hpp"
+
+namespace ferry {
+namespace {
+
+/// The Link handed to the front end: a thin owner of the shared SshSession. Destroying it
+/// closes the stream; the session itself may live on briefly to flush EOF.
+class SshLink : public Link {
+ public:
+  explicit SshLink(std::shared_ptr<SshSession> session) : session_(std::move(session)) {}
+  ~SshLink() override { session_->close(); }
+  SshLink(const SshLink&) = delete;
+  SshLink& operator=(const SshLink&) = delete;
+
+  void start(DataHandler on_data, ClosedHandler on_closed) override {
+    session_->start(std::move(on_data), std::move(on_closed));
+  }
+  void send(std::string bytes) override { session_->send(std::move(bytes)); }
+  size_t pending_bytes() const override { return session_->pending_bytes(); }
+  void close() override { session_->close(); }
+  std::string peer_address() const override { return session_->peer_address(); }
+  std::string describe() const override { return session_->describe(); }
+
+ private:
+  std::shared_ptr<SshSession> session_;
+};
+
+}  // namespace
+
+SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
+    : io_(io), options_(std::move(options)) {}
+
+SshLauncher::~SshLauncher() {
+  for (auto& weak : opening_) {
+    if (auto session = weak.lock()) session->abort_open("cancelled", false);
+  }
+}
+
+void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
+                             OpenHandler handler) {
+  std::erase_if(opening_, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
+  std::string path = !host.ferryd.empty() ? host.ferryd : cmd.ferryd_path;
+  auto session = std::make_shared<SshSession>(io_, options_, host, path);
+  opening_.push_back(session);
+  // The completion holds the session until the handler has run; on success ownership moves
+  // into the SshLink, on failure the session is released with the handler.
+  session->open([session, handler = std::move(handler)](Status status) mutable {
+    if (!status) {
+      handler(Result<std::unique_ptr<Link>>(status.error()));
+      return;
+    }
+    handler(Result<std::unique_ptr<Link>>(std::make_unique<SshLink>(std::move(session))));
+  });
+}
+
+void SshLauncher::cancel_all() {
+  for (auto& weak : opening_) {
+    if (auto session = weak.lock()) session->abort_open("cancelled", true);
+  }
+  opening_.clear();
+}
+
+}  // namespace ferry

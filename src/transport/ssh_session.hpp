@@ -1,0 +1,150 @@
+#pragma once
+/// \file
+/// One SSH connection to one host, carrying one ferryd: the non-blocking open sequence
+/// (ssh_session_open.cpp) and the byte stream over the exec channel
+/// (ssh_session_stream.cpp), both driven by the libssh fd watched with asio.
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/transport/link.hpp"
+#include "ferry/transport/ssh_launcher.hpp"
+#include "ssh_handles.hpp"
+
+namespace ferry {
+
+/// Shared because pending asio waits keep it alive after its Link is gone, long enough to
+/// flush what was sent and the EOF that tells ferryd to stop.
+class SshSession : public std::enable_shared_from_this<SshSession> {
+ public:
+  using OpenDone = std::function<void(Status)>;
+
+  /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`.
+  SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
+             std::string ferryd_path);
+  ~SshSession();
+  SshSession(const SshSession&) = delete;
+  SshSession& operator=(const SshSession&) = delete;
+
+  /// Connects, checks the host key, authenticates and starts ferryd. `done` is posted once
+  /// with ok or a one-line error prefixed "host:port: ".
+  void open(OpenDone done);
+  /// Fails an open still in flight with `reason`; with `notify` false its handler is
+  /// dropped instead of called. No effect once the open finished.
+  void abort_open(const std::string& reason, bool notify);
+
+  /// Link::start: begins reading ferryd's output.
+  void start(Link::DataHandler on_data, Link::ClosedHandler on_closed);
+  /// Link::send: queues bytes for ferryd's stdin.
+  void send(std::string bytes);
+  /// Link::pending_bytes.
+  size_t pending_bytes() const { return queued_; }
+  /// Link::close: no callbacks afterwards; flushes queued bytes and EOF in the background
+  /// (at most 5 s), then disconnects.
+  void close();
+  /// Numeric address of the peer ("127.0.0.1"), known once connected.
+  const std::string& peer_address() const { return peer_; }
+  /// "host:port" ("[v6]:port" for IPv6 literals).
+  std::string describe() const;
+
+ private:
+  enum class Phase {
+    kConnect, kHostKey, kAuthIdentity, kAuthAuto, kChannel, kExec,  // opening
+    kReady,      // exec accepted, start() not called yet: the fd is not read
+    kStreaming,  // start() called
+    kLinger,     // close() called, flushing
+    kDone,
+  };
+  enum class Step { kNext, kAgain, kStop };
+
+  // ssh_session_open.cpp
+  Status configure();
+  void run_open();
+  Step connect_step();
+  Step host_key_step();
+  Step auth_identity_step();
+  Step auth_auto_step();
+  Step channel_step();
+  Step exec_step();
+  void fail_open(const std::string& message);
+  void finish_open(Status status);
+  bool opening() const { return phase_ < Phase::kReady; }
+
+  // ssh_session_stream.cpp
+  void pump();
+  bool drain_channel(bool deliver);
+  void flush_sends();
+  void take_stderr(std::string_view bytes);
+  void conclude();
+  void finish_stream(const std::string& reason);
+  void linger_step();
+  void schedule_keepalive();
+  void on_keepalive();
+  void post_pump();
+
+  // shared
+  void arm();
+  void on_io();
+  void sync_fd();
+  void teardown();
+  void log(const std::string& line) const;
+  std::string error_text() const;
+
+  static void on_exit_status(ssh_session, ssh_channel, int status, void* self);
+  static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int core,
+                             const char* errmsg, const char* lang, void* self);
+
+  asio::io_context& io_;
+  SshOptions options_;
+  HostEntry host_;
+  std::string ferryd_path_;
+  std::string command_;
+
+  // Effective settings, read back from libssh after the config was applied.
+  int port_ = 22;
+  std::string target_host_;  // after HostName
+  std::string user_;
+  bool accept_new_ = false;
+  std::string peer_;
+
+  SshSessionPtr session_;
+  SshKeyPtr identity_;
+  SshChannelPtr channel_;  // after session_: destroyed first (see ssh_handles.hpp)
+  ssh_channel_callbacks_struct channel_cb_{};
+
+  asio::posix::stream_descriptor sd_;
+  bool read_armed_ = false;
+  bool write_armed_ = false;
+  bool pump_posted_ = false;
+  asio::steady_timer timer_;  // open deadline, then linger deadline
+  asio::steady_timer keepalive_timer_;
+  std::chrono::steady_clock::time_point last_rx_;
+
+  Phase phase_ = Phase::kConnect;
+  const char* phase_text_ = "connecting";
+  OpenDone open_done_;
+  Link::DataHandler on_data_;
+  Link::ClosedHandler on_closed_;
+
+  std::deque<std::string> queue_;
+  size_t front_off_ = 0;
+  size_t queued_ = 0;
+  bool eof_sent_ = false;
+  bool got_stdout_ = false;
+  int exit_status_ = -1;
+  std::string exit_signal_;
+  std::string stderr_partial_;
+  std::string stderr_last_;  // last complete non-empty stderr line
+};
+
+}  // namespace ferry

@@ -1,0 +1,271 @@
+// The stream half of SshSession: ferryd's stdout to the data handler, its stderr to the
+// diagnostics callback, queued sends into the channel window, keepalive, and the end of
+// the stream with a reason built from the exit status and the last stderr line.
+
+// ssh_send_keepalive() is declared in server.h but is a plain global request, fine for
+// clients (server.c in 0.10).
+#include <libssh/server.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
+
+#include "ssh_session.hpp"
+
+namespace ferry {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+// Bytes one pump may deliver before yielding, so one chatty host cannot starve the others.
+constexpr size_t kPumpBudget = 4 * 1024 * 1024;
+constexpr uint32_t kWriteChunk = 256 * 1024;
+constexpr size_t kMaxStderrLine = 4096;
+constexpr auto kLingerLimit = std::chrono::seconds(5);
+
+}  // namespace
+
+void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed) {
+  if (phase_ != Phase::kReady) return;
+  on_data_ = std::move(on_data);
+  on_closed_ = std::move(on_closed);
+  phase_ = Phase::kStreaming;
+  last_rx_ = std::chrono::steady_clock::now();
+  schedule_keepalive();
+  // Output may already sit in libssh's buffers (it arrived with the exec reply), where no
+  // fd readiness would announce it: pump once now.
+  post_pump();
+  arm();
+}
+
+void SshSession::send(std::string bytes) {
+  if (bytes.empty() || phase_ == Phase::kDone || phase_ == Phase::kLinger) return;
+  queued_ += bytes.size();
+  queue_.push_back(std::move(bytes));
+  if (phase_ == Phase::kReady || phase_ == Phase::kStreaming) {
+    flush_sends();
+    arm();
+  }
+}
+
+void SshSession::close() {
+  on_data_ = nullptr;
+  on_closed_ = nullptr;
+  if (phase_ == Phase::kDone || phase_ == Phase::kLinger) return;
+  if (opening()) {
+    abort_open("closed", false);
+    return;
+  }
+  phase_ = Phase::kLinger;
+  keepalive_timer_.cancel();
+  timer_.expires_after(kLingerLimit);
+  std::weak_ptr<SshSession> weak = weak_from_this();
+  timer_.async_wait([weak](const asio::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec) self->teardown();
+  });
+  linger_step();
+  arm();
+}
+
+void SshSession::post_pump() {
+  if (pump_posted_) return;
+  pump_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->pump_posted_ = false;
+    if (self->phase_ == Phase::kStreaming || self->phase_ == Phase::kLinger) self->on_io();
+  });
+}
+
+void SshSession::pump() {
+  if (!drain_channel(true)) return;
+  flush_sends();
+  if (phase_ != Phase::kStreaming) return;
+  ssh_channel ch = channel_.get();
+  if (ssh_channel_is_eof(ch) && exit_status_ < 0 && exit_signal_.empty()) {
+    // After EOF, reads no longer process packets (ssh_channel_poll skips
+    // ssh_handle_packets once remote_eof is set); this call does, until the exit status.
+    ssh_channel_get_exit_status(ch);
+    sync_fd();
+  }
+  bool exited = exit_status_ >= 0 || !exit_signal_.empty();
+  if (ssh_channel_is_closed(ch) || !ssh_is_connected(session_.get()) ||
+      (ssh_channel_is_eof(ch) && exited)) {
+    drain_channel(true);
+    if (phase_ == Phase::kStreaming) conclude();
+  }
+}
+
+// Reads all buffered stdout and stderr; returns false when the stream ended with an error.
+bool SshSession::drain_channel(bool deliver) {
+  char buf[kReadChunk];
+  size_t budget = kPumpBudget;
+  ssh_channel ch = channel_.get();
+  for (;;) {
+    bool progress = false;
+    for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
+      int n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_stderr);
+      if (n == SSH_ERROR) {
+        sync_fd();
+        // A channel closed without EOF also reads as an error; that is ferryd's end,
+        // not the connection's.
+        if (ssh_is_connected(session_.get()) && ssh_channel_is_closed(ch)) return true;
+        if (phase_ == Phase::kStreaming) {
+          finish_stream("connection lost (" + error_text() + ")");
+        } else {
+          teardown();
+        }
+        return false;
+      }
+      if (n <= 0) continue;  // 0: nothing now; SSH_EOF: remote sent EOF
+      progress = true;
+      budget -= std::min(budget, static_cast<size_t>(n));
+      if (!deliver || phase_ != Phase::kStreaming) continue;
+      if (is_stderr) {
+        take_stderr(std::string_view(buf, static_cast<size_t>(n)));
+      } else {
+        got_stdout_ = true;
+        // A copy: the handler may close or destroy the link, which clears on_data_.
+        Link::DataHandler on_data = on_data_;
+        if (on_data) on_data(std::string_view(buf, static_cast<size_t>(n)));
+        if (phase_ != Phase::kStreaming) return false;
+      }
+    }
+    if (!progress) break;
+    if (budget == 0) {
+      post_pump();
+      break;
+    }
+  }
+  sync_fd();
+  return true;
+}
+
+void SshSession::flush_sends() {
+  ssh_channel ch = channel_.get();
+  if (!ch) return;
+  while (!queue_.empty()) {
+    if (ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING) break;  // socket full
+    if (ssh_channel_is_closed(ch)) {
+      queue_.clear();  // ferryd is gone; conclude() reports why
+      queued_ = 0;
+      break;
+    }
+    uint32_t window = ssh_channel_window_size(ch);
+    if (window == 0) break;  // a WINDOW_ADJUST will arrive as readable data
+    const std::string& front = queue_.front();
+    uint32_t chunk = static_cast<uint32_t>(
+        std::min<size_t>({front.size() - front_off_, window, kWriteChunk}));
+    int n = ssh_channel_write(ch, front.data() + front_off_, chunk);
+    sync_fd();
+    if (n == SSH_ERROR) {
+      if (ssh_is_connected(session_.get()) && ssh_channel_is_closed(ch)) continue;
+      if (phase_ == Phase::kStreaming) {
+        finish_stream("cannot write to ferryd (" + error_text() + ")");
+      } else {
+        teardown();
+      }
+      return;
+    }
+    front_off_ += static_cast<size_t>(n);
+    queued_ -= static_cast<size_t>(n);
+    if (front_off_ == front.size()) {
+      queue_.pop_front();
+      front_off_ = 0;
+    }
+    if (static_cast<uint32_t>(n) < chunk) break;
+  }
+}
+
+void SshSession::take_stderr(std::string_view bytes) {
+  auto emit = [this](std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) return;
+    stderr_last_ = line;
+    if (options_.on_diag) options_.on_diag(host_.name, line);
+  };
+  for (char c : bytes) {
+    if (c == '\n') {
+      emit(std::move(stderr_partial_));
+      stderr_partial_.clear();
+    } else if (stderr_partial_.size() < kMaxStderrLine) {
+      stderr_partial_ += c;
+    }
+  }
+}
+
+void SshSession::conclude() {
+  if (!stderr_partial_.empty()) take_stderr("\n");
+  std::string tail = stderr_last_.empty() ? "" : ": " + stderr_last_;
+  std::string reason;
+  if (!exit_signal_.empty()) {
+    reason = "ferryd killed by " + exit_signal_ + tail;
+  } else if (exit_status_ == 0 && ssh_channel_is_eof(channel_.get())) {
+    reason.clear();  // clean end of stream
+  } else if (exit_status_ == 127 && !got_stdout_) {
+    reason = "ferryd not found at " + ferryd_path_ +
+             (stderr_last_.empty() ? "" : " (" + stderr_last_ + ")");
+  } else if (exit_status_ == 126 && !got_stdout_) {
+    reason = "ferryd at " + ferryd_path_ + " cannot be executed" +
+             (stderr_last_.empty() ? "" : " (" + stderr_last_ + ")");
+  } else if (exit_status_ >= 0) {
+    reason = "ferryd exited with status " + std::to_string(exit_status_) + tail;
+  } else if (!ssh_is_connected(session_.get())) {
+    reason = "connection lost (" + error_text() + ")";
+  } else {
+    reason = "ferryd closed the channel without an exit status" + tail;
+  }
+  finish_stream(reason);
+}
+
+void SshSession::finish_stream(const std::string& reason) {
+  Link::ClosedHandler on_closed = std::move(on_closed_);
+  on_closed_ = nullptr;
+  on_data_ = nullptr;
+  teardown();
+  if (on_closed) on_closed(reason);
+}
+
+void SshSession::linger_step() {
+  if (!session_ || !channel_) return teardown();
+  if (!drain_channel(false)) return;  // discard output nobody listens to any more
+  flush_sends();
+  if (phase_ != Phase::kLinger) return;
+  ssh_channel ch = channel_.get();
+  if (ssh_channel_is_closed(ch) || !ssh_is_connected(session_.get())) return teardown();
+  if (queue_.empty() && !eof_sent_) {
+    ssh_channel_send_eof(ch);
+    eof_sent_ = true;
+    sync_fd();
+  }
+  if (eof_sent_ && !(ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING)) teardown();
+}
+
+void SshSession::schedule_keepalive() {
+  if (options_.keepalive_s <= 0 || phase_ != Phase::kStreaming) return;
+  keepalive_timer_.expires_after(std::chrono::seconds(options_.keepalive_s));
+  std::weak_ptr<SshSession> weak = weak_from_this();
+  keepalive_timer_.async_wait([weak](const asio::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec) self->on_keepalive();
+  });
+}
+
+void SshSession::on_keepalive() {
+  if (phase_ != Phase::kStreaming) return;
+  auto silent = std::chrono::steady_clock::now() - last_rx_;
+  auto limit = std::chrono::seconds(3 * options_.keepalive_s);
+  if (silent >= limit) {
+    finish_stream("no answer to keepalive for " + std::to_string(3 * options_.keepalive_s) +
+                  " s");
+    return;
+  }
+  // ssh_send_keepalive() sends only when no earlier request is pending; a call that finds
+  // the previous reply consumes it and sends nothing (ssh_global_request in channels.c).
+  // Two calls therefore always leave exactly one request outstanding. sshd answers with
+  // REQUEST_FAILURE, which is all we need: bytes on the socket.
+  ssh_send_keepalive(session_.get());
+  ssh_send_keepalive(session_.get());
+  sync_fd();
+  post_pump();  // the calls may have buffered channel data
+  arm();
+  schedule_keepalive();
+}
+
+}  // namespace ferry

@@ -1,0 +1,378 @@
+# shellcheck shell=bash
+# Shared helpers for ferry's end-to-end scenarios (tests/e2e/NN_name.sh).
+#
+# A scenario sources this file, calls require_root and require_cluster, runs the
+# real ferryrun against the simulated cluster (tests/cluster/ferry-cluster), makes
+# assertions, checks that nothing of the job is left, and ends with `pass`.
+#
+# Environment (CTest sets the first three):
+#   FERRY_BIN          folder with ferryrun and ferryd (default: <src>/build/bin)
+#   FERRY_SRC          source tree (default: derived from this file's location)
+#   FERRY_CLUSTER_DIR  state dir of the cluster (default: /tmp/ferry-cluster)
+#   FERRY_E2E_TIMEOUT  limit in seconds for one captured command (default: 120)
+#   FERRY_E2E_KEEP=1   keep the per-test temp dir $T (its path is printed)
+#
+# Processes inside the cluster's namespaces share the root PID namespace, so
+# pgrep from here sees every rank and ferryd on every simulated host.
+
+set -euo pipefail
+
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FERRY_SRC=${FERRY_SRC:-$(cd "$E2E_DIR/../.." && pwd)}
+FERRY_BIN=${FERRY_BIN:-$FERRY_SRC/build/bin}
+FERRY_CLUSTER_DIR=${FERRY_CLUSTER_DIR:-/tmp/ferry-cluster}
+FERRY_CLUSTER=$FERRY_SRC/tests/cluster/ferry-cluster
+FERRY_E2E_TIMEOUT=${FERRY_E2E_TIMEOUT:-120}
+# For the scenarios: the binaries under test and the cluster's ssh config.
+FERRYRUN=$FERRY_BIN/ferryrun
+FERRYD=$FERRY_BIN/ferryd
+SSHCFG=$FERRY_CLUSTER_DIR/ssh_config
+export FERRYRUN FERRYD SSHCFG
+TEST_NAME=$(basename "$0" .sh)
+# The same interpreter on every simulated host and here (data is recomputed).
+PY=$(command -v /usr/bin/python3 || command -v python3 || true)
+export FERRY_SRC FERRY_BIN FERRY_CLUSTER_DIR
+
+# Per-test temp dir, on the filesystem every simulated host shares.
+T=$(mktemp -d "/tmp/ferry-e2e.$TEST_NAME.XXXXXX")
+chmod 755 "$T"
+: >"$T/.tokens"
+: >"$T/.bgpids"
+LAST_CAPTURE=""
+
+_e2e_cleanup() {
+  local rc=$? pid tok pids
+  set +e
+  # Background commands this test started (start_bg), by their recorded pid.
+  while read -r pid; do
+    [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null
+  done <"$T/.bgpids"
+  # Processes carrying one of this test's random tokens: leftovers of a failed
+  # scenario must not disturb the next one.
+  while read -r tok; do
+    [[ -n $tok ]] || continue
+    pids=$(pgrep -f -- "$tok")
+    # shellcheck disable=SC2086
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null
+  done <"$T/.tokens"
+  # A failed scenario may leave ferryds or sshd sessions on the simulated hosts:
+  # clear them so the next scenario starts clean (the listeners stay).
+  if ((rc != 0 && rc != 77)) && [[ -n ${FERRY_CLUSTER_NODES:-} ]]; then
+    pids=$(cluster_leftovers | awk '{print $3}' | tr -d ':')
+    # shellcheck disable=SC2086
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null
+  fi
+  if [[ ${FERRY_E2E_KEEP:-0} == 1 ]]; then
+    echo "kept test dir: $T" >&2
+  else
+    rm -rf "$T"
+  fi
+  exit "$rc"
+}
+trap _e2e_cleanup EXIT
+
+# ---------------------------------------------------------------- verdicts
+
+# fail MSG: print FAIL: MSG (and the last captured command's output) and exit 1.
+fail() {
+  echo "FAIL: $TEST_NAME: $*" >&2
+  if [[ -n $LAST_CAPTURE && -f $T/$LAST_CAPTURE.cmd ]]; then
+    {
+      echo "--- last command: $(cat "$T/$LAST_CAPTURE.cmd")"
+      echo "--- exit code: $(cat "$T/$LAST_CAPTURE.rc" 2>/dev/null || echo '?')"
+      echo "--- stdout (last 20 lines, cut at 300 chars):"
+      tail -n 20 "$T/$LAST_CAPTURE.out" 2>/dev/null | cut -c1-300
+      echo "--- stderr (last 40 lines, cut at 300 chars):"
+      tail -n 40 "$T/$LAST_CAPTURE.err" 2>/dev/null | cut -c1-300
+      echo "---"
+    } >&2
+  fi
+  exit 1
+}
+
+# pass: the last line of every scenario.
+pass() {
+  echo "PASS: $TEST_NAME"
+}
+
+# require_root: skip (exit 77) unless root; the cluster needs namespaces and sshd.
+require_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "SKIP: $TEST_NAME needs root (simulated cluster: network namespaces, sshd)"
+    exit 77
+  fi
+}
+
+# require_cluster: load the cluster's env (FERRY_CLUSTER_NODES, ...) and check
+# that it is running and that the binaries exist. Missing pieces are failures.
+require_cluster() {
+  [[ -f $FERRY_CLUSTER_DIR/ssh_config && -f $FERRY_CLUSTER_DIR/nodes ]] ||
+    fail "no cluster in $FERRY_CLUSTER_DIR (start one: $FERRY_CLUSTER up)"
+  local env
+  env=$("$FERRY_CLUSTER" env) || fail "ferry-cluster env failed"
+  eval "$env"
+  "$FERRY_CLUSTER" status >"$T/.cluster-status" 2>&1 ||
+    fail "cluster in $FERRY_CLUSTER_DIR is not healthy: $(tr '\n' ';' <"$T/.cluster-status")"
+  [[ -x $FERRYRUN ]] || fail "ferryrun not built: $FERRYRUN"
+  [[ -x $FERRYD ]] || fail "ferryd not built: $FERRYD"
+  [[ -n $PY ]] || fail "python3 not found"
+}
+
+# require_nodes N: the scenario needs at least N simulated hosts.
+require_nodes() {
+  ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||
+    fail "scenario needs $1 cluster hosts, cluster has ${FERRY_CLUSTER_NODES:-0} (ferry-cluster up $1)"
+}
+
+assert_eq() {
+  local expected=$1 actual=$2 what=${3:-value}
+  [[ $expected == "$actual" ]] ||
+    fail "$what: expected '$expected', got '$actual'"
+}
+
+assert_ne() {
+  local unexpected=$1 actual=$2 what=${3:-value}
+  [[ $unexpected != "$actual" ]] || fail "$what: must not be '$actual'"
+}
+
+assert_contains() {
+  local haystack=$1 needle=$2 what=${3:-output}
+  [[ $haystack == *"$needle"* ]] || fail "$what does not contain '$needle'"
+}
+
+assert_not_contains() {
+  local haystack=$1 needle=$2 what=${3:-output}
+  [[ $haystack != *"$needle"* ]] || fail "$what contains '$needle' but must not"
+}
+
+# assert_match STRING ERE WHAT
+assert_match() {
+  local s=$1 re=$2 what=${3:-value}
+  [[ $s =~ $re ]] || fail "$what: '$s' does not match /$re/"
+}
+
+# assert_lines_count FILE N WHAT: FILE has exactly N lines.
+assert_lines_count() {
+  local n
+  n=$(wc -l <"$1")
+  assert_eq "$2" "$n" "${3:-number of lines in $(basename "$1")}"
+}
+
+# count_lines FILE ERE: number of lines of FILE matching the extended regex.
+count_lines() {
+  grep -cE -- "$2" "$1" || true
+}
+
+# ---------------------------------------------------------------- running
+
+# _now_ms: wall clock in milliseconds.
+_now_ms() {
+  local us=${EPOCHREALTIME//[^0-9]/}
+  echo $((10#$us / 1000))
+}
+
+# _secs_since MS: seconds since _now_ms returned MS, two decimals.
+_secs_since() {
+  local d=$(($(_now_ms) - $1))
+  printf '%d.%02d' $((d / 1000)) $((d % 1000 / 10))
+}
+
+# unique_token: a random word to put into a job's command line, so that leftover
+# checks can pgrep -f for exactly this job's processes. Registered for cleanup.
+unique_token() {
+  local tok
+  tok="ftok$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+  echo "$tok" >>"$T/.tokens"
+  echo "$tok"
+}
+
+# sleeper_for TOKEN: path of a `sleep` whose command line carries TOKEN (a
+# symlink in $T, visible on every simulated host). `$(sleeper_for $tok) 1000`
+# shows up in pgrep -f $tok even when a shell forks it as a child.
+sleeper_for() {
+  local p=$T/sleep-$1
+  [[ -e $p ]] || ln -s "$(command -v sleep)" "$p"
+  echo "$p"
+}
+
+# run_capture P [--stdin FILE] [--timeout S] -- cmd...
+# Runs cmd with stdout → $T/P.out, stderr → $T/P.err, and sets P_rc (exit code),
+# P_out and P_err (contents, trailing newlines stripped; files over 4 MB are
+# not loaded: read $T/P.out), P_secs (wall time). Stdin is /dev/null unless
+# given. A command running past the timeout is killed and the test fails.
+run_capture() {
+  local p=$1 stdin=/dev/null limit=$FERRY_E2E_TIMEOUT rc start end
+  shift
+  while (($#)); do
+    case $1 in
+      --stdin) stdin=$2; shift 2 ;;
+      --timeout) limit=$2; shift 2 ;;
+      --) shift; break ;;
+      *) fail "run_capture: unexpected argument '$1' (missing --?)" ;;
+    esac
+  done
+  [[ $p =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "run_capture: bad prefix '$p'"
+  LAST_CAPTURE=$p
+  printf '%q ' "$@" >"$T/$p.cmd"
+  start=$(_now_ms)
+  rc=0
+  timeout -k 5 "$limit" "$@" <"$stdin" >"$T/$p.out" 2>"$T/$p.err" || rc=$?
+  end=$(_now_ms)
+  echo "$rc" >"$T/$p.rc"
+  printf -v "${p}_rc" '%s' "$rc"
+  printf -v "${p}_secs" '%s' "$(_secs_since "$start")"
+  if (($(stat -c %s "$T/$p.out") <= 4000000)); then
+    printf -v "${p}_out" '%s' "$(cat "$T/$p.out")"
+  else
+    printf -v "${p}_out" '%s' ""
+  fi
+  if (($(stat -c %s "$T/$p.err") <= 4000000)); then
+    printf -v "${p}_err" '%s' "$(cat "$T/$p.err")"
+  else
+    printf -v "${p}_err" '%s' ""
+  fi
+  if ((end - start >= limit * 1000)); then
+    fail "command did not finish within ${limit}s"
+  fi
+}
+
+# start_bg P -- cmd...: start cmd in the background (stdout/stderr to $T/P.out,
+# $T/P.err, stdin /dev/null) with SIGINT/SIGQUIT at their defaults (a
+# non-interactive shell would start it with them ignored); sets P_pid.
+start_bg() {
+  local p=$1
+  shift
+  [[ ${1:-} == -- ]] && shift
+  LAST_CAPTURE=$p
+  printf '%q ' "$@" >"$T/$p.cmd"
+  env --default-signal=INT,QUIT "$@" </dev/null >"$T/$p.out" 2>"$T/$p.err" &
+  local pid=$!
+  echo "$pid" >>"$T/.bgpids"
+  printf -v "${p}_pid" '%s' "$pid"
+  printf -v "${p}_start" '%s' "$(_now_ms)"
+}
+
+# wait_bg P SECONDS: wait for the background command P to exit, at most
+# SECONDS; sets P_rc, P_out, P_err, P_secs (since start_bg). Fails on timeout.
+wait_bg() {
+  local p=$1 secs=$2 pid_var="${1}_pid" start_var="${1}_start" deadline rc=0
+  local pid=${!pid_var}
+  deadline=$(($(_now_ms) + secs * 1000))
+  while kill -0 "$pid" 2>/dev/null && [[ $(ps -o stat= -p "$pid" 2>/dev/null) != Z* ]]; do
+    if (($(_now_ms) > deadline)); then
+      fail "background command $p (pid $pid) still running after ${secs}s"
+    fi
+    sleep 0.1
+  done
+  wait "$pid" || rc=$?
+  echo "$rc" >"$T/$p.rc"
+  printf -v "${p}_rc" '%s' "$rc"
+  printf -v "${p}_secs" '%s' "$(_secs_since "${!start_var}")"
+  printf -v "${p}_out" '%s' "$(head -c 4000000 "$T/$p.out")"
+  printf -v "${p}_err" '%s' "$(head -c 4000000 "$T/$p.err")"
+}
+
+# wait_for DESCRIPTION SECONDS cmd...: poll cmd (every 0.1 s) until it succeeds.
+wait_for() {
+  local what=$1 secs=$2 deadline
+  shift 2
+  deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "timed out after ${secs}s waiting for: $what"
+    sleep 0.1
+  done
+}
+
+# count_procs PATTERN: how many processes match pgrep -f PATTERN.
+count_procs() {
+  pgrep -c -f -- "$1" || true
+}
+
+# wait_procs PATTERN N SECONDS: wait until at least N processes match.
+wait_procs() {
+  local pattern=$1 n=$2 secs=$3 deadline=$((SECONDS + $3))
+  while (($(count_procs "$pattern") < n)); do
+    ((SECONDS < deadline)) ||
+      fail "expected $n processes matching '$pattern' within ${secs}s, found $(count_procs "$pattern")"
+    sleep 0.1
+  done
+}
+
+# _describe_procs PATTERN: the matching processes with the host they run on.
+_describe_procs() {
+  local pid host
+  for pid in $(pgrep -f -- "$1"); do
+    host=$(_host_of_pid "$pid")
+    echo "  pid $pid on $host: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+  done
+}
+
+# _host_of_pid PID: fnodeI if PID runs in that node's network namespace.
+_host_of_pid() {
+  local pid=$1 ns i
+  ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null || echo "?")
+  for ((i = 1; i <= ${FERRY_CLUSTER_NODES:-16}; i++)); do
+    if [[ -e /run/netns/fnode$i && $(stat -L -c %i "/run/netns/fnode$i") == "${ns//[^0-9]/}" ]]; then
+      echo "fnode$i"
+      return
+    fi
+  done
+  echo "local"
+}
+
+# wait_gone PATTERN SECONDS: poll until no process matches pgrep -f PATTERN;
+# on timeout fail, listing them and where they run.
+wait_gone() {
+  local pattern=$1 secs=$2 deadline
+  deadline=$(($(_now_ms) + secs * 1000))
+  while pgrep -f -- "$pattern" >/dev/null; do
+    if (($(_now_ms) > deadline)); then
+      fail "processes matching '$pattern' still alive after ${secs}s:
+$(_describe_procs "$pattern")"
+    fi
+    sleep 0.1
+  done
+}
+
+# no_procs_left PATTERN: fail now if any process matches pgrep -f PATTERN.
+no_procs_left() {
+  if pgrep -f -- "$1" >/dev/null; then
+    fail "processes matching '$1' left:
+$(_describe_procs "$1")"
+  fi
+}
+
+# cluster_leftovers: every process inside the simulated hosts other than their
+# sshd listeners (ferryd, ranks, sshd sessions), one line each; zombies skipped.
+cluster_leftovers() {
+  local i listener pid stat
+  for ((i = 1; i <= ${FERRY_CLUSTER_NODES:-0}; i++)); do
+    listener=$(cat "$FERRY_CLUSTER_DIR/fnode$i/sshd.pid" 2>/dev/null || echo "")
+    for pid in $(ip netns pids "fnode$i" 2>/dev/null); do
+      [[ $pid == "$listener" ]] && continue
+      stat=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+      [[ -z $stat || $stat == Z* ]] && continue
+      echo "  fnode$i pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+    done
+  done
+}
+
+# wait_cluster_idle SECONDS: wait until no host runs anything but its sshd
+# listener: no ferryd, no rank, no ssh session of a finished job.
+wait_cluster_idle() {
+  local secs=$1 deadline=$((SECONDS + $1)) left
+  while :; do
+    left=$(cluster_leftovers)
+    [[ -z $left ]] && return 0
+    ((SECONDS < deadline)) ||
+      fail "simulated hosts still run processes ${secs}s after the job ended:
+$left"
+    sleep 0.2
+  done
+}
+
+# rank_lines FILE R STREAM: the payloads of rank R's lines on STREAM
+# (stdout|stderr) in FILE, prefix "[R]<STREAM>:" removed.
+rank_lines() {
+  sed -n "s/^\[$2\]<$3>://p" "$1"
+}

@@ -1,0 +1,551 @@
+// SshLauncher against a real, private sshd on 127.0.0.1 (needs root and /usr/sbin/sshd).
+// Everything lives in a temporary directory: host keys, client keys, authorized_keys,
+// ssh_config and known_hosts files. /root/.ssh and /etc/ssh are never touched.
+
+#include "ferry/transport/ssh_launcher.hpp"
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_text(const fs::path& p, const std::string& text, fs::perms perms = fs::perms::none) {
+  std::ofstream(p) << text;
+  if (perms != fs::perms::none) fs::permissions(p, perms);
+}
+
+bool run(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+bool port_accepts(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A listening socket on 127.0.0.1; port 0 = any free port.
+int listen_socket(int port, int* bound_port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 16) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  if (bound_port) *bound_port = ntohs(a.sin_port);
+  return fd;
+}
+
+// Runs `io` until `done()` or `limit`.
+bool run_until(asio::io_context& io, const std::function<bool()>& done,
+               std::chrono::milliseconds limit = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    if (io.stopped()) io.restart();
+    io.run_one_for(20ms);
+  }
+  return done();
+}
+
+class SshLauncherTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (geteuid() != 0) {
+      skip_reason_ = "needs root (runs a private sshd)";
+      return;
+    }
+    if (access("/usr/sbin/sshd", X_OK) != 0 || access("/usr/bin/ssh-keygen", X_OK) != 0) {
+      skip_reason_ = "needs /usr/sbin/sshd and ssh-keygen";
+      return;
+    }
+    unsetenv("SSH_AUTH_SOCK");  // only the keys of this test
+    char tmpl[] = "/tmp/ferry-ssh-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    for (const char* key : {"host_key", "other_host_key", "id_main", "id_alt"}) {
+      if (!run("ssh-keygen -q -t ed25519 -N '' -C ferry-test -f " + (dir_ / key).string())) {
+        skip_reason_ = "ssh-keygen failed";
+        return;
+      }
+    }
+    write_text(dir_ / "authorized_keys",
+               read_text(dir_ / "id_main.pub") + read_text(dir_ / "id_alt.pub"));
+    write_text(dir_ / "fake_ferryd", "#!/bin/sh\nexec cat\n", fs::perms::owner_all);
+    write_text(dir_ / "exit3", "#!/bin/sh\necho starting >&2\necho boom >&2\nexit 3\n",
+               fs::perms::owner_all);
+    write_text(dir_ / "exit0", "#!/bin/sh\nexit 0\n", fs::perms::owner_all);
+    std::mt19937 rng(std::random_device{}());
+    for (int attempt = 0; attempt < 10 && sshd_pid_ <= 0; ++attempt) {
+      int port = 20000 + static_cast<int>(rng() % 40000);
+      int probe = listen_socket(port, nullptr);
+      if (probe < 0) continue;
+      ::close(probe);
+      start_sshd(port);
+    }
+    if (sshd_pid_ <= 0) skip_reason_ = "could not start sshd: " + read_text(dir_ / "sshd.log");
+  }
+
+  static void start_sshd(int port) {
+    write_text(dir_ / "sshd_config",
+               "Port " + std::to_string(port) +
+                   "\nListenAddress 127.0.0.1\n"
+                   "HostKey " + (dir_ / "host_key").string() +
+                   "\nPidFile " + (dir_ / "sshd.pid").string() +
+                   "\nAuthorizedKeysFile " + (dir_ / "authorized_keys").string() +
+                   "\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
+                   "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+                   "PermitRootLogin prohibit-password\nMaxStartups 64\nLogLevel ERROR\n");
+    pid_t pid = fork();
+    if (pid == 0) {
+      int log = ::open((dir_ / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      dup2(log, 2);
+      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", (dir_ / "sshd_config").c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 100; ++i) {
+      if (port_accepts(port)) {
+        sshd_pid_ = pid;
+        port_ = port;
+        return;
+      }
+      if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+      std::this_thread::sleep_for(50ms);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+
+  static void TearDownTestSuite() {
+    if (sshd_pid_ > 0) {
+      kill(sshd_pid_, SIGTERM);
+      waitpid(sshd_pid_, nullptr, 0);
+      sshd_pid_ = -1;
+    }
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+  }
+
+  // known_hosts text that trusts the test sshd (or the other key).
+  static std::string known_line(const std::string& key_file) {
+    std::string pub = read_text(dir_ / (key_file + ".pub"));
+    pub = pub.substr(0, pub.find(" ferry-test"));
+    return "[127.0.0.1]:" + std::to_string(port_) + " " + pub + "\n";
+  }
+
+  // Writes a fresh ssh_config + known_hosts pair; returns the config path.
+  fs::path make_config(const std::string& known_hosts_text, const std::string& extra = "") {
+    ++configs_;
+    fs::path kh = dir_ / ("known_hosts_" + std::to_string(configs_));
+    known_hosts_ = kh;
+    if (!known_hosts_text.empty()) write_text(kh, known_hosts_text);
+    std::string p = std::to_string(port_);
+    std::string common = "  HostName 127.0.0.1\n  UserKnownHostsFile " + kh.string() + "\n";
+    std::string text =
+        extra +
+        "Host h1 h2 h3 h4\n" + common + "  Port " + p + "\n  User root\n  IdentityFile " +
+        (dir_ / "id_main").string() + "\n"
+        "Host alias\n" + common + "  Port " + p + "\n  User root\n  IdentityFile " +
+        (dir_ / "id_alt").string() + "\n"
+        "Host badport\n" + common + "  Port 1\n  User root\n  IdentityFile " +
+        (dir_ / "id_main").string() + "\n"
+        "Host wronguser\n" + common + "  Port " + p + "\n  User nosuchuser\n  IdentityFile " +
+        (dir_ / "id_main").string() + "\n"
+        "Host noid\n" + common + "  Port " + p + "\n  User root\n";
+    fs::path cfg = dir_ / ("ssh_config_" + std::to_string(configs_));
+    write_text(cfg, text);
+    return cfg;
+  }
+
+  SshOptions options(const fs::path& config) {
+    SshOptions o;
+    o.config_file = config.string();
+    o.connect_timeout_s = 10;
+    if (std::getenv("FERRY_SSH_TEST_VERBOSE")) {
+      o.verbose = true;
+      o.log = [t0 = std::chrono::steady_clock::now()](const std::string& line) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "[%6lld ms] %s\n", static_cast<long long>(ms), line.c_str());
+      };
+    }
+    o.on_diag = [this](const std::string& host, const std::string& line) {
+      diag_.push_back(host + ": " + line);
+    };
+    return o;
+  }
+
+  // Opens one link; returns it or the error text in `error`.
+  std::unique_ptr<Link> open(asio::io_context& io, SshLauncher& launcher, HostEntry host,
+                             const std::string& ferryd, std::string* error) {
+    bool done = false;
+    std::unique_ptr<Link> link;
+    launcher.async_open(host, DaemonCommand{ferryd}, [&](Result<std::unique_ptr<Link>> r) {
+      done = true;
+      if (r) {
+        link = std::move(r.value());
+      } else {
+        *error = r.error().message;
+      }
+    });
+    EXPECT_FALSE(done) << "handler must not run inside async_open";
+    EXPECT_TRUE(run_until(io, [&] { return done; }));
+    return link;
+  }
+
+  static HostEntry host(const std::string& name, int port = 0, const std::string& user = "") {
+    HostEntry h;
+    h.name = name;
+    h.port = port;
+    h.user = user;
+    return h;
+  }
+
+  std::string ferryd() const { return (dir_ / "fake_ferryd").string(); }
+  std::string prefix(const std::string& name) const {
+    return name + ":" + std::to_string(port_) + ": ";
+  }
+
+  static inline fs::path dir_;
+  static inline pid_t sshd_pid_ = -1;
+  static inline int port_ = 0;
+  static inline std::string skip_reason_;
+  static inline int configs_ = 0;
+  fs::path known_hosts_;
+  std::vector<std::string> diag_;
+};
+
+TEST_F(SshLauncherTest, EchoesOneMegabyteByteExact) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  auto link = open(io, launcher, host("h1"), ferryd(), &error);
+  ASSERT_TRUE(link) << error;
+  EXPECT_EQ(link->peer_address(), "127.0.0.1");
+  EXPECT_EQ(link->describe(), "h1:" + std::to_string(port_));
+
+  std::string sent(1 << 20, '\0');
+  std::mt19937 rng(42);
+  for (char& c : sent) c = static_cast<char>(rng());
+  std::string got;
+  bool closed = false;
+  link->start([&](std::string_view bytes) { got.append(bytes); },
+              [&](const std::string&) { closed = true; });
+  for (size_t off = 0; off < sent.size(); off += 100000) {
+    link->send(sent.substr(off, 100000));
+  }
+  EXPECT_GT(link->pending_bytes(), 0u);
+  ASSERT_TRUE(run_until(io, [&] { return got.size() >= sent.size() || closed; }, 60s));
+  EXPECT_FALSE(closed);
+  EXPECT_EQ(link->pending_bytes(), 0u);
+  EXPECT_TRUE(got == sent) << "echo differs; got " << got.size() << " bytes";
+  link->close();
+  link->close();  // safe twice
+  link.reset();
+  io.run_for(200ms);
+}
+
+TEST_F(SshLauncherTest, FourHostsOpenInParallel) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::vector<std::unique_ptr<Link>> links(4);
+  std::vector<std::string> errors(4), echoes(4);
+  int done = 0;
+  for (int i = 0; i < 4; ++i) {
+    launcher.async_open(host("h" + std::to_string(i + 1)), DaemonCommand{ferryd()},
+                        [&, i](Result<std::unique_ptr<Link>> r) {
+                          ++done;
+                          if (r) {
+                            links[i] = std::move(r.value());
+                          } else {
+                            errors[i] = r.error().message;
+                          }
+                        });
+  }
+  ASSERT_TRUE(run_until(io, [&] { return done == 4; }));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(links[i]) << errors[i];
+    links[i]->start([&, i](std::string_view b) { echoes[i].append(b); },
+                    [](const std::string&) {});
+    links[i]->send("hello from h" + std::to_string(i + 1) + "\n");
+  }
+  ASSERT_TRUE(run_until(io, [&] {
+    for (auto& e : echoes) if (e.empty() || e.back() != '\n') return false;
+    return true;
+  }));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(echoes[i], "hello from h" + std::to_string(i + 1) + "\n");
+    EXPECT_EQ(links[i]->describe(), "h" + std::to_string(i + 1) + ":" + std::to_string(port_));
+  }
+}
+
+TEST_F(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config("")));
+  std::string error;
+  auto link = open(io, launcher, host("h1"), ferryd(), &error);
+  EXPECT_FALSE(link);
+  EXPECT_EQ(error.rfind(prefix("h1") + "unknown host key SHA256:", 0), 0u) << error;
+  EXPECT_NE(error.find("ssh-keyscan -p " + std::to_string(port_) + " 127.0.0.1 >> "),
+            std::string::npos) << error;
+  EXPECT_NE(error.find("--ssh-accept-new"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST_F(SshLauncherTest, AcceptNewRecordsTheKey) {
+  asio::io_context io;
+  SshOptions o = options(make_config(""));
+  o.accept_new_host_keys = true;
+  std::vector<std::string> log;
+  o.verbose = true;
+  o.log = [&](const std::string& line) { log.push_back(line); };
+  {
+    SshLauncher launcher(io, o);
+    std::string error;
+    ASSERT_TRUE(open(io, launcher, host("h1"), ferryd(), &error)) << error;
+  }
+  EXPECT_NE(read_text(known_hosts_).find("[127.0.0.1]:" + std::to_string(port_)),
+            std::string::npos);
+  bool noted = false;
+  for (auto& l : log) noted |= l.find("added host key SHA256:") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // The recorded key is trusted afterwards without the flag.
+  o.accept_new_host_keys = false;
+  SshLauncher again(io, o);
+  std::string error;
+  EXPECT_TRUE(open(io, again, host("h2"), ferryd(), &error)) << error;
+}
+
+TEST_F(SshLauncherTest, StrictHostKeyCheckingAcceptNewInConfig) {
+  asio::io_context io;
+  const std::string block = "Host h3\n  StrictHostKeyChecking accept-new\n";
+  SshLauncher launcher(io, options(make_config("", block)));
+  std::string error;
+  EXPECT_TRUE(open(io, launcher, host("h3"), ferryd(), &error)) << error;
+  EXPECT_NE(read_text(known_hosts_).find("[127.0.0.1]"), std::string::npos);
+  // Only for the hosts of that block.
+  SshLauncher other(io, options(make_config("", block)));
+  error.clear();
+  EXPECT_FALSE(open(io, other, host("h4"), ferryd(), &error));
+  EXPECT_NE(error.find("unknown host key"), std::string::npos) << error;
+}
+
+TEST_F(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
+  asio::io_context io;
+  SshOptions o = options(make_config(known_line("other_host_key")));
+  o.accept_new_host_keys = true;
+  SshLauncher launcher(io, o);
+  std::string error;
+  EXPECT_FALSE(open(io, launcher, host("h1"), ferryd(), &error));
+  EXPECT_EQ(error.rfind(prefix("h1") + "host key CHANGED (fingerprint SHA256:", 0), 0u) << error;
+  EXPECT_NE(error.find(known_hosts_.string()), std::string::npos) << error;
+}
+
+TEST_F(SshLauncherTest, WrongPortGivesOneLineConnectError) {
+  int closed_port = 0;
+  ::close(listen_socket(0, &closed_port));
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  EXPECT_FALSE(open(io, launcher, host("h1", closed_port), ferryd(), &error));
+  EXPECT_EQ(error, "h1:" + std::to_string(closed_port) + ": cannot connect: Connection refused");
+}
+
+TEST_F(SshLauncherTest, SilentServerTimesOut) {
+  int port = 0;
+  int fd = listen_socket(0, &port);  // accepts TCP, never says a word
+  asio::io_context io;
+  SshOptions o = options(make_config(known_line("host_key")));
+  o.connect_timeout_s = 1;
+  SshLauncher launcher(io, o);
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(open(io, launcher, host("h1", port), ferryd(), &error));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(error.rfind("h1:" + std::to_string(port) + ": connection timed out after 1 s", 0),
+            0u) << error;
+  ::close(fd);
+}
+
+TEST_F(SshLauncherTest, MissingFerrydIsReportedAsNotFound) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  auto link = open(io, launcher, host("h1"), "/nonexistent/dir/ferryd", &error);
+  ASSERT_TRUE(link) << error;
+  std::string reason = "<none>";
+  link->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
+  ASSERT_TRUE(run_until(io, [&] { return reason != "<none>"; }));
+  EXPECT_EQ(reason.rfind("ferryd not found at /nonexistent/dir/ferryd", 0), 0u) << reason;
+}
+
+TEST_F(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  auto link = open(io, launcher, host("h2"), (dir_ / "exit3").string(), &error);
+  ASSERT_TRUE(link) << error;
+  std::string reason = "<none>";
+  link->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
+  ASSERT_TRUE(run_until(io, [&] { return reason != "<none>"; }));
+  EXPECT_EQ(reason, "ferryd exited with status 3: boom");
+  EXPECT_EQ(diag_, (std::vector<std::string>{"h2: starting", "h2: boom"}));
+
+  auto clean = open(io, launcher, host("h2"), (dir_ / "exit0").string(), &error);
+  ASSERT_TRUE(clean) << error;
+  reason = "<none>";
+  clean->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
+  ASSERT_TRUE(run_until(io, [&] { return reason != "<none>"; }));
+  EXPECT_EQ(reason, "");
+}
+
+TEST_F(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  // HostName, Port, User, IdentityFile and UserKnownHostsFile all come from the config.
+  auto link = open(io, launcher, host("alias"), ferryd(), &error);
+  ASSERT_TRUE(link) << error;
+  EXPECT_EQ(link->describe(), "alias:" + std::to_string(port_));
+}
+
+TEST_F(SshLauncherTest, CommandLineOverridesConfig) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  // Config says Port 1; the host entry's port wins (ssh_connect must not re-read config).
+  EXPECT_TRUE(open(io, launcher, host("badport", port_), ferryd(), &error)) << error;
+  // Config says User nosuchuser: honoured, and overridden by the host entry.
+  error.clear();
+  EXPECT_FALSE(open(io, launcher, host("wronguser"), ferryd(), &error));
+  EXPECT_EQ(error, prefix("wronguser") + "authentication failed (publickey) for user nosuchuser");
+  error.clear();
+  EXPECT_TRUE(open(io, launcher, host("wronguser", 0, "root"), ferryd(), &error)) << error;
+  // default_port (-p) beats the config's Port, as with ssh; the entry's port beats both.
+  SshOptions o = options(make_config(known_line("host_key")));
+  o.default_port = port_;
+  SshLauncher with_default(io, o);
+  error.clear();
+  EXPECT_TRUE(open(io, with_default, host("badport"), ferryd(), &error)) << error;
+  o.default_port = 1;
+  SshLauncher entry_wins(io, o);
+  error.clear();
+  EXPECT_TRUE(open(io, entry_wins, host("h1", port_), ferryd(), &error)) << error;
+}
+
+TEST_F(SshLauncherTest, IdentityFileOption) {
+  asio::io_context io;
+  SshOptions o = options(make_config(known_line("host_key")));
+  {
+    SshLauncher launcher(io, o);
+    std::string error;
+    EXPECT_FALSE(open(io, launcher, host("noid"), ferryd(), &error));
+    EXPECT_EQ(error, prefix("noid") + "authentication failed (publickey) for user root");
+  }
+  o.identity_file = (dir_ / "id_alt").string();
+  SshLauncher launcher(io, o);
+  std::string error;
+  EXPECT_TRUE(open(io, launcher, host("noid"), ferryd(), &error)) << error;
+  o.identity_file = (dir_ / "missing_key").string();
+  SshLauncher missing(io, o);
+  error.clear();
+  EXPECT_FALSE(open(io, missing, host("noid"), ferryd(), &error));
+  EXPECT_EQ(error, prefix("noid") + "cannot read identity file " + o.identity_file);
+}
+
+TEST_F(SshLauncherTest, CancelAllFailsOpensInFlight) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  bool done = false;
+  launcher.async_open(host("h1"), DaemonCommand{ferryd()}, [&](Result<std::unique_ptr<Link>> r) {
+    done = true;
+    if (!r) error = r.error().message;
+  });
+  launcher.cancel_all();
+  ASSERT_TRUE(run_until(io, [&] { return done; }));
+  EXPECT_EQ(error, prefix("h1") + "cancelled");
+}
+
+// Keepalive: an idle healthy link stays open; a frozen server is detected.
+TEST_F(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
+  asio::io_context io;
+  SshOptions o = options(make_config(known_line("host_key")));
+  o.keepalive_s = 1;
+  SshLauncher launcher(io, o);
+  std::string error;
+  auto link = open(io, launcher, host("h1"), ferryd(), &error);
+  ASSERT_TRUE(link) << error;
+  std::string reason = "<none>";
+  link->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
+  run_until(io, [&] { return reason != "<none>"; }, 4500ms);
+  EXPECT_EQ(reason, "<none>") << "an idle link must survive keepalive";
+
+  // Freeze every process below our sshd (the per-connection ones), not sshd itself.
+  std::vector<pid_t> frozen;
+  std::function<void(pid_t)> freeze = [&](pid_t parent) {
+    for (auto& e : fs::directory_iterator("/proc")) {
+      pid_t pid = std::atoi(e.path().filename().c_str());
+      if (pid <= 0) continue;
+      std::string stat = read_text(e.path() / "stat");
+      size_t close_paren = stat.rfind(')');
+      if (close_paren == std::string::npos) continue;
+      std::istringstream fields(stat.substr(close_paren + 2));
+      char state;
+      pid_t ppid = 0;
+      fields >> state >> ppid;
+      if (ppid == parent) {
+        kill(pid, SIGSTOP);
+        frozen.push_back(pid);
+        freeze(pid);
+      }
+    }
+  };
+  freeze(sshd_pid_);
+  ASSERT_FALSE(frozen.empty());
+  EXPECT_TRUE(run_until(io, [&] { return reason != "<none>"; }, 8s));
+  EXPECT_EQ(reason, "no answer to keepalive for 3 s");
+  for (pid_t pid : frozen) kill(pid, SIGCONT);
+}
+
+}  // namespace
+}  // namespace ferry
