@@ -143,6 +143,9 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   }
   std::vector<std::string> args(args_in.begin() + (args_in.empty() ? 0 : 1), args_in.end());
   args = normalize_single_dash(args, long_names, takes_value);
+  auto sep = std::find(args.begin(), args.end(), "--");
+  const bool explicit_sep = sep != args.end() && sep + 1 != args.end() && (sep + 1)->size() &&
+                            (*(sep + 1))[0] == '-';
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
@@ -159,6 +162,12 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   if (!job.command.empty() && job.command.front() == "--") job.command.erase(job.command.begin());
   if (job.command.empty()) {
     std::cerr << "ferryrun: no command given (see ferryrun --help)\n";
+    return {std::nullopt, 2};
+  }
+  // CLI11 starts the command at an unknown option; a typo must not become the command.
+  if (!job.command.front().empty() && job.command.front()[0] == '-' && !explicit_sep) {
+    std::cerr << "ferryrun: unknown option '" << job.command.front()
+              << "' (see ferryrun --help; put the command after -- if it starts with '-')\n";
     return {std::nullopt, 2};
   }
   if (tag == "openmpi") cfg.output.tag = TagStyle::kOpenMpi;

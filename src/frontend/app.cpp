@@ -21,7 +21,9 @@ int run_ferryrun(const FrontendConfig& cfg) {
   out_opts.world_size = world;
   ConsoleOutput console(out_opts);
   Diagnostics diag(&console, 2, cfg.job.verbose);
-  console.set_warn([&diag](const std::string& w) { diag.warn(w); });
+  diag.set_writer([&console](const std::string& line) {
+    console.print_line(StreamId::kStderr, line);
+  });
 
   SshOptions ssh;
   ssh.config_file = cfg.ssh.config_file;

@@ -109,7 +109,7 @@ class Job::Impl {
     bool done = false;        // ferryd said Done
     bool closed = false;      // link ended (or never opened)
     int ranks_left = 0;
-    std::string name() const { return plan.host.name; }
+    std::string name() const { return plan.label; }
   };
 
   // ---- starting ------------------------------------------------------------------------

@@ -107,7 +107,8 @@ struct StringOut {
 
 bool same_open_file(int a, int b) {
   if (a == b) return true;
-  struct stat sa {}, sb {};
+  struct stat sa;
+  struct stat sb;
   if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -184,7 +185,7 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
     std::snprintf(buf, sizeof buf, "/1/rank.%d/%s", rank, stream_name(stream));
   } else {
     const int digits = std::snprintf(nullptr, 0, "%d", std::max(options.world_size - 1, 0));
-    std::snprintf(buf, sizeof buf, "/rank.%d/%s", rank, stream_name(stream));
+    std::snprintf(buf, sizeof buf, "/rank.%0*d/%s", digits, rank, stream_name(stream));
   }
   std::string dir = options.output_dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -201,10 +202,13 @@ ConsoleOutput::ConsoleOutput(OutputOptions options, int stdout_fd, int stderr_fd
 }
 
 ConsoleOutput::~ConsoleOutput() {
+  // The owner's hook may capture objects already destroyed (declared after this one);
+  // late warnings take the default path.
+  warn_ = nullptr;
   for (std::size_t i = 0; i < streams_.size(); ++i) {
-    if (streams_[i] && (streams_[i]->assembler.mid_line() ||
-                        streams_[i]->assembler.held_size() > 0 ||
-                        streams_[i]->file_state == StreamState::File::kOpen)) {
+    if (streams_[i] &&
+        (streams_[i]->assembler.mid_line() || streams_[i]->assembler.held_size() > 0 ||
+         streams_[i]->file_state == StreamState::File::kOpen)) {
       close_stream(streams_[i]->rank, streams_[i]->stream);
     }
   }
@@ -216,11 +220,6 @@ void ConsoleOutput::set_warn(std::function<void(const std::string&)> warn) {
 }
 
 void ConsoleOutput::set_clock(std::function<std::time_t()> clock) { clock_ = std::move(clock); }
-
-ConsoleOutput::StreamState* ConsoleOutput::find(int rank, StreamId stream) {
-  const std::size_t i = 2 * static_cast<std::size_t>(rank) + (stream == StreamId::kStderr);
-  return i < streams_.size() ? streams_[i].get() : nullptr;
-}
 
 ConsoleOutput::StreamState& ConsoleOutput::state(int rank, StreamId stream) {
   const std::size_t i = 2 * static_cast<std::size_t>(rank) + (stream == StreamId::kStderr);
@@ -293,6 +292,9 @@ void ConsoleOutput::flush() {
     }
   }
   report_errors();
+  // Warnings printed by the default hook just now.
+  out_->out.flush();
+  if (err_) err_->out.flush();
 }
 
 void ConsoleOutput::print_line(StreamId stream, std::string_view line) {
@@ -322,8 +324,8 @@ namespace {
 
 // Writes `held` and `body` (whole lines) to `out`, stamp and tag before each line.
 template <typename Out>
-void format_lines(Out& out, std::string_view stamp, std::string_view tag,
-                         std::string_view held, std::string_view body) {
+void format_lines(Out& out, std::string_view stamp, std::string_view tag, std::string_view held,
+                  std::string_view body) {
   if (stamp.empty() && tag.empty()) {
     out.append(held);
     out.append(body);
@@ -493,8 +495,9 @@ void ConsoleOutput::file_error(StreamState& s, const std::string& what, int err)
   s.file_state = StreamState::File::kFailed;
   if (file_warned_) return;
   file_warned_ = true;
-  warn("cannot " + what + " output file " + rank_file_path(options_, s.rank, s.stream) +
-       ": " + std::strerror(err) + " (that rank's output still goes to the console; further "
+  warn("cannot " + what + " output file " + rank_file_path(options_, s.rank, s.stream) + ": " +
+       std::strerror(err) +
+       " (that rank's output still goes to the console; further "
        "output-file errors are not reported)");
 }
 

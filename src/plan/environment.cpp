@@ -57,7 +57,7 @@ std::vector<std::string> rank_environment(const Placement&, const HostPlan& host
       kv("HOROVOD_LOCAL_SIZE", r.local_size),
       kv("HOROVOD_CROSS_RANK", r.cross_rank),
       kv("HOROVOD_CROSS_SIZE", r.cross_size),
-      kv("HOROVOD_HOSTNAME", host.host.name),
+      kv("HOROVOD_HOSTNAME", host.label),
       kv("OMPI_COMM_WORLD_RANK", r.rank),
       kv("OMPI_COMM_WORLD_LOCAL_RANK", r.local_rank),
       kv("OMPI_COMM_WORLD_LOCAL_SIZE", r.local_size),

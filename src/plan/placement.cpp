@@ -59,6 +59,15 @@ Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe)
     }
     p.hosts.push_back(std::move(hp));
   }
+  std::map<std::string, int> name_count;
+  for (auto& hp : p.hosts) ++name_count[hp.host.name];
+  for (auto& hp : p.hosts) {
+    hp.label = hp.host.name;
+    if (name_count[hp.host.name] > 1) {
+      hp.label += ":" + std::to_string(hp.host.port);
+      if (!hp.host.user.empty()) hp.label = hp.host.user + "@" + hp.label;
+    }
+  }
   // cross_rank: index of the host among the hosts that have this local_rank.
   std::map<int, int> cross_size;
   for (auto& hp : p.hosts)

@@ -82,6 +82,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
 
   // ssh_session_stream.cpp
   void pump();
+  bool process_packets();
   bool drain_channel(bool deliver);
   void flush_sends();
   void take_stderr(std::string_view bytes);

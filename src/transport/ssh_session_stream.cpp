@@ -2,8 +2,8 @@
 // diagnostics callback, queued sends into the channel window, keepalive, and the end of
 // the stream with a reason built from the exit status and the last stderr line.
 
-// ssh_send_keepalive() is declared in server.h but is a plain global request, fine for
-// clients (server.c in 0.10).
+// ssh_send_keepalive() and ssh_message_reply_default() are declared in server.h but work
+// on client sessions too (a plain global request; a refusal of a server's request).
 #include <libssh/server.h>
 
 #include <algorithm>
@@ -75,22 +75,39 @@ void SshSession::post_pump() {
 }
 
 void SshSession::pump() {
+  if (!process_packets()) return;
   if (!drain_channel(true)) return;
   flush_sends();
   if (phase_ != Phase::kStreaming) return;
   ssh_channel ch = channel_.get();
-  if (ssh_channel_is_eof(ch) && exit_status_ < 0 && exit_signal_.empty()) {
-    // After EOF, reads no longer process packets (ssh_channel_poll skips
-    // ssh_handle_packets once remote_eof is set); this call does, until the exit status.
-    ssh_channel_get_exit_status(ch);
-    sync_fd();
-  }
   bool exited = exit_status_ >= 0 || !exit_signal_.empty();
   if (ssh_channel_is_closed(ch) || !ssh_is_connected(session_.get()) ||
       (ssh_channel_is_eof(ch) && exited)) {
-    drain_channel(true);
-    if (phase_ == Phase::kStreaming) conclude();
+    conclude();
   }
+}
+
+// One non-blocking round of packet processing. Channel reads stop doing this once the
+// remote sent EOF (ssh_channel_poll skips ssh_handle_packets when remote_eof is set), yet
+// exit-status, CLOSE and window adjusts still arrive; ssh_message_get() always processes
+// (messages.c). Requests it hands back (a server opening channels) are refused.
+bool SshSession::process_packets() {
+  while (ssh_message msg = ssh_message_get(session_.get())) {
+    ssh_message_reply_default(msg);
+    ssh_message_free(msg);
+  }
+  sync_fd();
+  if (ssh_get_status(session_.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR) ||
+      !ssh_is_connected(session_.get())) {
+    if (phase_ == Phase::kStreaming) {
+      drain_channel(true);  // what arrived before the connection broke
+      if (phase_ == Phase::kStreaming) conclude();
+    } else {
+      teardown();
+    }
+    return false;
+  }
+  return true;
 }
 
 // Reads all buffered stdout and stderr; returns false when the stream ended with an error.
@@ -225,17 +242,20 @@ void SshSession::finish_stream(const std::string& reason) {
 
 void SshSession::linger_step() {
   if (!session_ || !channel_) return teardown();
+  if (!process_packets()) return;
   if (!drain_channel(false)) return;  // discard output nobody listens to any more
   flush_sends();
   if (phase_ != Phase::kLinger) return;
   ssh_channel ch = channel_.get();
-  if (ssh_channel_is_closed(ch) || !ssh_is_connected(session_.get())) return teardown();
+  if (ssh_channel_is_closed(ch)) return teardown();
   if (queue_.empty() && !eof_sent_) {
     ssh_channel_send_eof(ch);
     eof_sent_ = true;
     sync_fd();
   }
-  if (eof_sent_ && !(ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING)) teardown();
+  // Then wait for ferryd to exit and close the channel (or for the linger limit): closing
+  // the socket now, with unread bytes in its receive buffer, makes the kernel send a RST
+  // that can destroy data still on its way to ferryd.
 }
 
 void SshSession::schedule_keepalive() {

@@ -48,9 +48,9 @@ struct Console {
   explicit Console(OutputOptions o = {}) : out(std::move(o), cout.fd(), cerr.fd()) {
     out.set_warn([this](const std::string& w) { warnings.push_back(w); });
   }
+  std::vector<std::string> warnings;
   Capture cout, cerr;
   ConsoleOutput out;
-  std::vector<std::string> warnings;
 };
 
 OutputOptions with_tag(TagStyle tag) {
@@ -336,7 +336,7 @@ TEST(ConsoleOutput, PerRankFilesHorovodLayout) {
   }
   con.out.flush();
   for (int r = 0; r < 16; ++r) {
-    char name[16];
+    char name[32];
     std::snprintf(name, sizeof name, "rank.%02d", r);
     EXPECT_EQ(read_file(dir.path / "out" / name / "stdout"),
               "rank " + std::to_string(r) + "\npartial");
@@ -353,6 +353,8 @@ TEST(ConsoleOutput, PerRankFilesOpenMpiLayout) {
   o.world_size = 16;
   o.layout = FileLayout::kOpenMpi;
   o.output_dir = dir.path.string();
+  fs::create_directories(dir.path / "1" / "rank.5");
+  std::ofstream(dir.path / "1" / "rank.5" / "stdout") << std::string(300000, '!');  // old run
   Console con(o);
   const std::string big(100000, 'q');  // larger than the file buffer
   con.out.write(5, StreamId::kStdout, "small\n");
@@ -361,6 +363,10 @@ TEST(ConsoleOutput, PerRankFilesOpenMpiLayout) {
   con.out.flush();
   EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stdout"), "small\n" + big);
   EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stderr"), "err\n");
+  con.out.close_stream(5, StreamId::kStderr);
+  con.out.write(5, StreamId::kStderr, "late\n");  // after close: appended, not truncated
+  con.out.flush();
+  EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stderr"), "err\nlate\n");
   EXPECT_FALSE(fs::exists(dir.path / "1" / "rank.05"));
 }
 
@@ -377,8 +383,9 @@ TEST(ConsoleOutput, FileErrorIsOneWarningNotACrash) {
   con.out.flush();
   ASSERT_EQ(con.warnings.size(), 1u);
   EXPECT_NE(con.warnings[0].find("rank.0/stdout"), std::string::npos) << con.warnings[0];
-  EXPECT_EQ(con.cout.text(), "[0]<stdout>:line\n[1]<stdout>:line\n[2]<stdout>:line\n"
-                             "[3]<stdout>:line\n");
+  EXPECT_EQ(con.cout.text(),
+            "[0]<stdout>:line\n[1]<stdout>:line\n[2]<stdout>:line\n"
+            "[3]<stdout>:line\n");
 }
 
 TEST(ConsoleOutput, DefaultWarningIsAWholeLineOnStderr) {
@@ -473,8 +480,8 @@ TEST(ConsoleOutput, QueueOverflowCountsWaitingLongLines) {
   con.out.write(1, StreamId::kStdout, "b\n");
   con.out.flush();
   // 0 is broken, 1 takes the fd at once; 0's continuation waits behind 1's line.
-  EXPECT_EQ(con.cout.text(), "[0]<stdout>:aaaaaa\n[1]<stdout>:" + std::string(151, 'b') +
-                                 "\n[0]<stdout>:aa\n");
+  EXPECT_EQ(con.cout.text(),
+            "[0]<stdout>:aaaaaa\n[1]<stdout>:" + std::string(151, 'b') + "\n[0]<stdout>:aa\n");
   EXPECT_EQ(con.warnings.size(), 1u);
 }
 
@@ -544,6 +551,52 @@ TEST(ConsoleOutput, BrokenPipeIsOneWarning) {
   ::close(p[1]);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("Broken pipe"), std::string::npos) << warnings[0];
+}
+
+TEST(ConsoleOutput, WarnHookMayFlushAndPrint) {
+  // As ferryrun's Diagnostics does: the hook flushes the console, then prints.
+  Capture cout, cerr;
+  TempDir dir;
+  const fs::path blocker = dir.path / "file";
+  std::ofstream(blocker) << "x";
+  OutputOptions o;
+  o.output_dir = blocker.string();
+  o.line_cap = 4;
+  o.queue_cap = 20;
+  ConsoleOutput out(o, cout.fd(), cerr.fd());
+  int calls = 0;
+  out.set_warn([&](const std::string& w) {
+    ++calls;
+    out.flush();
+    out.print_line(StreamId::kStderr, "W: " + w);
+  });
+  out.write(0, StreamId::kStdout, "holder");                     // file error; holds stdout
+  out.write(1, StreamId::kStdout, "queued line 1\nqueued 2\n");  // passes the queue cap
+  out.write(0, StreamId::kStdout, "!\n");
+  out.flush();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(cout.text(),
+            "[0]<stdout>:holder\n[1]<stdout>:queued line 1\n[1]<stdout>:queued 2\n"
+            "[0]<stdout>:!\n");
+  EXPECT_EQ(cerr.text().rfind("W: cannot ", 0), 0u) << cerr.text();
+}
+
+TEST(ConsoleOutput, DestructorDoesNotCallTheWarnHook) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ::close(p[0]);
+  Capture err;
+  int calls = 0;
+  {
+    ConsoleOutput out(OutputOptions{}, p[1], err.fd());
+    out.set_warn([&](const std::string&) { ++calls; });
+    out.write(0, StreamId::kStdout, "unflushed\n");  // fails only in the destructor's flush
+  }
+  ::close(p[1]);
+  EXPECT_EQ(calls, 0);
+  EXPECT_NE(err.text().find("ferryrun: warning: cannot write output to fd"), std::string::npos)
+      << err.text();
 }
 
 }  // namespace

@@ -110,6 +110,10 @@ class SshLauncherTest : public ::testing::Test {
     write_text(dir_ / "exit3", "#!/bin/sh\necho starting >&2\necho boom >&2\nexit 3\n",
                fs::perms::owner_all);
     write_text(dir_ / "exit0", "#!/bin/sh\nexit 0\n", fs::perms::owner_all);
+    write_text(dir_ / "until_eof",
+               "#!/bin/sh\nwc -c > " + (dir_ / "eof_seen.tmp").string() + " && mv " +
+                   (dir_ / "eof_seen.tmp").string() + " " + (dir_ / "eof_seen").string() + "\n",
+               fs::perms::owner_all);
     std::mt19937 rng(std::random_device{}());
     for (int attempt = 0; attempt < 10 && sshd_pid_ <= 0; ++attempt) {
       int port = 20000 + static_cast<int>(rng() % 40000);
@@ -436,6 +440,39 @@ TEST_F(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
   clean->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
   ASSERT_TRUE(run_until(io, [&] { return reason != "<none>"; }));
   EXPECT_EQ(reason, "");
+}
+
+TEST_F(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  auto link = open(io, launcher, host("h3"), (dir_ / "until_eof").string(), &error);
+  ASSERT_TRUE(link) << error;
+  bool called = false;
+  link->start([&](std::string_view) { called = true; }, [&](const std::string&) { called = true; });
+  link->send(std::string(300000, 'x'));
+  link.reset();  // closes with bytes still queued: they and the EOF must still go out
+  fs::path marker = dir_ / "eof_seen";
+  EXPECT_TRUE(run_until(io, [&] { return fs::exists(marker); }, 20s));
+  std::string count = read_text(marker);
+  EXPECT_EQ(std::atoi(count.c_str()), 300000) << count;
+  EXPECT_FALSE(called) << "no callbacks after close()";
+  // Once ferryd has gone, the lingering session leaves the io_context idle.
+  io.restart();
+  auto start = std::chrono::steady_clock::now();
+  io.run_for(10s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+}
+
+TEST_F(SshLauncherTest, UnresolvableHostName) {
+  asio::io_context io;
+  SshLauncher launcher(
+      io, options(make_config("", "Host nxhost\n  HostName nonexistent.invalid\n")));
+  std::string error;
+  EXPECT_FALSE(open(io, launcher, host("nxhost"), ferryd(), &error));
+  EXPECT_EQ(error.rfind("nxhost:22: cannot connect: ", 0), 0u) << error;
+  EXPECT_NE(error.find("nonexistent.invalid"), std::string::npos) << error;
+  std::printf("  (message: %s)\n", error.c_str());
 }
 
 TEST_F(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {

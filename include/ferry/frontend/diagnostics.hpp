@@ -3,6 +3,7 @@
 /// The one place ferryrun's own messages go: whole lines on stderr, after the rank output
 /// buffered so far, so a report never lands in the middle of a rank's line.
 
+#include <functional>
 #include <string>
 
 #include "ferry/output/sink.hpp"
@@ -25,9 +26,12 @@ class Diagnostics {
   bool is_verbose() const { return verbose_; }
   /// Writes text as is (a multi-line block).
   void raw(const std::string& text);
-  void set_sink(OutputSink* out) { out_ = out; }
+  /// Sends whole messages through `writer` instead of the fd (the console's print_line,
+  /// which waits behind a rank's unfinished long line instead of tearing it).
+  void set_writer(std::function<void(const std::string&)> writer) { writer_ = std::move(writer); }
 
  private:
+  std::function<void(const std::string&)> writer_;
   OutputSink* out_;
   int fd_;
   bool verbose_;

@@ -86,7 +86,7 @@ class ConsoleOutput final : public OutputSink {
  public:
   /// The fds are not owned (not closed). Defaults: the process's stdout and stderr.
   explicit ConsoleOutput(OutputOptions options, int stdout_fd = 1, int stderr_fd = 2);
-  /// Ends open lines (as close_stream would) and flushes.
+  /// Ends open lines (as close_stream would), closes files and flushes.
   ~ConsoleOutput() override;
   ConsoleOutput(const ConsoleOutput&) = delete;
   ConsoleOutput& operator=(const ConsoleOutput&) = delete;
@@ -102,8 +102,9 @@ class ConsoleOutput final : public OutputSink {
   /// whole line: ferry's own diagnostics go through here so they never tear rank lines.
   void print_line(StreamId stream, std::string_view line);
 
-  /// Receives warnings (one line, no newline). Default: print_line to stderr with a
-  /// "ferryrun: warning: " prefix.
+  /// Receives warnings (one line, no newline), called at a consistent point (it may call
+  /// flush or print_line). Default, and always from the destructor: print_line to stderr
+  /// with a "ferryrun: warning: " prefix.
   void set_warn(std::function<void(const std::string&)> warn);
   /// Supplies the time for timestamps. Default: time(nullptr).
   void set_clock(std::function<std::time_t()> clock);
@@ -117,7 +118,6 @@ class ConsoleOutput final : public OutputSink {
   struct StreamState;
   struct Handler;
 
-  StreamState* find(int rank, StreamId stream);
   StreamState& state(int rank, StreamId stream);
   void emit_lines(StreamState& s, std::string_view held, std::string_view body);
   bool take(StreamState& s, std::string_view held, std::string_view tail);
@@ -135,7 +135,7 @@ class ConsoleOutput final : public OutputSink {
 
   OutputOptions options_;
   std::unique_ptr<Destination> out_;
-  std::unique_ptr<Destination> err_;  // null when stderr lines go to out_
+  std::unique_ptr<Destination> err_;                   // null when stderr lines go to out_
   std::vector<std::unique_ptr<StreamState>> streams_;  // index: 2 * rank + (stderr ? 1 : 0)
   std::function<void(const std::string&)> warn_;
   std::function<std::time_t()> clock_;

@@ -23,6 +23,9 @@ struct RankSlot {
 /// The ranks of one host, in rank order.
 struct HostPlan {
   HostEntry host;
+  /// The host's name for frameworks (HOROVOD_HOSTNAME, reports): the name as given, or
+  /// "name:port" when several entries share a name (containers behind one address).
+  std::string label;
   int node_rank = 0;
   std::vector<RankSlot> ranks;
 };

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include "ferry/cli/ferryrun_cli.hpp"
+
+namespace ferry {
+namespace {
+
+ParseOutcome parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ferryrun");
+  return parse_ferryrun_args(args);
+}
+
+TEST(Cli, MpirunStyleSingleDashOptionsAndTheCommand) {
+  auto r = parse({"-np", "8", "-H", "a:4,b:4", "-p", "2222", "python", "train.py", "-np", "3"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.np, 8);
+  ASSERT_EQ(r.config->job.hosts.size(), 2u);
+  EXPECT_EQ(r.config->job.hosts[1].name, "b");
+  EXPECT_EQ(r.config->ssh.port, 2222);
+  // Everything from the first non-option word is the command, its own -np included.
+  EXPECT_EQ(r.config->job.command,
+            (std::vector<std::string>{"python", "train.py", "-np", "3"}));
+}
+
+TEST(Cli, FlagsBeforeValueOptionsDoNotSwallowThem) {
+  auto r = parse({"--verbose", "-np", "2", "--oversubscribe", "-x", "A=1", "-x", "B=2",
+                  "--", "echo", "--verbose"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_TRUE(r.config->job.verbose);
+  EXPECT_TRUE(r.config->job.oversubscribe);
+  EXPECT_EQ(r.config->job.np, 2);
+  EXPECT_EQ(r.config->job.exports, (std::vector<std::string>{"A=1", "B=2"}));
+  EXPECT_EQ(r.config->job.command, (std::vector<std::string>{"echo", "--verbose"}));
+}
+
+TEST(Cli, DefaultsToThisMachineWithSlotsForTheRanksAsked) {
+  auto r = parse({"-n", "6", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  ASSERT_EQ(r.config->job.hosts.size(), 1u);
+  EXPECT_EQ(r.config->job.hosts[0].name, "localhost");
+  EXPECT_EQ(r.config->job.hosts[0].slots, 6);
+  EXPECT_FALSE(r.config->job.wdir.empty());
+  EXPECT_FALSE(r.config->job.wdir_explicit);
+  EXPECT_NE(r.config->job.ferryd_path.find("/ferryd"), std::string::npos);
+  EXPECT_EQ(r.config->job.stdin_rank, 0);
+}
+
+TEST(Cli, OptionsOfTheIssue) {
+  auto r = parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt",
+                  "-i", "/k", "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5",
+                  "--ssh-config", "/c", "--ssh-accept-new", "--ferryd", "/opt/ferryd",
+                  "--stdin-none", "cmd"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->ssh.identity_file, "/k");
+  EXPECT_EQ(r.config->job.start_timeout_s, 7);
+  EXPECT_EQ(r.config->job.wdir, "/tmp");
+  EXPECT_TRUE(r.config->job.wdir_explicit);
+  EXPECT_DOUBLE_EQ(r.config->job.kill_grace_s, 1.5);
+  EXPECT_EQ(r.config->ssh.config_file, "/c");
+  EXPECT_TRUE(r.config->ssh.accept_new);
+  EXPECT_EQ(r.config->job.ferryd_path, "/opt/ferryd");
+  EXPECT_EQ(r.config->job.stdin_rank, -1);
+  EXPECT_FALSE(r.config->job.hosts.empty());
+}
+
+TEST(Cli, BadInputExitsTwo) {
+  EXPECT_EQ(parse({"-np", "x", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"-np", "2"}).exit_code, 2);  // no command
+  EXPECT_EQ(parse({"-H", "a:zero", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"--hostfile", "/nonexistent/hosts", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"-x", "9=1", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"--no-such-flag", "true"}).exit_code, 2);
+  EXPECT_FALSE(parse({"-np", "x", "true"}).config.has_value());
+}
+
+TEST(Cli, NormalizeStopsAtTheCommand) {
+  auto out = normalize_single_dash({"-np", "2", "-wdir", "/d", "cmd", "-np"}, {"np", "wdir"},
+                                   {"--np", "--wdir"});
+  EXPECT_EQ(out, (std::vector<std::string>{"--np", "2", "--wdir", "/d", "cmd", "-np"}));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include "ferry/plan/environment.hpp"
+#include "ferry/plan/placement.hpp"
+
+namespace ferry {
+namespace {
+
+HostList hosts(std::initializer_list<std::pair<const char*, int>> l) {
+  HostList out;
+  for (auto& [n, s] : l) {
+    HostEntry h;
+    h.name = n;
+    h.slots = s;
+    out.push_back(h);
+  }
+  return out;
+}
+
+struct Coord {
+  std::string host;
+  int rank, local, cross, cross_size;
+};
+
+std::vector<Coord> coords(const Placement& p) {
+  std::vector<Coord> v;
+  for (auto& h : p.hosts)
+    for (auto& r : h.ranks) v.push_back({h.host.name, r.rank, r.local_rank, r.cross_rank, r.cross_size});
+  return v;
+}
+
+TEST(Placement, ReferenceExampleFromHorovod) {
+  // REFERENCE.md §1: a:1,b:2, np=3 → (a,r0,l0,c0,cs2) (b,r1,l0,c1,cs2) (b,r2,l1,c0,cs1).
+  auto p = place_ranks(hosts({{"a", 1}, {"b", 2}}), 3, false);
+  ASSERT_TRUE(p.ok());
+  auto c = coords(*p);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].host, "a");
+  EXPECT_EQ(c[0].cross, 0);
+  EXPECT_EQ(c[0].cross_size, 2);
+  EXPECT_EQ(c[1].host, "b");
+  EXPECT_EQ(c[1].local, 0);
+  EXPECT_EQ(c[1].cross, 1);
+  EXPECT_EQ(c[1].cross_size, 2);
+  EXPECT_EQ(c[2].local, 1);
+  EXPECT_EQ(c[2].cross, 0);
+  EXPECT_EQ(c[2].cross_size, 1);
+}
+
+TEST(Placement, FillsHostsInOrderAndSkipsHostsWithoutRanks) {
+  auto p = place_ranks(hosts({{"a", 2}, {"b", 2}, {"c", 2}}), 3, false);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->hosts.size(), 2u);
+  EXPECT_EQ(p->hosts[0].ranks.size(), 2u);
+  EXPECT_EQ(p->hosts[1].ranks.size(), 1u);
+  EXPECT_EQ(p->hosts[1].ranks[0].local_size, 1);
+  EXPECT_EQ(p->hosts[1].node_rank, 1);
+  EXPECT_FALSE(p->oversubscribed);
+}
+
+TEST(Placement, ZeroNpMeansEverySlot) {
+  auto p = place_ranks(hosts({{"a", 3}, {"b", 1}}), 0, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->world_size, 4);
+}
+
+TEST(Placement, MoreRanksThanSlotsIsAnErrorNamingTheFix) {
+  auto p = place_ranks(hosts({{"a", 2}}), 3, false);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("--oversubscribe"), std::string::npos);
+  EXPECT_NE(p.error().message.find("2 slots"), std::string::npos);
+}
+
+TEST(Placement, OversubscribeSpreadsExtraRanksEvenlyAndKeepsRanksContiguous) {
+  auto p = place_ranks(hosts({{"a", 1}, {"b", 1}}), 5, true);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->oversubscribed);
+  ASSERT_EQ(p->hosts.size(), 2u);
+  EXPECT_EQ(p->hosts[0].ranks.size(), 3u);
+  EXPECT_EQ(p->hosts[1].ranks.size(), 2u);
+  EXPECT_EQ(p->hosts[1].ranks[0].rank, 3);
+}
+
+TEST(Placement, MaxSlotsIsAHardLimit) {
+  auto h = hosts({{"a", 1}, {"b", 1}});
+  h[0].max_slots = 1;
+  auto p = place_ranks(h, 3, true);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->hosts[0].ranks.size(), 1u);
+  EXPECT_EQ(p->hosts[1].ranks.size(), 2u);
+  h[1].max_slots = 1;
+  EXPECT_FALSE(place_ranks(h, 3, true).ok());
+}
+
+TEST(Placement, HostsSharingANameGetDistinctLabels) {
+  // Docker bridge mode: two containers behind one address, told apart by port.
+  auto h = hosts({{"10.0.0.5", 1}, {"10.0.0.5", 1}, {"b", 1}});
+  h[0].port = 2201;
+  h[1].port = 2202;
+  auto p = place_ranks(h, 3, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->hosts[0].label, "10.0.0.5:2201");
+  EXPECT_EQ(p->hosts[1].label, "10.0.0.5:2202");
+  EXPECT_EQ(p->hosts[2].label, "b");
+  auto env = rank_environment(*p, p->hosts[1], p->hosts[1].ranks[0]);
+  EXPECT_NE(std::find(env.begin(), env.end(), "HOROVOD_HOSTNAME=10.0.0.5:2202"), env.end());
+}
+
+TEST(Placement, NoHostsIsAnError) { EXPECT_FALSE(place_ranks({}, 1, false).ok()); }
+
+bool has(const std::vector<std::string>& env, const std::string& kv) {
+  return std::find(env.begin(), env.end(), kv) != env.end();
+}
+
+TEST(Environment, RankVariablesForEveryFramework) {
+  auto p = place_ranks(hosts({{"a", 1}, {"b", 2}}), 3, false);
+  ASSERT_TRUE(p.ok());
+  auto env = rank_environment(*p, p->hosts[1], p->hosts[1].ranks[1]);
+  for (const char* kv : {"RANK=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "GROUP_RANK=1",
+                         "HOROVOD_RANK=2", "HOROVOD_LOCAL_RANK=1", "HOROVOD_LOCAL_SIZE=2",
+                         "HOROVOD_CROSS_RANK=0", "HOROVOD_CROSS_SIZE=1", "HOROVOD_HOSTNAME=b",
+                         "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_LOCAL_RANK=1",
+                         "OMPI_COMM_WORLD_LOCAL_SIZE=2", "OMPI_COMM_WORLD_NODE_RANK=1",
+                         "CROSS_RANK=1", "LOCAL_SIZE=2"})
+    EXPECT_TRUE(has(env, kv)) << kv;
+}
+
+TEST(Environment, JobVariablesAndUserOverridesOfDefaultsOnly) {
+  auto p = place_ranks(hosts({{"a", 2}, {"b", 2}}), 4, false);
+  ASSERT_TRUE(p.ok());
+  JobEnvironment je;
+  je.master_addr = "10.0.0.1";
+  je.master_port = 12345;
+  je.exported = {"FOO=bar"};
+  auto env = job_environment(*p, je);
+  for (const char* kv : {"MASTER_ADDR=10.0.0.1", "MASTER_PORT=12345", "WORLD_SIZE=4",
+                         "GROUP_WORLD_SIZE=2", "HOROVOD_SIZE=4", "OMPI_COMM_WORLD_SIZE=4",
+                         "FOO=bar", "PYTHONUNBUFFERED=1", "CROSS_SIZE=2"})
+    EXPECT_TRUE(has(env, kv)) << kv;
+  je.exported = {"MASTER_PORT=999"};
+  env = job_environment(*p, je);
+  EXPECT_TRUE(has(env, "MASTER_PORT=999"));
+  EXPECT_FALSE(has(env, "MASTER_PORT=12345"));
+  // Never the torchelastic agent-store switch (ranks would all act as store clients).
+  for (auto& kv : env) EXPECT_EQ(kv.find("TORCHELASTIC_USE_AGENT_STORE"), std::string::npos);
+}
+
+const char* fake_lookup(const char* name) {
+  return std::string(name) == "HOME" ? "/home/u" : nullptr;
+}
+
+TEST(Environment, ResolveExports) {
+  std::vector<std::string> warnings;
+  auto r = resolve_exports({"A=1", "HOME", "UNSET_THING"}, &fake_lookup, warnings);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, (std::vector<std::string>{"A=1", "HOME=/home/u"}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("UNSET_THING"), std::string::npos);
+  auto bad = resolve_exports({"1BAD=x"}, &fake_lookup, warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("1BAD=x"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ferry
