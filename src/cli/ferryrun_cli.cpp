@@ -82,14 +82,14 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   app.add_option("-n,--np", np, "Number of ranks (default: one per slot)")
       ->check(CLI::PositiveNumber)->group("Job");
   app.add_option("-H,--host", host_specs, "Hosts as host[:slots][,host[:slots]...]")
-      ->group("Hosts");
+      ->allow_extra_args(false)->group("Hosts");
   app.add_option("--hostfile,--machinefile", hostfiles,
                  "Hostfile with lines 'host slots=N [port=P user=U ferryd=PATH]'")
-      ->group("Hosts");
+      ->allow_extra_args(false)->group("Hosts");
   app.add_flag("--oversubscribe", job.oversubscribe,
                "Allow more ranks than slots on a host")->group("Job");
   app.add_option("-x", exports, "Export VAR (from this environment) or VAR=value to ranks")
-      ->group("Job");
+      ->allow_extra_args(false)->group("Job");
   app.add_option("--wdir", job.wdir, "Working directory of the ranks (default: current)")
       ->group("Job");
   app.add_option("--kill-grace", job.kill_grace_s,

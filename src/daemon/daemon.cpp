@@ -205,7 +205,8 @@ class Daemon::Impl {
   // ---- ranks ---------------------------------------------------------------------------
 
   void launch() {
-    guard_.set_job(spec_.job_id);
+    tag_ = spec_.job_id + "." + std::to_string(::getpid());
+    guard_.set_job(tag_);
     const auto base = own_environment();
     if (!spec_.wdir.empty() && ::access(spec_.wdir.c_str(), X_OK) != 0 && spec_.wdir_fallback) {
       // The front end's directory does not exist here: start in $HOME, as ssh would.
@@ -215,7 +216,8 @@ class Daemon::Impl {
             (home ? home : "/"));
       spec_.wdir = home ? home : "/";
     }
-    const std::string tag = std::string(kJobTagVar) + "=" + spec_.job_id;
+    const std::vector<std::string> tags = {std::string(kJobTagVar) + "=" + tag_,
+                                           "FERRY_JOB_ID=" + spec_.job_id};
     for (const auto& rl : spec_.ranks) {
       auto r = std::make_unique<Rank>(io_);
       r->rank = rl.rank;
@@ -225,7 +227,7 @@ class Daemon::Impl {
         report_exit_now(rank, 0, SIGKILL);
         continue;
       }
-      auto env = merge_environment({base, spec_.env, rl.env, {tag}});
+      auto env = merge_environment({base, spec_.env, rl.env, tags});
       auto path = resolve_command(spec_.argv.empty() ? "" : spec_.argv[0], env, spec_.wdir);
       if (!path) {
         spawn_failed(rank, path.error().message);
@@ -438,7 +440,7 @@ class Daemon::Impl {
       if (!r->exit_sent) return;
     // Every rank is gone; anything still tagged with the job (setsid daemons a rank left
     // behind) goes too, before we say we are done.
-    sweep_job(spec_.job_id, pgids());
+    sweep_job(tag_, pgids());
     guard_.release();
     grace_timer_.cancel();
     finished_ = true;
@@ -487,7 +489,7 @@ class Daemon::Impl {
     signal_all(SIGTERM);
     exit_timer_.expires_after(kOrphanGrace);
     exit_timer_.async_wait([this](std::error_code) {
-      if (have_spec_) sweep_job(spec_.job_id, pgids());
+      if (have_spec_) sweep_job(tag_, pgids());
       signal_all(SIGKILL);
       guard_.release();
       stop();
@@ -529,6 +531,7 @@ class Daemon::Impl {
   bool paused_ = false;
   std::vector<PausedRead> paused_streams_;
   wire::HostSpec spec_;
+  std::string tag_;  // FERRY_SWEEP_TAG value of this ferryd's ranks
   bool have_spec_ = false;
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::map<pid_t, Rank*> by_pid_;

@@ -80,6 +80,7 @@ bool Guard::start() {
   ::close_range(3, p[0] - 1, 0);
   ::close_range(p[0] + 1, ~0U, 0);
   ::setsid();
+  ::prctl(PR_SET_NAME, "ferryd-guard");
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT}) ::signal(s, SIG_IGN);
   for (int fd = 0; fd < 3; ++fd) {
     int null = ::open("/dev/null", O_RDWR);

@@ -35,12 +35,14 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.keepalive_s = cfg.ssh.heartbeat_s;
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
-  ssh.on_diag = [&diag](const std::string& host, const std::string& line) {
-    diag.raw(host + ": " + line + "\n");
+  Job* job_ptr = nullptr;
+  ssh.on_diag = [&job_ptr](const std::string& host, const std::string& line) {
+    if (job_ptr) job_ptr->daemon_stderr(host, line);
   };
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   Job job(io, cfg.job, Launchers{local, remote}, console, diag);
+  job_ptr = &job;
   int status = job.run();
   console.flush();
   return status;

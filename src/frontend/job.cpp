@@ -95,6 +95,14 @@ class Job::Impl {
     return exit_status();
   }
 
+  void daemon_stderr(const std::string& host, const std::string& line) {
+    for (auto& h : hosts_)
+      if (h->plan.host.name == host && h->hello) {
+        diag_.raw(h->name() + ": " + line + "\n");
+        return;
+      }
+  }
+
  private:
   struct HostState {
     HostPlan plan;
@@ -543,5 +551,8 @@ Job::Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink&
     : impl_(std::make_unique<Impl>(io, std::move(opts), launchers, out, diag)) {}
 Job::~Job() = default;
 int Job::run() { return impl_->run(); }
+void Job::daemon_stderr(const std::string& host, const std::string& line) {
+  impl_->daemon_stderr(host, line);
+}
 
 }  // namespace ferry

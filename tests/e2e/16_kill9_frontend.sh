@@ -22,6 +22,6 @@ kill -9 "$F_pid"
 wait_bg F 5
 assert_eq 137 "$F_rc" "exit status of the killed ferryrun"
 
-wait_gone "$tok" 5
+wait_gone "$tok" 2
 wait_cluster_idle 5
 pass

@@ -73,6 +73,14 @@ TEST(Cli, BadInputExitsTwo) {
   EXPECT_FALSE(parse({"-np", "x", "true"}).config.has_value());
 }
 
+TEST(Cli, RepeatableOptionsTakeOneValueEach) {
+  auto r = parse({"-H", "a:2", "-H", "b", "-x", "A=1", "hostname", "-c", "x"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.hosts.size(), 2u);
+  EXPECT_EQ(r.config->job.command, (std::vector<std::string>{"hostname", "-c", "x"}));
+  EXPECT_EQ(parse({"--typo", "true"}).exit_code, 2);
+}
+
 TEST(Cli, NormalizeStopsAtTheCommand) {
   auto out = normalize_single_dash({"-np", "2", "-wdir", "/d", "cmd", "-np"}, {"np", "wdir"},
                                    {"--np", "--wdir"});

@@ -1,7 +1,10 @@
 #pragma once
 /// \file
-/// No orphans: every rank carries FERRY_JOB_ID=<id> in its environment, which its
-/// descendants inherit even when they leave the rank's process group (setsid daemons).
+/// No orphans: every rank carries FERRY_SWEEP_TAG=<job id>.<ferryd pid> in its environment,
+/// which its descendants inherit even when they leave the rank's process group (setsid
+/// daemons). The tag is per ferryd, not per job: several ferryds of one job may share a
+/// process table (containers with a shared PID namespace, the simulated cluster), and one
+/// finishing must not sweep another's ranks.
 /// The sweeper finds them through /proc; the guard runs it when ferryd itself is killed.
 
 #include <sys/types.h>
@@ -12,9 +15,9 @@
 namespace ferry {
 
 /// The variable that tags a job's processes.
-inline constexpr char kJobTagVar[] = "FERRY_JOB_ID";
+inline constexpr char kJobTagVar[] = "FERRY_SWEEP_TAG";
 
-/// Pids under `proc_root` (normally "/proc") whose environment holds FERRY_JOB_ID=`job_id`,
+/// Pids under `proc_root` (normally "/proc") whose environment holds FERRY_SWEEP_TAG=`job_id`,
 /// excluding `self`. Processes we may not read are skipped.
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root = "/proc");
