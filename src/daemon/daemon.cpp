@@ -79,7 +79,7 @@ class Daemon::Impl {
  public:
   Impl(asio::io_context& io, DaemonOptions opts)
       : io_(io), in_(io, opts.in_fd), out_(io, opts.out_fd), signals_(io),
-        grace_timer_(io), exit_timer_(io) {}
+        grace_timer_(io), exit_timer_(io), beat_timer_(io) {}
 
   void start() {
     guard_.start();
@@ -163,6 +163,7 @@ class Daemon::Impl {
         return;
       }
       reader_.feed(std::string_view(in_buf_.data(), n));
+      last_heard_ = std::chrono::steady_clock::now();
       for (;;) {
         auto f = reader_.next();
         if (!f) {
@@ -185,6 +186,7 @@ class Daemon::Impl {
         if (have_spec_) return fatal("a second host spec arrived");
         have_spec_ = true;
         spec_ = std::move(spec.value());
+        if (spec_.heartbeat_ms > 0) heartbeat();
         launch();
         break;
       }
@@ -197,9 +199,28 @@ class Daemon::Impl {
       case wire::MsgType::kTerminate:
         if (auto g = wire::decode_i32(f)) terminate(std::chrono::milliseconds(*g));
         break;
+      case wire::MsgType::kHeartbeat:
+        break;
       default:
         fatal("unexpected message type " + std::to_string(f.type));
     }
+  }
+
+  // With heartbeats on, ferryd sends one every interval and gives up on a front end it
+  // has not heard from for three: a cut link may never deliver EOF.
+  void heartbeat() {
+    const auto interval = std::chrono::milliseconds(spec_.heartbeat_ms);
+    if (std::chrono::steady_clock::now() - last_heard_ > 3 * interval) {
+      ::fprintf(stderr, "ferryd: no word from ferryrun for %u ms; stopping the job\n",
+                3 * spec_.heartbeat_ms);
+      front_lost();
+      return;
+    }
+    queue(wire::encode_heartbeat());
+    beat_timer_.expires_after(interval);
+    beat_timer_.async_wait([this](std::error_code ec) {
+      if (!ec && !front_gone_ && !finished_) heartbeat();
+    });
   }
 
   // ---- ranks ---------------------------------------------------------------------------
@@ -443,6 +464,7 @@ class Daemon::Impl {
     sweep_job(tag_, pgids());
     guard_.release();
     grace_timer_.cancel();
+    beat_timer_.cancel();
     finished_ = true;
     queue(wire::encode_done());
     if (!writing_) stop();
@@ -494,6 +516,7 @@ class Daemon::Impl {
       guard_.release();
       stop();
     });
+    beat_timer_.cancel();
     if (!have_spec_ || finished_) {
       exit_timer_.cancel();
     }
@@ -522,7 +545,8 @@ class Daemon::Impl {
   asio::io_context& io_;
   stream_descriptor in_, out_;
   asio::signal_set signals_;
-  asio::steady_timer grace_timer_, exit_timer_;
+  asio::steady_timer grace_timer_, exit_timer_, beat_timer_;
+  std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   std::array<char, 64 * 1024> in_buf_{};
   wire::FrameReader reader_;
   std::deque<std::string> out_queue_;

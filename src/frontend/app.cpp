@@ -41,7 +41,9 @@ int run_ferryrun(const FrontendConfig& cfg) {
   };
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
-  Job job(io, cfg.job, Launchers{local, remote}, console, diag);
+  JobOptions job_opts = cfg.job;
+  job_opts.heartbeat_s = cfg.ssh.heartbeat_s;
+  Job job(io, std::move(job_opts), Launchers{local, remote}, console, diag);
   job_ptr = &job;
   int status = job.run();
   console.flush();

@@ -51,7 +51,7 @@ class Job::Impl {
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
        Diagnostics& diag)
       : io_(io), opts_(std::move(opts)), launchers_(launchers), out_(out), diag_(diag),
-        signals_(io), start_timer_(io), abort_timer_(io) {}
+        signals_(io), start_timer_(io), abort_timer_(io), beat_timer_(io) {}
 
   int run() {
     auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe);
@@ -115,6 +115,7 @@ class Job::Impl {
     std::string start_error;  // set when the host failed to start
     bool spec_sent = false;
     bool done = false;        // ferryd said Done
+    Clock::time_point last_heard = Clock::now();
     bool closed = false;      // link ended (or never opened)
     int ranks_left = 0;
     std::string name() const { return plan.label; }
@@ -171,6 +172,7 @@ class Job::Impl {
 
   void on_data(size_t i, std::string_view bytes) {
     HostState& h = *hosts_[i];
+    h.last_heard = Clock::now();
     h.reader.feed(bytes);
     for (;;) {
       auto f = h.reader.next();
@@ -236,6 +238,8 @@ class Job::Impl {
           diag_.error(h.name() + ": " + m->message);
         break;
       }
+      case wire::MsgType::kHeartbeat:
+        break;
       case wire::MsgType::kLog:
         diag_.raw(h.name() + ": " + f.payload + "\n");
         break;
@@ -314,10 +318,34 @@ class Job::Impl {
       spec.stdin_rank = static_cast<int>(i) == stdin_host ? opts_.stdin_rank : -1;
       spec.kill_grace_ms = static_cast<uint32_t>(opts_.kill_grace_s * 1000);
       spec.verbose = opts_.verbose;
+      spec.heartbeat_ms = static_cast<uint32_t>(opts_.heartbeat_s * 1000);
       h.link->send(wire::encode(spec));
       h.spec_sent = true;
     }
     if (stdin_host >= 0) start_stdin(static_cast<size_t>(stdin_host));
+    if (opts_.heartbeat_s > 0) heartbeat();
+  }
+
+  // Heartbeats both ways: a host silent for three intervals is lost (a cut link can keep
+  // a TCP connection looking open for many minutes).
+  void heartbeat() {
+    const auto interval = std::chrono::seconds(opts_.heartbeat_s);
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      HostState& h = *hosts_[i];
+      if (h.closed || !h.link) continue;
+      if (Clock::now() - h.last_heard > 3 * interval) {
+        std::string why = "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s";
+        close_host(h);
+        host_lost(i, why);
+        continue;
+      }
+      h.link->send(wire::encode_heartbeat());
+    }
+    if (finished_) return;
+    beat_timer_.expires_after(interval);
+    beat_timer_.async_wait([this](std::error_code ec) {
+      if (!ec) heartbeat();
+    });
   }
 
   // MASTER_ADDR: where every rank can reach the rank-0 host.
@@ -469,6 +497,7 @@ class Job::Impl {
     signals_.cancel();
     start_timer_.cancel();
     abort_timer_.cancel();
+    beat_timer_.cancel();
     io_.stop();
   }
 
@@ -527,7 +556,7 @@ class Job::Impl {
   OutputSink& out_;
   Diagnostics& diag_;
   asio::signal_set signals_;
-  asio::steady_timer start_timer_, abort_timer_;
+  asio::steady_timer start_timer_, abort_timer_, beat_timer_;
   Placement placement_;
   std::string job_id_;
   std::vector<std::unique_ptr<HostState>> hosts_;

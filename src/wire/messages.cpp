@@ -69,6 +69,7 @@ std::string encode(const HostSpec& m) {
   e.i32(m.stdin_rank);
   e.u32(m.kill_grace_ms);
   e.u8((m.verbose ? 1 : 0) | (m.wdir_fallback ? 2 : 0));
+  e.u32(m.heartbeat_ms);
   return frame(MsgType::kHostSpec, e);
 }
 
@@ -96,6 +97,7 @@ Result<HostSpec> decode_host_spec(const Frame& f) {
   uint8_t flags = d.u8();
   m.verbose = flags & 1;
   m.wdir_fallback = flags & 2;
+  m.heartbeat_ms = d.u32();
   return finish(d, std::move(m), "host spec");
 }
 
@@ -189,6 +191,10 @@ std::string encode_done() { return encode_frame(static_cast<uint8_t>(MsgType::kD
 
 std::string encode_log(std::string_view line) {
   return encode_frame(static_cast<uint8_t>(MsgType::kLog), line);
+}
+
+std::string encode_heartbeat() {
+  return encode_frame(static_cast<uint8_t>(MsgType::kHeartbeat), {});
 }
 
 Result<int32_t> decode_i32(const Frame& f) {

@@ -119,6 +119,7 @@ TEST(Messages, HostSpecRoundTrip) {
   s.kill_grace_ms = 1500;
   s.verbose = true;
   s.wdir_fallback = true;
+  s.heartbeat_ms = 2000;
   auto d = decode_host_spec(one_frame(encode(s)));
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->job_id, "abc");
@@ -131,6 +132,7 @@ TEST(Messages, HostSpecRoundTrip) {
   EXPECT_EQ(d->kill_grace_ms, 1500u);
   EXPECT_TRUE(d->verbose);
   EXPECT_TRUE(d->wdir_fallback);
+  EXPECT_EQ(d->heartbeat_ms, 2000u);
 }
 
 TEST(Messages, TruncatedHostSpecIsRejected) {

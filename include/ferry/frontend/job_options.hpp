@@ -5,9 +5,20 @@
 #include <string>
 #include <vector>
 
+#include "ferry/binding/options.hpp"
 #include "ferry/hosts/host_list.hpp"
+#include "ferry/plan/placement.hpp"
 
 namespace ferry {
+
+/// Devices named for one host in a job file (`[[hosts]] devices = [0, 1]`). The host is the
+/// HostList entry with the same name, user and port.
+struct HostDevices {
+  std::string name;
+  std::string user;
+  int port = 0;
+  std::vector<int> devices;  ///< device indices on that host, in the order given
+};
 
 /// Everything a job needs once the command line is parsed.
 struct JobOptions {
@@ -24,6 +35,12 @@ struct JobOptions {
   std::string ferryd_path;           ///< for hosts whose entry names none
   int stdin_rank = 0;                ///< -1: ranks get /dev/null
   int stdin_fd = 0;                  ///< where ferryrun reads the stdin it forwards
+  BindingOptions binding;            ///< --bind-to, --map-by, devices: for the binding part
+  PlacementPolicy placement;         ///< --map-by node, --rank-by, -N: for place_ranks
+  std::vector<std::string> network_interfaces;  ///< horovodrun --network-interfaces
+  std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
+  int heartbeat_s = 0;               ///< >0: ferryrun and each ferryd exchange heartbeats
+                                     ///< this often; 3 missed = the other side is gone
 };
 
 }  // namespace ferry

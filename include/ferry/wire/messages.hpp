@@ -28,6 +28,7 @@ enum class MsgType : uint8_t {
   kDone = 9,       ///< d→f: every rank reaped; ferryd exits after sending it
   kFailure = 10,   ///< d→f: a rank or the host failed outside the rank's own code
   kLog = 11,       ///< d→f: a diagnostic line for the user
+  kHeartbeat = 12, ///< both ways, every HostSpec::heartbeat_ms while a job runs
 };
 
 /// First frame from ferryd. Its magic and version fields keep their place in every version.
@@ -56,6 +57,7 @@ struct HostSpec {
   uint32_t kill_grace_ms = 5000;
   bool verbose = false;
   bool wdir_fallback = false;        ///< wdir missing on this host: use $HOME (default wdir)
+  uint32_t heartbeat_ms = 0;         ///< >0: heartbeats both ways; 3 missed = peer lost
 };
 
 struct Started {
@@ -92,6 +94,7 @@ std::string encode_signal(int32_t signo);
 std::string encode_terminate(uint32_t grace_ms);
 std::string encode_done();
 std::string encode_log(std::string_view line);
+std::string encode_heartbeat();
 
 /// Decodes a Hello; a foreign stream or another protocol version is an Error naming both.
 Result<Hello> decode_hello(const Frame& f);
