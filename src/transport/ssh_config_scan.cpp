@@ -1,4 +1,4 @@
-#include "ssh_config_scan.hpp"
+#include "ferry/transport/ssh_config_scan.hpp"
 
 #include <fnmatch.h>
 #include <glob.h>

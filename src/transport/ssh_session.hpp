@@ -141,6 +141,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   size_t front_off_ = 0;
   size_t queued_ = 0;
   bool eof_sent_ = false;
+  bool user_closed_ = false;
   bool got_stdout_ = false;
   int exit_status_ = -1;
   std::string exit_signal_;

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ssh_config_scan.hpp"
+#include "ferry/transport/ssh_config_scan.hpp"
 #include "ssh_session.hpp"
 
 namespace ferry {
@@ -274,7 +274,7 @@ SshSession::Step SshSession::auth_auto_step() {
   int rc = ssh_userauth_publickey_auto(session_.get(), nullptr, nullptr);
   if (rc == SSH_AUTH_AGAIN) return Step::kAgain;
   if (rc == SSH_AUTH_SUCCESS) {
-    log(describe() + ": authenticated as " + user_ + " (agent or default keys)");
+    log(describe() + ": authenticated as " + user_ + " (agent, ssh config or default keys)");
     phase_ = Phase::kChannel;
     return Step::kNext;
   }

@@ -47,6 +47,7 @@ void SshSession::send(std::string bytes) {
 }
 
 void SshSession::close() {
+  user_closed_ = true;
   on_data_ = nullptr;
   on_closed_ = nullptr;
   if (phase_ == Phase::kDone || phase_ == Phase::kLinger) return;
@@ -61,7 +62,9 @@ void SshSession::close() {
   timer_.async_wait([weak](const asio::error_code& ec) {
     if (auto self = weak.lock(); self && !ec) self->teardown();
   });
-  linger_step();
+  // Not inline: close() may be called from inside a data or diagnostics callback, in the
+  // middle of draining the channel.
+  post_pump();
   arm();
 }
 
@@ -237,7 +240,11 @@ void SshSession::finish_stream(const std::string& reason) {
   on_closed_ = nullptr;
   on_data_ = nullptr;
   teardown();
-  if (on_closed) on_closed(reason);
+  if (!on_closed) return;
+  // Posted: this may run inside send(). A close() before it runs still silences it.
+  asio::post(io_, [self = shared_from_this(), on_closed = std::move(on_closed), reason] {
+    if (!self->user_closed_) on_closed(reason);
+  });
 }
 
 void SshSession::linger_step() {

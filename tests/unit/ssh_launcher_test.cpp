@@ -1,180 +1,52 @@
-// SshLauncher against a real, private sshd on 127.0.0.1 (needs root and /usr/sbin/sshd).
-// Everything lives in a temporary directory: host keys, client keys, authorized_keys,
-// ssh_config and known_hosts files. /root/.ssh and /etc/ssh are never touched.
+// SshLauncher against a real, private sshd on 127.0.0.1 (see ssh_test_server.hpp).
+// Skipped unless root with /usr/sbin/sshd. FERRY_SSH_TEST_VERBOSE=1 prints the launcher's
+// progress lines with timestamps.
 
 #include "ferry/transport/ssh_launcher.hpp"
 
 #include <gtest/gtest.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <asio/io_context.hpp>
-#include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <random>
-#include <sstream>
-#include <thread>
+#include <cstdio>
+
+#include "ferry/transport/ssh_config_scan.hpp"
+#include "ssh_test_server.hpp"
 
 namespace ferry {
 namespace {
 
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_text(const fs::path& p, const std::string& text, fs::perms perms = fs::perms::none) {
-  std::ofstream(p) << text;
-  if (perms != fs::perms::none) fs::permissions(p, perms);
-}
-
-bool run(const std::string& command) { return std::system(command.c_str()) == 0; }
-
-bool port_accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A listening socket on 127.0.0.1; port 0 = any free port.
-int listen_socket(int port, int* bound_port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || listen(fd, 16) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  socklen_t len = sizeof(a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  if (bound_port) *bound_port = ntohs(a.sin_port);
-  return fd;
-}
-
-// Runs `io` until `done()` or `limit`.
-bool run_until(asio::io_context& io, const std::function<bool()>& done,
-               std::chrono::milliseconds limit = 20s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    if (io.stopped()) io.restart();
-    io.run_one_for(20ms);
-  }
-  return done();
-}
+using namespace ferry::test;
 
 class SshLauncherTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (geteuid() != 0) {
-      skip_reason_ = "needs root (runs a private sshd)";
-      return;
-    }
-    if (access("/usr/sbin/sshd", X_OK) != 0 || access("/usr/bin/ssh-keygen", X_OK) != 0) {
-      skip_reason_ = "needs /usr/sbin/sshd and ssh-keygen";
-      return;
-    }
     unsetenv("SSH_AUTH_SOCK");  // only the keys of this test
-    char tmpl[] = "/tmp/ferry-ssh-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    for (const char* key : {"host_key", "other_host_key", "id_main", "id_alt"}) {
-      if (!run("ssh-keygen -q -t ed25519 -N '' -C ferry-test -f " + (dir_ / key).string())) {
-        skip_reason_ = "ssh-keygen failed";
-        return;
-      }
+    sshd_ = new TestSshd;
+    skip_reason_ = sshd_->start();
+    if (skip_reason_.empty()) {
+      const fs::path& d = sshd_->dir();
+      write_text(d / "fake_ferryd", "#!/bin/sh\nexec cat\n", fs::perms::owner_all);
+      write_text(d / "exit3", "#!/bin/sh\necho starting >&2\necho boom >&2\nexit 3\n",
+                 fs::perms::owner_all);
+      write_text(d / "exit0", "#!/bin/sh\nexit 0\n", fs::perms::owner_all);
+      write_text(d / "until_eof",
+                 "#!/bin/sh\nwc -c > " + (d / "eof_seen.tmp").string() + " && mv " +
+                     (d / "eof_seen.tmp").string() + " " + (d / "eof_seen").string() + "\n",
+                 fs::perms::owner_all);
     }
-    write_text(dir_ / "authorized_keys",
-               read_text(dir_ / "id_main.pub") + read_text(dir_ / "id_alt.pub"));
-    write_text(dir_ / "fake_ferryd", "#!/bin/sh\nexec cat\n", fs::perms::owner_all);
-    write_text(dir_ / "exit3", "#!/bin/sh\necho starting >&2\necho boom >&2\nexit 3\n",
-               fs::perms::owner_all);
-    write_text(dir_ / "exit0", "#!/bin/sh\nexit 0\n", fs::perms::owner_all);
-    write_text(dir_ / "until_eof",
-               "#!/bin/sh\nwc -c > " + (dir_ / "eof_seen.tmp").string() + " && mv " +
-                   (dir_ / "eof_seen.tmp").string() + " " + (dir_ / "eof_seen").string() + "\n",
-               fs::perms::owner_all);
-    std::mt19937 rng(std::random_device{}());
-    for (int attempt = 0; attempt < 10 && sshd_pid_ <= 0; ++attempt) {
-      int port = 20000 + static_cast<int>(rng() % 40000);
-      int probe = listen_socket(port, nullptr);
-      if (probe < 0) continue;
-      ::close(probe);
-      start_sshd(port);
-    }
-    if (sshd_pid_ <= 0) skip_reason_ = "could not start sshd: " + read_text(dir_ / "sshd.log");
-  }
-
-  static void start_sshd(int port) {
-    write_text(dir_ / "sshd_config",
-               "Port " + std::to_string(port) +
-                   "\nListenAddress 127.0.0.1\n"
-                   "HostKey " + (dir_ / "host_key").string() +
-                   "\nPidFile " + (dir_ / "sshd.pid").string() +
-                   "\nAuthorizedKeysFile " + (dir_ / "authorized_keys").string() +
-                   "\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
-                   "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
-                   "PermitRootLogin prohibit-password\nMaxStartups 64\nLogLevel ERROR\n");
-    pid_t pid = fork();
-    if (pid == 0) {
-      int log = ::open((dir_ / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2(log, 2);
-      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", (dir_ / "sshd_config").c_str(),
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 100; ++i) {
-      if (port_accepts(port)) {
-        sshd_pid_ = pid;
-        port_ = port;
-        return;
-      }
-      if (waitpid(pid, nullptr, WNOHANG) == pid) return;
-      std::this_thread::sleep_for(50ms);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
+    dir_ = sshd_->dir();
+    port_ = sshd_->port();
   }
 
   static void TearDownTestSuite() {
-    if (sshd_pid_ > 0) {
-      kill(sshd_pid_, SIGTERM);
-      waitpid(sshd_pid_, nullptr, 0);
-      sshd_pid_ = -1;
-    }
-    if (!dir_.empty()) fs::remove_all(dir_);
+    delete sshd_;
+    sshd_ = nullptr;
   }
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
   }
 
-  // known_hosts text that trusts the test sshd (or the other key).
-  static std::string known_line(const std::string& key_file) {
-    std::string pub = read_text(dir_ / (key_file + ".pub"));
-    pub = pub.substr(0, pub.find(" ferry-test"));
-    return "[127.0.0.1]:" + std::to_string(port_) + " " + pub + "\n";
-  }
+  static std::string known_line(const std::string& key) { return sshd_->known_line(key); }
 
   // Writes a fresh ssh_config + known_hosts pair; returns the config path.
   fs::path make_config(const std::string& known_hosts_text, const std::string& extra = "") {
@@ -249,8 +121,8 @@ class SshLauncherTest : public ::testing::Test {
     return name + ":" + std::to_string(port_) + ": ";
   }
 
+  static inline TestSshd* sshd_ = nullptr;
   static inline fs::path dir_;
-  static inline pid_t sshd_pid_ = -1;
   static inline int port_ = 0;
   static inline std::string skip_reason_;
   static inline int configs_ = 0;
@@ -472,7 +344,6 @@ TEST_F(SshLauncherTest, UnresolvableHostName) {
   EXPECT_FALSE(open(io, launcher, host("nxhost"), ferryd(), &error));
   EXPECT_EQ(error.rfind("nxhost:22: cannot connect: ", 0), 0u) << error;
   EXPECT_NE(error.find("nonexistent.invalid"), std::string::npos) << error;
-  std::printf("  (message: %s)\n", error.c_str());
 }
 
 TEST_F(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {
@@ -557,31 +428,50 @@ TEST_F(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
   run_until(io, [&] { return reason != "<none>"; }, 4500ms);
   EXPECT_EQ(reason, "<none>") << "an idle link must survive keepalive";
 
-  // Freeze every process below our sshd (the per-connection ones), not sshd itself.
-  std::vector<pid_t> frozen;
-  std::function<void(pid_t)> freeze = [&](pid_t parent) {
-    for (auto& e : fs::directory_iterator("/proc")) {
-      pid_t pid = std::atoi(e.path().filename().c_str());
-      if (pid <= 0) continue;
-      std::string stat = read_text(e.path() / "stat");
-      size_t close_paren = stat.rfind(')');
-      if (close_paren == std::string::npos) continue;
-      std::istringstream fields(stat.substr(close_paren + 2));
-      char state;
-      pid_t ppid = 0;
-      fields >> state >> ppid;
-      if (ppid == parent) {
-        kill(pid, SIGSTOP);
-        frozen.push_back(pid);
-        freeze(pid);
-      }
-    }
-  };
-  freeze(sshd_pid_);
+  // Freeze the per-connection sshd processes (not the listener): no more answers.
+  std::vector<pid_t> frozen = sshd_->freeze_sessions();
   ASSERT_FALSE(frozen.empty());
   EXPECT_TRUE(run_until(io, [&] { return reason != "<none>"; }, 8s));
   EXPECT_EQ(reason, "no answer to keepalive for 3 s");
   for (pid_t pid : frozen) kill(pid, SIGCONT);
+}
+
+// ---- no sshd needed ---------------------------------------------------------------------
+
+TEST(SshShellQuote, QuotesForSh) {
+  EXPECT_EQ(shell_quote("/opt/ferry/bin/ferryd"), "'/opt/ferry/bin/ferryd'");
+  EXPECT_EQ(shell_quote("/a b/it's"), "'/a b/it'\\''s'");
+}
+
+TEST(SshConfigScan, FindsTheFirstValueForTheAlias) {
+  char tmpl[] = "/tmp/ferry-ssh-config-XXXXXX";
+  fs::path dir = mkdtemp(tmpl);
+  write_text(dir / "extra.conf", "Host inc*\n  StrictHostKeyChecking=no\n");
+  write_text(dir / "config",
+             "# comment\n"
+             "Host web? !web9\n"
+             "  HostName 10.0.0.1\n"
+             "  StrictHostKeyChecking accept-new\n"
+             "Host *\n"
+             "  Include " + (dir / "extra.conf").string() + "\n"
+             "Host web*\n"
+             "  stricthostkeychecking yes\n"
+             "Match all\n"
+             "  StrictHostKeyChecking ask\n");
+  std::string cfg = (dir / "config").string();
+  EXPECT_EQ(ssh_config_value(cfg, "web1", "StrictHostKeyChecking"), "accept-new");
+  EXPECT_EQ(ssh_config_value(cfg, "WEB1", "stricthostkeychecking"), "accept-new");
+  EXPECT_EQ(ssh_config_value(cfg, "web9", "StrictHostKeyChecking"), "yes");  // negated
+  EXPECT_EQ(ssh_config_value(cfg, "web10", "StrictHostKeyChecking"), "yes");
+  EXPECT_EQ(ssh_config_value(cfg, "include1", "StrictHostKeyChecking"), "no");
+  EXPECT_EQ(ssh_config_value(cfg, "other", "StrictHostKeyChecking"), "ask");
+  EXPECT_EQ(ssh_config_value(cfg, "web1", "User"), "");
+  EXPECT_EQ(ssh_config_value((dir / "missing").string(), "web1", "HostName"), "");
+  EXPECT_TRUE(strict_host_key_accepts_new("accept-new"));
+  EXPECT_TRUE(strict_host_key_accepts_new("No"));
+  EXPECT_FALSE(strict_host_key_accepts_new("yes"));
+  EXPECT_FALSE(strict_host_key_accepts_new("ask"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
