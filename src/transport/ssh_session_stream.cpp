@@ -148,7 +148,10 @@ bool SshSession::drain_channel(bool deliver) {
         if (phase_ != Phase::kStreaming) return false;
       }
     }
-    if (!progress) break;
+    // Reading one stream handles incoming packets, which may fill the *other* stream's
+    // buffer while this read returns 0. Stopping then would leave data inside libssh with
+    // an empty socket: asio's edge-triggered wait never fires again and the link stalls.
+    if (!progress && ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
     if (budget == 0) {
       post_pump();
       break;
