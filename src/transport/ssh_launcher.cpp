@@ -3,10 +3,23 @@
 #include <algorithm>
 #include <asio/post.hpp>
 
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
 #include "ssh_session.hpp"
 
 namespace ferry {
 namespace {
+
+// libssh logs through one process-wide callback. Its messages (raised to level 1 by a
+// `LogLevel` line in an ssh config) must not reach the console as stray lines: they go to
+// --verbose, or nowhere.
+std::function<void(const std::string&)> g_libssh_log;
+
+void forward_libssh_log(int, const char* function, const char* buffer, void*) {
+  if (g_libssh_log) g_libssh_log(std::string("libssh: ") + (function ? function : "") + ": " +
+                                 (buffer ? buffer : ""));
+}
 
 /// The Link handed to the front end: a thin owner of the shared SshSession. Destroying it
 /// closes the stream; the session itself may live on briefly to flush EOF.
@@ -24,6 +37,7 @@ class SshLink : public Link {
   size_t pending_bytes() const override { return session_->pending_bytes(); }
   void close() override { session_->close(); }
   std::string peer_address() const override { return session_->peer_address(); }
+  std::string local_address() const override { return session_->local_address(); }
   std::string describe() const override { return session_->describe(); }
 
  private:
@@ -33,7 +47,10 @@ class SshLink : public Link {
 }  // namespace
 
 SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
-    : io_(io), options_(std::move(options)) {}
+    : io_(io), options_(std::move(options)) {
+  g_libssh_log = options_.verbose ? options_.log : nullptr;
+  ssh_set_log_callback(&forward_libssh_log);
+}
 
 SshLauncher::~SshLauncher() {
   for (auto& weak : opening_) {

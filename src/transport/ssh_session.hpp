@@ -54,6 +54,8 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void close();
   /// Numeric address of the peer ("127.0.0.1"), known once connected.
   const std::string& peer_address() const { return peer_; }
+  /// This machine's address on the connection (what the host can reach us at).
+  const std::string& local_address() const { return local_; }
   /// "host:port" ("[v6]:port" for IPv6 literals).
   std::string describe() const;
 
@@ -117,6 +119,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   std::string user_;
   bool accept_new_ = false;
   std::string peer_;
+  std::string local_;
 
   SshSessionPtr session_;
   SshKeyPtr identity_;

@@ -17,10 +17,12 @@
 namespace ferry {
 namespace {
 
-std::string numeric_peer(int fd) {
+// The numeric address of one end of a connected socket: the peer's, or ours (`local`).
+std::string numeric_address(int fd, bool local) {
   sockaddr_storage addr{};
   socklen_t len = sizeof(addr);
-  if (fd < 0 || getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return {};
+  auto* sa = reinterpret_cast<sockaddr*>(&addr);
+  if (fd < 0 || (local ? getsockname(fd, sa, &len) : getpeername(fd, sa, &len)) != 0) return {};
   char host[NI_MAXHOST] = {0};
   if (getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0,
                   NI_NUMERICHOST) != 0) {
@@ -198,7 +200,8 @@ SshSession::Step SshSession::connect_step() {
     fail_open("cannot connect: " + error_text());
     return Step::kStop;
   }
-  peer_ = numeric_peer(fd);
+  peer_ = numeric_address(fd, false);
+  local_ = numeric_address(fd, true);
   user_ = ssh_option_string(session_.get(), SSH_OPTIONS_USER);  // set by ssh_options_apply
   log(describe() + ": connected to " + peer_ + ", server " +
       (ssh_get_serverbanner(session_.get()) ? ssh_get_serverbanner(session_.get()) : "?"));

@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// Which network interface the frameworks' data planes (NCCL, gloo, HCCL, tensorpipe, MPI)
+/// should use on each host, and the rank-0 host's address for MASTER_ADDR. A pure function
+/// over what each ferryd reported (its interfaces) and the address the front end reached
+/// each host at.
+///
+/// The rule: pick on every host one interface such that all the chosen addresses lie in one
+/// IP subnet (mutually reachable without a router), preferring on each host the interface
+/// that holds the address the front end reached it at, IPv4 over IPv6, and equal names.
+/// `lo`, `docker*`, `veth*`, `virbr*`, `br-*` and interfaces that are down are left out,
+/// except that a job whose hosts are all this machine (or that has one host) uses `lo`.
+/// With no common subnet, hosts reached directly (not through a port mapping) keep the
+/// interface they were reached on (a routed network); otherwise there is no choice, and a
+/// warning says what to do.
+
+#include <string>
+#include <vector>
+
+#include "ferry/rendezvous/interfaces.hpp"
+
+namespace ferry {
+
+/// What is known about one host's network.
+struct HostNetwork {
+  std::string label;       ///< the host's name in messages
+  std::string reached_at;  ///< address the front end connected to; "" = local ferryd (pipes)
+  std::vector<NetInterface> interfaces;
+};
+
+struct NicOptions {
+  /// --network-interface: an interface name, or a comma list (each host uses the first it
+  /// has). "" = choose.
+  std::string interface;
+};
+
+/// The outcome. When `chosen` is false the frameworks are left to their own defaults and
+/// `warning` says why and what the user can do.
+struct NicChoice {
+  bool chosen = false;
+  std::vector<std::string> iface;        ///< per host (same order as the input): interface name
+  std::vector<std::string> address;      ///< per host: its address on that interface ("" unknown)
+  std::string warning;                   ///< for the user; empty when all is well
+  std::vector<std::string> explanation;  ///< for --verbose, one line each
+};
+
+/// Chooses as described in the file comment. `hosts` in placement order (host 0 runs
+/// rank 0).
+NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
+                                   const NicOptions& options);
+
+/// MASTER_ADDR: rank 0's host address on the chosen interface, else `fallback` (the address
+/// the front end reached that host at).
+std::string master_address(const NicChoice& choice, const std::string& fallback);
+
+/// Whether `name` is left out of the automatic choice (virtual/bridge/loopback).
+bool is_excluded_interface(const NetInterface& ni);
+
+}  // namespace ferry

@@ -1,0 +1,149 @@
+#include "ferry/rendezvous/interfaces.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+namespace ferry {
+namespace {
+
+int prefix_of(const sockaddr* mask) {
+  if (!mask) return 0;
+  const uint8_t* b = nullptr;
+  int n = 0;
+  if (mask->sa_family == AF_INET) {
+    b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(mask)->sin_addr);
+    n = 4;
+  } else if (mask->sa_family == AF_INET6) {
+    b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(mask)->sin6_addr);
+    n = 16;
+  }
+  int bits = 0;
+  for (int i = 0; i < n; ++i) bits += std::popcount(static_cast<unsigned>(b[i]));
+  return bits;
+}
+
+NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& name) {
+  for (auto& i : v)
+    if (i.name == name) return i;
+  v.push_back(NetInterface{name, false, false, {}});
+  return v.back();
+}
+
+}  // namespace
+
+Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0)
+    return make_error(std::string("getifaddrs: ") + std::strerror(errno));
+  std::vector<NetInterface> out;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_name) continue;
+    NetInterface& ni = interface_named(out, a->ifa_name);
+    ni.up = (a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING);
+    ni.loopback = a->ifa_flags & IFF_LOOPBACK;
+    if (!a->ifa_addr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    IfAddress ia;
+    if (a->ifa_addr->sa_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text,
+                  sizeof text);
+    } else if (a->ifa_addr->sa_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(a->ifa_addr);
+      if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) continue;
+      ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+      ia.ipv6 = true;
+    } else {
+      continue;  // AF_PACKET and friends
+    }
+    ia.address = text;
+    ia.prefix = prefix_of(a->ifa_netmask);
+    ni.addresses.push_back(std::move(ia));
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+std::vector<std::string> interfaces_to_lines(const std::vector<NetInterface>& ifs) {
+  std::vector<std::string> lines;
+  for (const auto& i : ifs) {
+    std::string l = i.name + (i.up ? " up" : " down") + (i.loopback ? " loopback" : "");
+    for (const auto& a : i.addresses) l += " " + a.address + "/" + std::to_string(a.prefix);
+    lines.push_back(std::move(l));
+  }
+  return lines;
+}
+
+Result<std::vector<NetInterface>> interfaces_from_lines(const std::vector<std::string>& lines) {
+  std::vector<NetInterface> out;
+  for (const auto& line : lines) {
+    std::vector<std::string> words;
+    std::size_t i = 0;
+    while (i < line.size()) {
+      auto j = line.find(' ', i);
+      if (j == std::string::npos) j = line.size();
+      if (j > i) words.push_back(line.substr(i, j - i));
+      i = j + 1;
+    }
+    auto bad = [&] { return make_error("malformed interface line '" + line + "'"); };
+    if (words.size() < 2 || (words[1] != "up" && words[1] != "down")) return bad();
+    NetInterface ni;
+    ni.name = words[0];
+    ni.up = words[1] == "up";
+    std::size_t w = 2;
+    if (w < words.size() && words[w] == "loopback") {
+      ni.loopback = true;
+      ++w;
+    }
+    for (; w < words.size(); ++w) {
+      auto slash = words[w].find('/');
+      if (slash == std::string::npos) return bad();
+      IfAddress a;
+      a.address = words[w].substr(0, slash);
+      uint8_t bytes[16];
+      if (!parse_ip(a.address, a.ipv6, bytes)) return bad();
+      const std::string p = words[w].substr(slash + 1);
+      if (p.empty() || p.size() > 3 || p.find_first_not_of("0123456789") != std::string::npos)
+        return bad();
+      a.prefix = std::stoi(p);
+      if (a.prefix > (a.ipv6 ? 128 : 32)) return bad();
+      ni.addresses.push_back(std::move(a));
+    }
+    out.push_back(std::move(ni));
+  }
+  return out;
+}
+
+bool parse_ip(std::string_view text, bool& ipv6, uint8_t (&bytes)[16]) {
+  std::string s(text);
+  std::memset(bytes, 0, sizeof bytes);
+  if (::inet_pton(AF_INET, s.c_str(), bytes + 12) == 1) {
+    ipv6 = false;
+    return true;
+  }
+  if (::inet_pton(AF_INET6, s.c_str(), bytes) == 1) {
+    ipv6 = true;
+    return true;
+  }
+  return false;
+}
+
+bool same_subnet(const IfAddress& a, const IfAddress& b, int prefix) {
+  bool v6a, v6b;
+  uint8_t x[16], y[16];
+  if (!parse_ip(a.address, v6a, x) || !parse_ip(b.address, v6b, y) || v6a != v6b) return false;
+  int bits = v6a ? prefix : prefix + 96;  // IPv4 lives in the last 32 bits
+  if (prefix < 0 || bits > 128) return false;
+  for (int i = 0; i < 16 && bits > 0; ++i, bits -= 8) {
+    uint8_t mask = bits >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - bits));
+    if ((x[i] & mask) != (y[i] & mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace ferry

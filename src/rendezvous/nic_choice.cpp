@@ -1,0 +1,284 @@
+#include "ferry/rendezvous/nic_choice.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+
+namespace ferry {
+namespace {
+
+struct Candidate {
+  const NetInterface* ni;
+  const IfAddress* addr;
+};
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+bool is_loopback_address(const std::string& a) {
+  return starts_with(a, "127.") || a == "::1" || starts_with(a, "::ffff:127.");
+}
+
+std::string network_of(const IfAddress& a) {
+  bool v6;
+  uint8_t b[16];
+  if (!parse_ip(a.address, v6, b)) return a.address + "/" + std::to_string(a.prefix);
+  int bits = v6 ? a.prefix : a.prefix + 96;
+  for (int i = 0; i < 16; ++i, bits -= 8) {
+    if (bits >= 8) continue;
+    b[i] &= bits <= 0 ? 0 : static_cast<uint8_t>(0xff << (8 - bits));
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? b : b + 12, text, sizeof text);
+  return std::string(text) + "/" + std::to_string(a.prefix);
+}
+
+// Docker's default bridge: every standalone Docker host gives its containers addresses in
+// it, so two hosts "sharing" it are usually two unconnected private networks.
+bool in_docker_default_bridge(const IfAddress& a) {
+  return !a.ipv6 && same_subnet(a, IfAddress{false, "172.17.0.0", 16}, 16);
+}
+
+std::vector<Candidate> usable(const HostNetwork& h) {
+  std::vector<Candidate> out;
+  for (const auto& ni : h.interfaces) {
+    if (!ni.up || is_excluded_interface(ni)) continue;
+    for (const auto& a : ni.addresses) out.push_back({&ni, &a});
+  }
+  return out;
+}
+
+// The usable interface holding the address the front end reached the host at.
+const NetInterface* anchor_of(const HostNetwork& h) {
+  if (h.reached_at.empty()) return nullptr;
+  for (const auto& c : usable(h))
+    if (c.addr->address == h.reached_at) return c.ni;
+  return nullptr;
+}
+
+// Reached through an address that is none of the host's own: port mapping / NAT.
+bool behind_nat(const HostNetwork& h) {
+  if (h.reached_at.empty() || is_loopback_address(h.reached_at)) return false;
+  for (const auto& ni : h.interfaces)
+    for (const auto& a : ni.addresses)
+      if (a.address == h.reached_at) return false;
+  return true;
+}
+
+std::string describe(const HostNetwork& h) {
+  std::string s = h.label + ":";
+  bool any = false;
+  for (const auto& ni : h.interfaces) {
+    if (ni.loopback || ni.addresses.empty()) continue;
+    s += " " + ni.name + (ni.up ? "" : "(down)");
+    for (const auto& a : ni.addresses) s += " " + a.address + "/" + std::to_string(a.prefix);
+    s += ";";
+    any = true;
+  }
+  if (!any) s += " no addresses besides loopback;";
+  if (h.reached_at.empty())
+    s += " this machine";
+  else
+    s += " reached at " + h.reached_at;
+  if (behind_nat(h)) s += ", which is not one of its addresses (a port-mapped container?)";
+  return s;
+}
+
+std::set<std::string> address_set(const HostNetwork& h) {
+  std::set<std::string> s;
+  for (const auto& ni : h.interfaces)
+    for (const auto& a : ni.addresses) s.insert(ni.name + " " + a.address);
+  return s;
+}
+
+const IfAddress* preferred_address(const NetInterface& ni) {
+  for (const auto& a : ni.addresses)
+    if (!a.ipv6) return &a;
+  return ni.addresses.empty() ? nullptr : &ni.addresses.front();
+}
+
+NicChoice loopback_choice(std::size_t n, std::string why) {
+  NicChoice c;
+  c.chosen = true;
+  c.iface.assign(n, "lo");
+  c.address.assign(n, "127.0.0.1");
+  c.explanation.push_back("network: using lo (" + why + ")");
+  return c;
+}
+
+NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& spec) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i <= spec.size();) {
+    auto j = std::min(spec.find(',', i), spec.size());
+    if (j > i) names.push_back(spec.substr(i, j - i));
+    i = j + 1;
+  }
+  NicChoice c;
+  c.chosen = true;
+  for (const auto& h : hosts) {
+    const NetInterface* found = nullptr;
+    for (const auto& n : names) {
+      for (const auto& ni : h.interfaces)
+        if (ni.name == n) found = &ni;
+      if (found) break;
+    }
+    if (!found) {
+      c.iface.push_back(names.empty() ? spec : names.front());
+      c.address.push_back("");
+      c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + spec +
+                   ": host " + h.label + " has no such interface (" + describe(h) + ")";
+      continue;
+    }
+    const IfAddress* a = preferred_address(*found);
+    c.iface.push_back(found->name);
+    c.address.push_back(a ? a->address : "");
+    c.explanation.push_back("network: " + h.label + ": " + found->name +
+                            (a ? " " + a->address : std::string(" (no address)")) +
+                            " (--network-interface)");
+  }
+  return c;
+}
+
+// Tries to extend `seed` (an address of host 0) to one address per host, all in one subnet.
+// Returns the picks, or nothing.
+std::optional<std::vector<Candidate>> extend(const std::vector<HostNetwork>& hosts,
+                                             const Candidate& seed) {
+  std::vector<Candidate> picks{seed};
+  for (std::size_t h = 1; h < hosts.size(); ++h) {
+    const NetInterface* anchor = anchor_of(hosts[h]);
+    std::optional<Candidate> best;
+    int best_rank = -1;
+    for (const auto& c : usable(hosts[h])) {
+      bool fits = true;
+      for (const auto& p : picks)
+        fits = fits && c.addr->ipv6 == p.addr->ipv6 && c.addr->address != p.addr->address &&
+               same_subnet(*c.addr, *p.addr, std::min(c.addr->prefix, p.addr->prefix));
+      if (!fits) continue;
+      int rank = (c.ni == anchor ? 2 : 0) + (c.ni->name == seed.ni->name ? 1 : 0);
+      if (rank > best_rank) {
+        best = c;
+        best_rank = rank;
+      }
+    }
+    if (!best) return std::nullopt;
+    picks.push_back(*best);
+  }
+  return picks;
+}
+
+}  // namespace
+
+bool is_excluded_interface(const NetInterface& ni) {
+  const std::string& n = ni.name;
+  return ni.loopback || n == "lo" || starts_with(n, "docker") || starts_with(n, "veth") ||
+         starts_with(n, "virbr") || starts_with(n, "br-");
+}
+
+NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
+                                   const NicOptions& options) {
+  const std::size_t n = hosts.size();
+  if (n == 0) return {};
+  if (!options.interface.empty()) return user_choice(hosts, options.interface);
+  if (n == 1) return loopback_choice(n, "a single host: ranks talk only among themselves");
+  bool all_local = std::all_of(hosts.begin(), hosts.end(),
+                               [](const HostNetwork& h) { return h.reached_at.empty(); });
+  if (all_local) return loopback_choice(n, "every host is this machine");
+  // Identical address lists, each host reached directly: one network stack reached several
+  // times (ssh to localhost). Port-mapped containers on two machines may well have identical
+  // private addresses, so hosts behind a port mapping never count as one machine.
+  const auto first_set = address_set(hosts.front());
+  bool any_nat = std::any_of(hosts.begin(), hosts.end(), behind_nat);
+  if (!first_set.empty() && !any_nat &&
+      std::all_of(hosts.begin() + 1, hosts.end(),
+                  [&](const HostNetwork& h) { return address_set(h) == first_set; }))
+    return loopback_choice(n, "every host reports the same addresses: one machine");
+
+  NicChoice c;
+  for (const auto& h : hosts) c.explanation.push_back("network: " + describe(h));
+
+  std::optional<std::vector<Candidate>> best;
+  int best_score = -1;
+  std::string rejected_note;
+  for (const auto& seed : usable(hosts.front())) {
+    auto picks = extend(hosts, seed);
+    if (!picks) continue;
+    // Port-mapped hosts reached at different addresses that "share" Docker's default
+    // bridge subnet are separate machines with separate private bridges.
+    std::set<std::string> nat_fronts;
+    for (std::size_t h = 0; h < n; ++h)
+      if (behind_nat(hosts[h])) nat_fronts.insert(hosts[h].reached_at);
+    if (nat_fronts.size() >= 2 && in_docker_default_bridge(*seed.addr)) {
+      rejected_note = network_of(*seed.addr) +
+                      " is Docker's default bridge on each machine, not one shared network";
+      continue;
+    }
+    int anchors = 0;
+    bool same_names = true;
+    for (std::size_t h = 0; h < n; ++h) {
+      anchors += (*picks)[h].ni == anchor_of(hosts[h]);
+      same_names = same_names && (*picks)[h].ni->name == seed.ni->name;
+    }
+    int score = anchors * 100 + (seed.addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
+    if (score > best_score) {
+      best = std::move(picks);
+      best_score = score;
+    }
+  }
+  if (best) {
+    c.chosen = true;
+    std::string names;
+    for (std::size_t h = 0; h < n; ++h) {
+      c.iface.push_back((*best)[h].ni->name);
+      c.address.push_back((*best)[h].addr->address);
+      names += (h ? ", " : "") + (*best)[h].ni->name + " on " + hosts[h].label;
+    }
+    c.explanation.push_back("network: chose " + names + ": every host has an address in " +
+                            network_of(*(*best)[0].addr));
+    return c;
+  }
+
+  // No common subnet. Hosts that were reached directly at one of their own addresses can
+  // presumably reach each other the same (routed) way.
+  bool all_anchored = true;
+  for (const auto& h : hosts) all_anchored = all_anchored && anchor_of(h) != nullptr;
+  if (all_anchored) {
+    c.chosen = true;
+    std::string names;
+    for (std::size_t h = 0; h < n; ++h) {
+      const NetInterface* a = anchor_of(hosts[h]);
+      c.iface.push_back(a->name);
+      c.address.push_back(hosts[h].reached_at);
+      names += (h ? ", " : "") + a->name + " on " + hosts[h].label;
+    }
+    c.explanation.push_back(
+        "network: no subnet is common to all hosts; chose the interfaces "
+        "ferryrun reached them on (" +
+        names + "), relying on IP routing");
+    return c;
+  }
+
+  c.warning =
+      "no network interface connects all hosts, so NCCL/gloo/MPI traffic between "
+      "hosts will probably fail";
+  if (!rejected_note.empty()) c.warning += " (" + rejected_note + ")";
+  c.warning += ":";
+  for (const auto& h : hosts) c.warning += "\n  " + describe(h);
+  c.warning +=
+      "\nWhat to do: run the containers with host networking (docker run --network=host), "
+      "or attach them to one overlay or macvlan network that spans the hosts, or name the "
+      "interface that connects them with --network-interface NAME.";
+  c.explanation.push_back(
+      "network: no common interface; NCCL/GLOO/HCCL interface variables "
+      "are not set");
+  return c;
+}
+
+std::string master_address(const NicChoice& choice, const std::string& fallback) {
+  if (choice.chosen && !choice.address.empty() && !choice.address.front().empty())
+    return choice.address.front();
+  return fallback;
+}
+
+}  // namespace ferry
