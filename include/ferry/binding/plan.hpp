@@ -1,0 +1,85 @@
+#pragma once
+/// \file
+/// Per-rank binding of one host: which CPUs, which NUMA nodes for memory, which accelerators,
+/// and the thread/device variables each local rank gets. Pure computation over a Topology and
+/// the discovered accelerators; ferryd runs it once per job, before forking any rank.
+///
+/// Default policy (BindTo::kDefault, MapBy::kDefault), the one the seeds ask for: each local
+/// rank gets a contiguous block of floor(allowed cores / local ranks) cores; the blocks are
+/// spread evenly over the NUMA nodes and none is split across two NUMA nodes whenever such a
+/// placement exists (else the blocks are laid out in core order). When ranks use devices, a
+/// rank's block is taken from its first device's NUMA node. More local ranks than allowed
+/// cores: no binding, a warning. See docs/binding.md for every policy.
+
+#include <sched.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ferry/binding/accelerators.hpp"
+#include "ferry/binding/env_lookup.hpp"
+#include "ferry/binding/options.hpp"
+#include "ferry/binding/topology.hpp"
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+/// NUMA node masks handed to set_mempolicy: up to this many node ids.
+inline constexpr int kMaxNumaNodes = 1024;
+inline constexpr size_t kNodemaskWords = kMaxNumaNodes / (8 * sizeof(unsigned long));
+
+/// Everything one local rank needs; the masks are ready for the child (no allocation there).
+struct RankBinding {
+  int local_rank = 0;
+  /// false: the rank runs unbound (oversubscribed host, `--bind-to none`, or the CPUs did
+  /// not fit a cpu_set_t); `cpus` then lists every allowed CPU, for the report.
+  bool bound = false;
+  std::vector<int> cpus;        ///< OS indices of the hardware threads it is bound to, ascending
+  std::string cpu_list;         ///< `cpus` as "0-11,48-59"
+  int cores = 0;                ///< whole cores in `cpus` (for the report)
+  cpu_set_t cpu_mask;           ///< `cpus` as a mask; meaningful when `bound`
+  std::vector<int> numa_nodes;  ///< NUMA nodes of `cpus` (OS indices), ascending
+  std::string numa_list;        ///< `numa_nodes` as "0-1"
+  /// Memory bound to `numa_nodes` (MPOL_BIND) in the child; false when not asked, when the
+  /// rank is unbound, or after disable_memory_binding().
+  bool bind_mem = false;
+  std::array<unsigned long, kNodemaskWords> nodemask{};  ///< `numa_nodes` as a kernel nodemask
+  /// Failing to bind CPUs in the child is fatal only when the user asked for a binding
+  /// explicitly (`--bind-to`, `--map-by`, `--cpus-per-rank`); the default is best effort.
+  bool strict = false;
+  int threads = 1;               ///< default OMP/MKL/OpenBLAS thread count for this rank
+  std::vector<int> devices;      ///< Accelerator::index of the devices this rank uses
+  std::vector<std::string> env;  ///< "K=V" ferry adds for this rank (never one the user set)
+};
+
+/// The whole host's decision.
+struct HostBindingPlan {
+  std::vector<RankBinding> ranks;  ///< one per local rank, in local-rank order
+  /// One line each, shown to the user (oversubscription, refused requests, ...).
+  std::vector<std::string> warnings;
+  /// One line each, for --verbose (what was defaulted and why).
+  std::vector<std::string> notes;
+  /// Thread variables ferry set because the user had not (e.g. {"OMP_NUM_THREADS"}).
+  std::vector<std::string> defaulted_env;
+  std::string policy;  ///< one-line description, e.g. "cores: 12 per rank, NUMA-aligned"
+  int devices_per_rank = 0;
+  /// The accelerators ranks were given (one kind; Accelerator::index order); empty if none.
+  std::vector<Accelerator> devices;
+};
+
+/// Computes the binding of `local_ranks` ranks on the host described by `topology` and
+/// `accelerators`. `user_env` answers whether the user set OMP_NUM_THREADS,
+/// CUDA_VISIBLE_DEVICES, ...; those are never overridden. Errors (one line each): a request
+/// that cannot be met, e.g. `--cpus-per-rank 8` for 4 ranks on 24 cores, `--devices 9` on a
+/// host with 8 GPUs, `--map-by ...:PE=2` contradicting `--cpus-per-rank 4`.
+Result<HostBindingPlan> plan_bindings(const Topology& topology,
+                                      const std::vector<Accelerator>& accelerators,
+                                      const BindingOptions& options, int local_ranks,
+                                      const EnvLookup& user_env);
+
+/// Turns memory binding off for every rank (after probe_memory_binding() found the kernel or
+/// container refuses it) and records `why` as a warning.
+void disable_memory_binding(HostBindingPlan& plan, const std::string& why);
+
+}  // namespace ferry

@@ -1,0 +1,74 @@
+#pragma once
+/// \file
+/// The CPUs of one host as ferryd may use them: an RAII hwloc topology, reduced to the plain
+/// list of allowed cores that the planner works on.
+///
+/// ferryd loads it once (`load_system`), restricted to its own cgroup cpuset and affinity
+/// mask, so a Docker `--cpuset-cpus`, a Slurm step or `taskset -c` around ferryd are honoured.
+/// Tests load synthetic descriptions or XML instead: the same code path after loading.
+
+#include <hwloc.h>
+
+#include <string>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+/// One allowed core (or, on platforms where hwloc reports no cores, one hardware thread).
+struct CoreInfo {
+  std::vector<int> pus;  ///< OS indices of its allowed hardware threads (what taskset uses)
+  int numa = 0;          ///< OS index of its NUMA node (the first one whose cpuset holds it)
+  int package = 0;       ///< logical index of its package (socket); 0 when hwloc shows none
+};
+
+/// An hwloc topology, owned. Move-only; never copies the hwloc handle.
+class Topology {
+ public:
+  /// This machine, restricted to the CPUs this process may run on: the cgroup cpuset (hwloc
+  /// drops disallowed CPUs by default) and the affinity mask (`sched_getaffinity`, so a
+  /// `taskset` around ferryd counts too). Error: one line naming the hwloc step that failed.
+  static Result<Topology> load_system();
+  /// A synthetic topology (`hwloc_topology_set_synthetic`), e.g. "pack:2 core:24 pu:2" or
+  /// "numa:4 core:24 pu:1". Error: the description was refused.
+  static Result<Topology> load_synthetic(const std::string& description);
+  /// A topology exported by `lstopo foo.xml`. Error: unreadable or invalid file.
+  static Result<Topology> load_xml(const std::string& path);
+
+  /// Takes over `other`'s hwloc handle; `other` is left empty (handle() == nullptr).
+  Topology(Topology&& other) noexcept;
+  /// Releases this topology's handle, then takes over `other`'s.
+  Topology& operator=(Topology&& other) noexcept;
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  /// Destroys the hwloc topology.
+  ~Topology();
+
+  /// Keeps only the given hardware threads (OS indices), as a container's cpuset would;
+  /// cores, NUMA nodes and packages left without any are dropped. Error: the set holds no
+  /// CPU of this topology (the topology is then unchanged).
+  Status restrict_to(const std::vector<int>& pus);
+
+  /// Allowed cores in topology order (package, NUMA node, core), never empty once loaded.
+  const std::vector<CoreInfo>& cores() const { return cores_; }
+  /// OS indices of the NUMA nodes that hold at least one allowed core, ascending.
+  std::vector<int> numa_nodes() const;
+  /// Number of packages that hold at least one allowed core.
+  int package_count() const;
+  /// OS indices of all allowed hardware threads, ascending.
+  std::vector<int> pus() const;
+
+  /// The underlying handle, for callers that need more of hwloc (still owned here).
+  hwloc_topology_t handle() const { return topo_; }
+
+ private:
+  explicit Topology(hwloc_topology_t topo) : topo_(topo) {}
+  static Result<Topology> finish_load(hwloc_topology_t topo, const std::string& what);
+  Status refresh();
+
+  hwloc_topology_t topo_ = nullptr;
+  std::vector<CoreInfo> cores_;
+};
+
+}  // namespace ferry

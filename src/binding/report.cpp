@@ -1,0 +1,39 @@
+#include "ferry/binding/report.hpp"
+
+namespace ferry {
+
+std::string format_binding_report(std::string_view host, int rank, const RankBinding& b,
+                                  const HostBindingPlan& plan) {
+  std::string line(host);
+  line += " rank " + std::to_string(rank) + " local_rank " + std::to_string(b.local_rank) + ": ";
+  const std::string cores = std::to_string(b.cores) + (b.cores == 1 ? " core" : " cores");
+  if (b.bound) {
+    line += "cpus " + b.cpu_list + " (" + cores + ")";
+  } else {
+    line += "not bound (cpus " + b.cpu_list + ", " + cores + ")";
+  }
+  line += " NUMA " + b.numa_list;
+  if (b.bind_mem) line += " mem bound";
+  if (b.devices.empty()) {
+    line += ", no device";
+  } else {
+    for (int index : b.devices) {
+      for (const auto& d : plan.devices) {
+        if (d.index != index) continue;
+        line += std::string(", ") + accelerator_kind_name(d.kind) + " " + std::to_string(index);
+        if (!d.pci_address.empty() || d.numa_node >= 0) {
+          line += " [";
+          if (!d.pci_address.empty()) line += d.pci_address;
+          if (d.numa_node >= 0)
+            line += (d.pci_address.empty() ? "NUMA " : " NUMA ") + std::to_string(d.numa_node);
+          line += "]";
+        }
+      }
+    }
+  }
+  for (const auto& kv : b.env)
+    if (kv.find("VISIBLE_DEVICES=") != std::string::npos) line += ", " + kv;
+  return line;
+}
+
+}  // namespace ferry
