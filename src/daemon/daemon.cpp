@@ -1,5 +1,7 @@
 #include "ferry/daemon/daemon.hpp"
 
+#include "ferry/binding/report.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -12,8 +14,14 @@
 #include <map>
 #include <vector>
 
+#include "ferry/daemon/host_binder.hpp"
+#include "ferry/daemon/kv_proxy.hpp"
+#include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/daemon/spawn.hpp"
 #include "ferry/daemon/sweeper.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
+#include "ferry/rendezvous/interfaces.hpp"
+#include "ferry/rendezvous/pmi_job.hpp"
 #include "ferry/wire/messages.hpp"
 
 extern char** environ;
@@ -79,10 +87,17 @@ class Daemon::Impl {
  public:
   Impl(asio::io_context& io, DaemonOptions opts)
       : io_(io), in_(io, opts.in_fd), out_(io, opts.out_fd), signals_(io),
-        grace_timer_(io), exit_timer_(io), beat_timer_(io) {}
+        grace_timer_(io), exit_timer_(io), beat_timer_(io),
+        kv_(io, [this](wire::KvRequest r) { queue(wire::encode(r)); },
+            [this](const std::string& line) {
+              if (spec_.verbose) log(host_name() + ": " + line);
+            }) {}
 
   void start() {
     guard_.start();
+    // FERRY_DEVICE_ROOT lets tests point device discovery at a fake /proc, /dev, /sys tree.
+    const char* dev_root = ::getenv("FERRY_DEVICE_ROOT");
+    binder_.load(dev_root && *dev_root ? dev_root : "/");
     signals_.add(SIGCHLD);
     signals_.add(SIGTERM);
     signals_.add(SIGINT);
@@ -92,6 +107,11 @@ class Daemon::Impl {
     h.hostname = host_name();
     h.pid = ::getpid();
     h.free_port = find_free_port();
+    // The KV proxy listens from the start, so its port can go into the ranks' environment.
+    if (auto port = kv_.listen()) h.kv_port = *port;
+    else ::fprintf(stderr, "ferryd: %s\n", port.error().message.c_str());
+    SystemInterfaceReader ifs;
+    if (auto list = ifs.read()) h.interfaces = interfaces_to_lines(*list);
     queue(wire::encode(h));
     read_input();
   }
@@ -201,6 +221,17 @@ class Daemon::Impl {
         break;
       case wire::MsgType::kHeartbeat:
         break;
+      case wire::MsgType::kKvReply:
+        if (auto r = wire::decode_kv_reply(f)) kv_.reply(*r);
+        else return fatal(r.error().message);
+        break;
+      case wire::MsgType::kPmiBarrierDone: {
+        auto b = wire::decode_pmi_barrier(f);
+        if (!b) return fatal(b.error().message);
+        if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
+        if (auto s = pmi_->barrier_done(*b); !s) return fatal(s.error().message);
+        break;
+      }
       default:
         fatal("unexpected message type " + std::to_string(f.type));
     }
@@ -228,6 +259,7 @@ class Daemon::Impl {
   void launch() {
     tag_ = spec_.job_id + "." + std::to_string(::getpid());
     guard_.set_job(tag_);
+    start_rendezvous();
     const auto base = own_environment();
     if (!spec_.wdir.empty() && ::access(spec_.wdir.c_str(), X_OK) != 0 && spec_.wdir_fallback) {
       // The front end's directory does not exist here: start in $HOME, as ssh would.
@@ -239,6 +271,13 @@ class Daemon::Impl {
     }
     const std::vector<std::string> tags = {std::string(kJobTagVar) + "=" + tag_,
                                            "FERRY_JOB_ID=" + spec_.job_id};
+    // Cores and devices for every local rank, computed before the first fork.
+    std::vector<std::string> bind_lines;
+    auto bind_plan = binder_.plan(spec_.binding, static_cast<int>(spec_.ranks.size()),
+                                  merge_environment({base, spec_.env}), host_name(),
+                                  spec_.verbose, bind_lines);
+    for (const auto& line : bind_lines) log(line);
+    if (bind_plan) bindings_ = std::move(bind_plan.value());
     for (const auto& rl : spec_.ranks) {
       auto r = std::make_unique<Rank>(io_);
       r->rank = rl.rank;
@@ -248,7 +287,17 @@ class Daemon::Impl {
         report_exit_now(rank, 0, SIGKILL);
         continue;
       }
-      auto env = merge_environment({base, spec_.env, rl.env, tags});
+      if (!bind_plan) {
+        spawn_failed(rank, bind_plan.error().message);
+        continue;
+      }
+      const size_t local = static_cast<size_t>(&rl - spec_.ranks.data());
+      const RankBinding* binding =
+          local < bindings_.ranks.size() ? &bindings_.ranks[local] : nullptr;
+      if (binding && spec_.binding.report_bindings)
+        log(format_binding_report(host_name(), rl.rank, *binding, bindings_));
+      auto env = merge_environment(
+          {base, binding ? binding->env : std::vector<std::string>{}, spec_.env, rl.env, tags});
       auto path = resolve_command(spec_.argv.empty() ? "" : spec_.argv[0], env, spec_.wdir);
       if (!path) {
         spawn_failed(rank, path.error().message);
@@ -267,11 +316,14 @@ class Daemon::Impl {
       req.path = *path;
       req.argv = spec_.argv;
       req.env = std::move(env);
+      add_rendezvous(req, rl, static_cast<int>(&rl - spec_.ranks.data()));
       req.wdir = spec_.wdir;
+      req.binding = binding;
       req.stdin_fd = want_stdin ? pi.read : devnull;
       req.stdout_fd = po.write;
       req.stderr_fd = pe.write;
       auto pid = spawn_process(req);
+      if (pmi_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
       for (int fd : {po.write, pe.write, pi.read, devnull})
         if (fd >= 0) ::close(fd);
       if (!pid) {
@@ -294,9 +346,53 @@ class Daemon::Impl {
       }
       queue(wire::encode(wire::Started{rank.rank, rank.pid}));
     }
+    kv_.set_candidates(rank_pids());
     if (spec_.ranks.empty()) check_done();
     // Children may have exited before their pids were recorded.
     reap();
+  }
+
+  // ---- rendezvous (KV proxy, PMI) ------------------------------------------------------
+
+  void start_rendezvous() {
+    kv_.set_secret(spec_.secret);
+    if (!spec_.pmi) return;
+    PmiHostConfig cfg;
+    cfg.kvsname = spec_.job_id.empty() ? "ferry" : spec_.job_id;
+    cfg.world_size = spec_.world_size;
+    cfg.universe_size = spec_.world_size;
+    cfg.process_mapping = spec_.pmi_process_mapping;
+    for (const auto& rl : spec_.ranks) cfg.ranks.push_back(rl.rank);
+    PmiProxy::Events ev;
+    ev.send = [this](std::string frame) { queue(std::move(frame)); };
+    ev.closed = [this](int rank) {
+      for (auto& r : ranks_)
+        if (r->rank == rank) maybe_report_exit(*r);
+    };
+    pmi_ = std::make_unique<PmiProxy>(io_, std::move(cfg), std::move(ev));
+  }
+
+  // The rank's extra arguments and, with PMI on, its end of a PMI socket pair.
+  void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, int local_rank) {
+    req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
+    if (!pmi_) return;
+    auto fd = pmi_->open_rank(rl.rank);
+    if (!fd) {
+      log(host_name() + ": rank " + std::to_string(rl.rank) + " starts without PMI: " +
+          fd.error().message);
+      return;
+    }
+    req.keep_fds.push_back(*fd);
+    req.env = merge_environment(
+        {req.env, pmi_environment(*fd, rl.rank, spec_.world_size, host_name(), local_rank,
+                                  static_cast<int>(spec_.ranks.size()))});
+  }
+
+  std::vector<pid_t> rank_pids() const {
+    std::vector<pid_t> v;
+    for (auto& r : ranks_)
+      if (r->pid > 0) v.push_back(r->pid);
+    return v;
   }
 
   void spawn_failed(Rank& rank, const std::string& why) {
@@ -426,12 +522,13 @@ class Daemon::Impl {
       by_pid_.erase(it);
       r.reaped = true;
       r.status = status;
-      if (r.out.open || r.err.open) {
+      if (r.out.open || r.err.open || pmi_open(r)) {
         r.drain.expires_after(kDrainAfterExit);
         r.drain.async_wait([this, &r](std::error_code ec) {
           if (ec) return;
           close_stream(r.out);
           close_stream(r.err);
+          if (pmi_) pmi_->close_rank(r.rank);
           maybe_report_exit(r);
         });
       }
@@ -440,7 +537,7 @@ class Daemon::Impl {
   }
 
   void maybe_report_exit(Rank& r) {
-    if (!r.reaped || r.exit_sent || r.out.open || r.err.open) return;
+    if (!r.reaped || r.exit_sent || r.out.open || r.err.open || pmi_open(r)) return;
     r.drain.cancel();
     r.exit_sent = true;
     wire::Exited e;
@@ -454,6 +551,8 @@ class Daemon::Impl {
     }
     check_done();
   }
+
+  bool pmi_open(const Rank& r) const { return pmi_ && pmi_->is_open(r.rank); }
 
   void check_done() {
     if (!have_spec_ || finished_) return;
@@ -567,6 +666,10 @@ class Daemon::Impl {
   bool stopped_ = false;
   int exit_code_ = 0;
   Guard guard_;
+  HostBinder binder_;
+  HostBindingPlan bindings_;  // must outlive the spawns that point into it
+  KvProxy kv_;
+  std::unique_ptr<PmiProxy> pmi_;
 };
 
 Daemon::Daemon(asio::io_context& io, DaemonOptions opts)

@@ -1,5 +1,7 @@
 #include "ferry/daemon/spawn.hpp"
 
+#include "ferry/binding/apply.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -62,6 +64,9 @@ Result<std::string> resolve_command(const std::string& command,
 
 namespace {
 
+// Added to errno in the child's report when binding, not exec, failed.
+constexpr int kBindFailure = 1 << 16;
+
 [[noreturn]] void child_fail(int fd, int err) {
   // write(2) and _exit(2) are async-signal-safe.
   ssize_t ignored = ::write(fd, &err, sizeof err);
@@ -104,6 +109,12 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
       int flags = ::fcntl(fd, F_GETFD);
       if (flags >= 0) ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
     }
+    if (req.binding) {
+      // Masks were computed before fork; only raw system calls here.
+      ChildBindOutcome o = apply_binding_in_child(*req.binding);
+      if (o.cpu_errno && req.binding->strict) child_fail(errpipe[1], kBindFailure + o.cpu_errno);
+      if (o.cpu_errno || o.mem_errno) write_binding_warning_in_child(2, *req.binding, o);
+    }
     if (!req.wdir.empty() && ::chdir(req.wdir.c_str()) != 0) child_fail(errpipe[1], -errno);
     ::execve(req.path.c_str(), argv.data(), envp.data());
     child_fail(errpipe[1], errno);
@@ -123,6 +134,10 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   ::close(errpipe[0]);
   if (n == sizeof child_errno) {
     // The child already exited 127; the caller reaps it as usual.
+    if (child_errno >= kBindFailure)
+      return make_error("cannot bind to cpus " +
+                        (req.binding ? req.binding->cpu_list : std::string("?")) + ": " +
+                        std::strerror(child_errno - kBindFailure));
     if (child_errno < 0)
       return make_error("cannot change to working directory '" + req.wdir +
                         "': " + std::strerror(-child_errno));

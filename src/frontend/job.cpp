@@ -10,8 +10,11 @@
 
 #include "ferry/plan/environment.hpp"
 #include "ferry/plan/placement.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
+#include "ferry/rendezvous/interfaces.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/wire/messages.hpp"
+#include "rendezvous_service.hpp"
 
 namespace ferry {
 namespace {
@@ -240,6 +243,26 @@ class Job::Impl {
       }
       case wire::MsgType::kHeartbeat:
         break;
+      case wire::MsgType::kKvRequest: {
+        auto q = wire::decode_kv_request(f);
+        if (!q) return host_broken(i, q.error().message);
+        if (rdv_) h.link->send(wire::encode(rdv_->serve(*q)));
+        break;
+      }
+      case wire::MsgType::kPmiBarrier: {
+        auto b = wire::decode_pmi_barrier(f);
+        if (!b) return host_broken(i, b.error().message);
+        if (auto s = rdv_->pmi_barrier(static_cast<int>(i), *b); !s)
+          return host_broken(i, s.error().message);
+        break;
+      }
+      case wire::MsgType::kPmiAbort: {
+        auto a = wire::decode_pmi_abort(f);
+        if (!a) return host_broken(i, a.error().message);
+        if (!valid_rank_of(i, a->rank)) return host_broken(i, "abort of a foreign rank");
+        on_pmi_abort(i, *a);
+        break;
+      }
       case wire::MsgType::kLog:
         diag_.raw(h.name() + ": " + f.payload + "\n");
         break;
@@ -292,16 +315,43 @@ class Job::Impl {
     return n;
   }
 
+  // The frameworks' interface on every host (NCCL_SOCKET_IFNAME, ...), from what each
+  // ferryd reported and the address ferryrun reached it at.
+  void choose_network() {
+    std::string this_machine;  // a local host in a mixed job is reached at this address
+    for (auto& h : hosts_)
+      if (h->link && !h->local && this_machine.empty()) this_machine = h->link->local_address();
+    std::vector<HostNetwork> nets;
+    for (auto& h : hosts_) {
+      HostNetwork n;
+      n.label = h->name();
+      n.reached_at = h->local ? this_machine : h->link->peer_address();
+      if (auto ifs = interfaces_from_lines(h->hello_msg.interfaces)) n.interfaces = *ifs;
+      else diag_.verbose(h->name() + ": " + ifs.error().message);
+      nets.push_back(std::move(n));
+    }
+    const NicChoice& c = rdv_->choose(nets, opts_.network_interfaces);
+    for (const auto& line : c.explanation) diag_.verbose(line);
+    if (!c.warning.empty()) diag_.warn(c.warning);
+  }
+
   void launch() {
     phase_ = Phase::kRunning;
     HostState& first = *hosts_.front();
+    rdv_ = std::make_unique<RendezvousService>(placement_, [this](const std::string& frame) {
+      for (auto& h : hosts_)
+        if (h->link && !h->closed && h->spec_sent) h->link->send(frame);
+    });
+    if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
+    choose_network();
     JobEnvironment je;
-    je.master_addr = master_address();
+    je.master_addr = ferry::master_address(rdv_->choice(), master_address());
     je.master_port = first.hello_msg.free_port ? first.hello_msg.free_port : 29500;
     je.exported = opts_.exports;
     auto common = job_environment(placement_, je);
     diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" +
                   std::to_string(je.master_port));
+    const std::string pmi_mapping = pmi_host_config(placement_, 0, job_id_).process_mapping;
     int stdin_host = opts_.stdin_rank >= 0 && opts_.stdin_rank < placement_.world_size
                          ? rank_host_[opts_.stdin_rank]
                          : -1;
@@ -313,11 +363,21 @@ class Job::Impl {
       spec.wdir_fallback = !opts_.wdir_explicit && !h.local;
       spec.argv = opts_.command;
       spec.env = common;
-      for (auto& r : h.plan.ranks)
-        spec.ranks.push_back({r.rank, rank_environment(placement_, h.plan, r)});
+      auto host_env = rdv_->host_environment(i, h.hello_msg.kv_port, opts_.exports);
+      spec.env.insert(spec.env.end(), host_env.begin(), host_env.end());
+      for (auto& r : h.plan.ranks) {
+        wire::RankLaunch rl{r.rank, rank_environment(placement_, h.plan, r), {}};
+        if (opts_.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
+        spec.ranks.push_back(std::move(rl));
+      }
+      spec.secret = rdv_->secret();
+      spec.pmi = true;
+      spec.world_size = placement_.world_size;
+      spec.pmi_process_mapping = pmi_mapping;
       spec.stdin_rank = static_cast<int>(i) == stdin_host ? opts_.stdin_rank : -1;
       spec.kill_grace_ms = static_cast<uint32_t>(opts_.kill_grace_s * 1000);
       spec.verbose = opts_.verbose;
+      spec.binding = opts_.binding;
       spec.heartbeat_ms = static_cast<uint32_t>(opts_.heartbeat_s * 1000);
       h.link->send(wire::encode(spec));
       h.spec_sent = true;
@@ -386,16 +446,37 @@ class Job::Impl {
 
   // ---- ends ----------------------------------------------------------------------------
 
+  // MPI_Abort: the job ends with the rank's code, whatever the ranks do next.
+  void on_pmi_abort(size_t i, const wire::PmiAbort& a) {
+    if (aborting_) return;
+    first_failure_ = true;
+    failure_status_ = a.exit_code;
+    std::string block =
+        "--------------------------------------------------------------------------\n"
+        "ferryrun: rank " + std::to_string(a.rank) + " on host " + hosts_[i]->name() +
+        " (local rank " + std::to_string(rank_local_[a.rank]) +
+        (rank_pid_[a.rank] ? ", pid " + std::to_string(rank_pid_[a.rank]) : "") +
+        ") called MPI_Abort (PMI abort) with exit code " + std::to_string(a.exit_code) + ".\n";
+    if (!a.message.empty()) block += "  message: " + a.message + "\n";
+    block += "The job was aborted.\n"
+             "--------------------------------------------------------------------------\n";
+    diag_.raw(block);
+    abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
+  }
+
   void on_rank_exit(size_t i, const wire::Exited& e) {
     HostState& h = *hosts_[i];
     --h.ranks_left;
     out_.close_stream(e.rank, StreamId::kStdout);
     out_.close_stream(e.rank, StreamId::kStderr);
-    bool failed = e.signal != 0 || e.exit_code != 0;
+    // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank
+    // even when it exited 0.
+    const bool reported = !rank_failure_[e.rank].empty();
+    bool failed = e.signal != 0 || e.exit_code != 0 || reported;
     if (!failed || aborting_) return;
     if (user_signal_ && e.signal == user_signal_) return;
     first_failure_ = true;
-    failure_status_ = e.signal ? 128 + e.signal : e.exit_code;
+    failure_status_ = e.signal ? 128 + e.signal : (e.exit_code ? e.exit_code : 1);
     std::string what = e.signal ? "was killed by " + signal_name(e.signal)
                                 : "exited with status " + std::to_string(e.exit_code);
     std::string block =
@@ -573,6 +654,7 @@ class Job::Impl {
   bool finished_ = false;
   int user_signal_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<RendezvousService> rdv_;
 };
 
 Job::Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,

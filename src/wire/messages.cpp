@@ -24,6 +24,36 @@ Result<void> expect(const Frame& f, MsgType t, const char* what) {
   return {};
 }
 
+void encode_binding(Encoder& e, const BindingOptions& b) {
+  e.u8(static_cast<uint8_t>(b.bind_to));
+  e.u8(static_cast<uint8_t>(b.map_by));
+  e.i32(b.pe);
+  e.i32(b.cpus_per_rank);
+  e.i32(b.devices_per_rank);
+  e.u8((b.bind_mem ? 1 : 0) | (b.isolate_devices ? 2 : 0) | (b.report_bindings ? 4 : 0));
+  e.u32(static_cast<uint32_t>(b.devices.size()));
+  for (int dev : b.devices) e.i32(dev);
+}
+
+BindingOptions decode_binding(Decoder& d) {
+  BindingOptions b;
+  uint8_t bind_to = d.u8(), map_by = d.u8();
+  b.bind_to = bind_to <= static_cast<uint8_t>(BindTo::kSocket) ? static_cast<BindTo>(bind_to)
+                                                                : BindTo::kDefault;
+  b.map_by = map_by <= static_cast<uint8_t>(MapBy::kSocket) ? static_cast<MapBy>(map_by)
+                                                             : MapBy::kDefault;
+  b.pe = d.i32();
+  b.cpus_per_rank = d.i32();
+  b.devices_per_rank = d.i32();
+  uint8_t flags = d.u8();
+  b.bind_mem = flags & 1;
+  b.isolate_devices = flags & 2;
+  b.report_bindings = flags & 4;
+  uint32_t n = d.u32();
+  for (uint32_t i = 0; i < n && d.ok() && i < 4096; ++i) b.devices.push_back(d.i32());
+  return b;
+}
+
 }  // namespace
 
 std::string encode(const Hello& m) {
@@ -33,6 +63,8 @@ std::string encode(const Hello& m) {
   e.str(m.hostname);
   e.i32(m.pid);
   e.u16(m.free_port);
+  e.u16(m.kv_port);
+  e.strs(m.interfaces);
   return frame(MsgType::kHello, e);
 }
 
@@ -51,6 +83,8 @@ Result<Hello> decode_hello(const Frame& f) {
   h.hostname = d.str();
   h.pid = d.i32();
   h.free_port = d.u16();
+  h.kv_port = d.u16();
+  h.interfaces = d.strs();
   return finish(d, std::move(h), "hello");
 }
 
@@ -65,11 +99,16 @@ std::string encode(const HostSpec& m) {
   for (const auto& r : m.ranks) {
     e.i32(r.rank);
     e.strs(r.env);
+    e.strs(r.extra_args);
   }
   e.i32(m.stdin_rank);
   e.u32(m.kill_grace_ms);
-  e.u8((m.verbose ? 1 : 0) | (m.wdir_fallback ? 2 : 0));
+  e.u8((m.verbose ? 1 : 0) | (m.wdir_fallback ? 2 : 0) | (m.pmi ? 4 : 0));
   e.u32(m.heartbeat_ms);
+  e.str(m.secret);
+  e.i32(m.world_size);
+  e.str(m.pmi_process_mapping);
+  encode_binding(e, m.binding);
   return frame(MsgType::kHostSpec, e);
 }
 
@@ -91,13 +130,19 @@ Result<HostSpec> decode_host_spec(const Frame& f) {
   for (auto& r : m.ranks) {
     r.rank = d.i32();
     r.env = d.strs();
+    r.extra_args = d.strs();
   }
   m.stdin_rank = d.i32();
   m.kill_grace_ms = d.u32();
   uint8_t flags = d.u8();
   m.verbose = flags & 1;
   m.wdir_fallback = flags & 2;
+  m.pmi = flags & 4;
   m.heartbeat_ms = d.u32();
+  m.secret = d.str();
+  m.world_size = d.i32();
+  m.pmi_process_mapping = d.str();
+  m.binding = decode_binding(d);
   return finish(d, std::move(m), "host spec");
 }
 
@@ -169,6 +214,83 @@ Result<Failure> decode_failure(const Frame& f) {
   m.rank = d.i32();
   m.message = d.str();
   return finish(d, std::move(m), "failure");
+}
+
+std::string encode(const KvRequest& m) {
+  Encoder e;
+  e.u32(m.id);
+  e.str(m.method);
+  e.str(m.target);
+  e.str(m.body);
+  return frame(MsgType::kKvRequest, e);
+}
+
+Result<KvRequest> decode_kv_request(const Frame& f) {
+  if (auto s = expect(f, MsgType::kKvRequest, "KV request"); !s) return s.error();
+  Decoder d(f.payload);
+  KvRequest m;
+  m.id = d.u32();
+  m.method = d.str();
+  m.target = d.str();
+  m.body = d.str();
+  return finish(d, std::move(m), "KV request");
+}
+
+std::string encode(const KvReply& m) {
+  Encoder e;
+  e.u32(m.id);
+  e.u16(m.status);
+  e.str(m.body);
+  return frame(MsgType::kKvReply, e);
+}
+
+Result<KvReply> decode_kv_reply(const Frame& f) {
+  if (auto s = expect(f, MsgType::kKvReply, "KV reply"); !s) return s.error();
+  Decoder d(f.payload);
+  KvReply m;
+  m.id = d.u32();
+  m.status = d.u16();
+  m.body = d.str();
+  return finish(d, std::move(m), "KV reply");
+}
+
+std::string encode(const PmiBarrier& m, bool done) {
+  Encoder e;
+  e.u32(m.epoch);
+  e.strs(m.keys);
+  e.strs(m.values);
+  return frame(done ? MsgType::kPmiBarrierDone : MsgType::kPmiBarrier, e);
+}
+
+Result<PmiBarrier> decode_pmi_barrier(const Frame& f) {
+  if (f.type != static_cast<uint8_t>(MsgType::kPmiBarrier) &&
+      f.type != static_cast<uint8_t>(MsgType::kPmiBarrierDone))
+    return make_error("expected a PMI barrier message, got type " + std::to_string(f.type));
+  Decoder d(f.payload);
+  PmiBarrier m;
+  m.epoch = d.u32();
+  m.keys = d.strs();
+  m.values = d.strs();
+  if (m.keys.size() != m.values.size()) return make_error("malformed PMI barrier message");
+  return finish(d, std::move(m), "PMI barrier");
+}
+
+std::string encode(const PmiAbort& m) {
+  Encoder e;
+  e.i32(m.rank);
+  e.i32(m.exit_code);
+  e.str(m.message);
+  return frame(MsgType::kPmiAbort, e);
+}
+
+Result<PmiAbort> decode_pmi_abort(const Frame& f) {
+  if (auto s = expect(f, MsgType::kPmiAbort, "PMI abort"); !s) return s.error();
+  Decoder d(f.payload);
+  PmiAbort m;
+  m.rank = d.i32();
+  m.exit_code = d.i32();
+  m.message = d.str();
+  return finish(d, std::move(m), "PMI abort");
 }
 
 std::string encode_stdin(std::string_view data) {

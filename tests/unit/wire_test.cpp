@@ -135,6 +135,28 @@ TEST(Messages, HostSpecRoundTrip) {
   EXPECT_EQ(d->heartbeat_ms, 2000u);
 }
 
+TEST(Messages, HostSpecCarriesBindingOptions) {
+  HostSpec s;
+  s.binding.bind_to = BindTo::kNuma;
+  s.binding.map_by = MapBy::kSocket;
+  s.binding.pe = 4;
+  s.binding.cpus_per_rank = 4;
+  s.binding.devices_per_rank = 2;
+  s.binding.devices = {0, 2, 4};
+  s.binding.bind_mem = true;
+  s.binding.report_bindings = true;
+  auto d = decode_host_spec(one_frame(encode(s)));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->binding.bind_to, BindTo::kNuma);
+  EXPECT_EQ(d->binding.map_by, MapBy::kSocket);
+  EXPECT_EQ(d->binding.pe, 4);
+  EXPECT_EQ(d->binding.devices_per_rank, 2);
+  EXPECT_EQ(d->binding.devices, (std::vector<int>{0, 2, 4}));
+  EXPECT_TRUE(d->binding.bind_mem);
+  EXPECT_FALSE(d->binding.isolate_devices);
+  EXPECT_TRUE(d->binding.report_bindings);
+}
+
 TEST(Messages, TruncatedHostSpecIsRejected) {
   HostSpec s;
   s.argv = {"true"};
@@ -169,6 +191,75 @@ TEST(Messages, ExitedAndControlRoundTrip) {
   auto s = one_frame(encode_signal(2));
   EXPECT_EQ(*decode_i32(s), 2);
   EXPECT_FALSE(decode_started(s).ok());  // wrong type
+}
+
+TEST(Messages, HelloCarriesKvPortAndInterfaces) {
+  Hello h;
+  h.kv_port = 41000;
+  h.interfaces = {"lo up loopback 127.0.0.1/8", "eth0 up 10.231.0.11/24"};
+  auto d = decode_hello(one_frame(encode(h)));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->kv_port, 41000);
+  EXPECT_EQ(d->interfaces, h.interfaces);
+}
+
+TEST(Messages, HostSpecCarriesRendezvousFields) {
+  HostSpec s;
+  s.ranks = {{3, {"RANK=3"}, {"--local-rank=1"}}};
+  s.secret = std::string(64, 'a');
+  s.pmi = true;
+  s.world_size = 8;
+  s.pmi_process_mapping = "(vector,(0,4,2))";
+  auto d = decode_host_spec(one_frame(encode(s)));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->ranks.at(0).extra_args, std::vector<std::string>{"--local-rank=1"});
+  EXPECT_EQ(d->secret, s.secret);
+  EXPECT_TRUE(d->pmi);
+  EXPECT_FALSE(d->verbose);
+  EXPECT_EQ(d->world_size, 8);
+  EXPECT_EQ(d->pmi_process_mapping, s.pmi_process_mapping);
+}
+
+TEST(Messages, KvRequestAndReplyRoundTripBinaryBodies) {
+  std::string blob("\0\r\n\r\nvalue\xff", 12);
+  auto q = decode_kv_request(one_frame(encode(KvRequest{7, "PUT", "/global/0", blob})));
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_EQ(q->id, 7u);
+  EXPECT_EQ(q->method, "PUT");
+  EXPECT_EQ(q->target, "/global/0");
+  EXPECT_EQ(q->body, blob);
+  auto r = decode_kv_reply(one_frame(encode(KvReply{7, 404, ""})));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->id, 7u);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_TRUE(r->body.empty());
+  EXPECT_FALSE(decode_kv_reply(one_frame(encode(KvRequest{1, "GET", "/a/b", ""}))).ok());
+}
+
+TEST(Messages, PmiBarrierBothWaysAndAbort) {
+  PmiBarrier b{2, {"k1", "k2"}, {"v1", "v 2"}};
+  auto up = one_frame(encode(b, false));
+  auto down = one_frame(encode(b, true));
+  EXPECT_EQ(up.type, static_cast<uint8_t>(MsgType::kPmiBarrier));
+  EXPECT_EQ(down.type, static_cast<uint8_t>(MsgType::kPmiBarrierDone));
+  for (const auto& f : {up, down}) {
+    auto d = decode_pmi_barrier(f);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    EXPECT_EQ(d->epoch, 2u);
+    EXPECT_EQ(d->keys, b.keys);
+    EXPECT_EQ(d->values, b.values);
+  }
+  // Keys and values must pair up.
+  Encoder e;
+  e.u32(1);
+  e.strs({"k"});
+  e.strs({});
+  EXPECT_FALSE(decode_pmi_barrier(Frame{static_cast<uint8_t>(MsgType::kPmiBarrier), e.take()}).ok());
+  auto a = decode_pmi_abort(one_frame(encode(PmiAbort{5, 7, "boom"})));
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->rank, 5);
+  EXPECT_EQ(a->exit_code, 7);
+  EXPECT_EQ(a->message, "boom");
 }
 
 }  // namespace

@@ -35,8 +35,12 @@ struct ParseOutcome {
   int exit_code = 0;
 };
 
-/// Parses ferryrun's arguments. Messages go to stderr (errors) or stdout (--help).
-/// `program` is argv[0]'s base name, shown in messages.
+/// Parses ferryrun's arguments; args[0] is argv[0]. Its base name picks the personality
+/// (`horovodrun`, `mpirun`/`mpiexec`: their flags, see personality.hpp), as does a first
+/// argument `--compat NAME`. `--config job.toml` supplies defaults that the command line
+/// overrides. Hosts come from -H/--hostfile, else the job file, else a Slurm allocation
+/// (SLURM_JOB_NODELIST), else this machine. Messages go to stderr (errors, one line, prefixed
+/// with the program name) or stdout (--help, --version); never throws.
 ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args);
 
 /// Rewrites mpirun-style single-dash long options (`-np 4`, `-wdir D`, `-hostfile F`) to

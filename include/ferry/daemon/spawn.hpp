@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/binding/plan.hpp"
 #include "ferry/common/result.hpp"
 
 namespace ferry {
@@ -22,6 +23,7 @@ struct SpawnRequest {
   int stdout_fd = -1;
   int stderr_fd = -1;
   std::vector<int> keep_fds;       ///< extra fds inherited unchanged (e.g. PMI_FD)
+  const RankBinding* binding = nullptr;  ///< cores/memory applied in the child; null = none
 };
 
 /// Merges environments: later lists override earlier ones by variable name.

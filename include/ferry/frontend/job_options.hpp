@@ -37,7 +37,9 @@ struct JobOptions {
   int stdin_fd = 0;                  ///< where ferryrun reads the stdin it forwards
   BindingOptions binding;            ///< --bind-to, --map-by, devices: for the binding part
   PlacementPolicy placement;         ///< --map-by node, --rank-by, -N: for place_ranks
-  std::vector<std::string> network_interfaces;  ///< horovodrun --network-interfaces
+  std::vector<std::string> network_interfaces;  ///< --network-interface(s): NIC for the
+                                                ///< frameworks (each host takes the first it has)
+  bool torch_local_rank_arg = false;  ///< --torch-local-rank-arg: append --local-rank=N
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
   int heartbeat_s = 0;               ///< >0: ferryrun and each ferryd exchange heartbeats
                                      ///< this often; 3 missed = the other side is gone

@@ -37,9 +37,33 @@ struct Placement {
   bool oversubscribed = false;  ///< some host got more ranks than its slots
 };
 
-/// Places `np` ranks (np <= 0: one per slot) filling each host's slots in order. More ranks
-/// than slots is an error unless `oversubscribe`; then the extra ranks are spread evenly
-/// (never past a host's max_slots) and ranks stay contiguous per host.
-Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe);
+/// How many ranks each host gets (mpirun `--map-by`).
+enum class HostMapping {
+  kBySlot,  ///< fill each host's slots before the next (`--map-by slot`, horovodrun)
+  kByNode,  ///< one rank per host in turn, skipping full hosts (`--map-by node`)
+};
+
+/// How ranks are numbered once each host's count is known (mpirun `--rank-by`).
+enum class RankOrder {
+  kFollowMapping,  ///< kByNode for HostMapping::kByNode, else kBySlot (as Open MPI)
+  kBySlot,         ///< a host's ranks are contiguous, hosts in order
+  kByNode,         ///< round-robin over hosts: local rank 0 of every host first, then 1, ...
+};
+
+/// The placement policy; the default is horovodrun's fill-by-slot.
+struct PlacementPolicy {
+  HostMapping mapping = HostMapping::kBySlot;
+  /// > 0: exactly this many ranks on each host in order (mpirun `-N n`, `ppr:n:node`); the
+  /// last hosts get fewer (or none) when np is smaller. Overrides `mapping`'s counts.
+  int per_host = 0;
+  RankOrder order = RankOrder::kFollowMapping;
+};
+
+/// Places `np` ranks (np <= 0: one per slot, or per_host on every host) on `hosts` as
+/// `policy` says (default: fill each host's slots in order). More ranks than slots on a host
+/// is an error unless `oversubscribe`; then the extra ranks are spread evenly, never past a
+/// host's max_slots. Errors name the flag to change ("... pass --oversubscribe").
+Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
+                              const PlacementPolicy& policy = {});
 
 }  // namespace ferry

@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// ferryd's side of binding: the host's topology and accelerators, loaded once, and the
+/// per-rank plan for one HostSpec (computed before any fork).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/binding/accelerators.hpp"
+#include "ferry/binding/options.hpp"
+#include "ferry/binding/plan.hpp"
+#include "ferry/binding/topology.hpp"
+
+namespace ferry {
+
+/// Loads the topology and accelerators of this host and plans bindings for its ranks.
+class HostBinder {
+ public:
+  /// Loads the topology (restricted to the CPUs ferryd may use) and discovers accelerators
+  /// under `device_root` ("/" normally). A failure is kept as a warning: ranks then run
+  /// unbound.
+  void load(const std::string& device_root);
+
+  /// The plan for `local_ranks` ranks, or an Error naming what cannot be met. `user_env` is
+  /// the environment the ranks would get without ferry's binding variables. `lines`
+  /// receives what to tell the user (warnings always, notes when `verbose`), each prefixed
+  /// with `host`.
+  Result<HostBindingPlan> plan(const BindingOptions& options, int local_ranks,
+                               const std::vector<std::string>& user_env, const std::string& host,
+                               bool verbose, std::vector<std::string>& lines);
+
+  /// One line describing the host ("2 packages, 4 NUMA nodes, 96 cores; 8 NVIDIA GPUs"),
+  /// or why binding is unavailable.
+  std::string summary() const;
+
+ private:
+  std::optional<Topology> topology_;
+  std::vector<Accelerator> devices_;
+  std::string load_error_;
+};
+
+}  // namespace ferry

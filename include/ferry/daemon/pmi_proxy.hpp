@@ -1,0 +1,63 @@
+#pragma once
+/// \file
+/// ferryd's PMI-1 server (REFERENCE.md §4) over real sockets: one AF_UNIX socketpair per
+/// rank (the rank's end becomes its PMI_FD), bytes fed to a PmiHost, barriers and aborts
+/// turned into frames for the front end.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <asio.hpp>
+
+#include "ferry/common/result.hpp"
+#include "ferry/rendezvous/pmi_host.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+class PmiProxy {
+ public:
+  struct Events {
+    /// A frame for the front end (kPmiBarrier, kPmiAbort, kFailure).
+    std::function<void(std::string frame)> send;
+    /// `rank`'s PMI socket is closed for good (ferryd may now report its exit).
+    std::function<void(int rank)> closed;
+  };
+
+  PmiProxy(asio::io_context& io, PmiHostConfig config, Events events);
+  ~PmiProxy();
+  PmiProxy(const PmiProxy&) = delete;
+  PmiProxy& operator=(const PmiProxy&) = delete;
+
+  /// Makes `rank`'s socketpair and returns the child's end (close-on-exec: pass it in
+  /// SpawnRequest::keep_fds), or why it could not.
+  Result<int> open_rank(int rank);
+  /// The rank was forked: close the child's end here and start serving ferryd's end.
+  void spawned(int rank);
+  /// The rank could not be started: close both ends, quietly.
+  void drop(int rank);
+  /// The front end's kPmiBarrierDone. An Error if no such barrier is pending.
+  Status barrier_done(const wire::PmiBarrier& b);
+  /// Whether ferryd's end of `rank`'s socket is still open.
+  bool is_open(int rank) const;
+  /// Closes `rank`'s socket as if the rank had closed it (its exit was reported while a
+  /// descendant still held the socket).
+  void close_rank(int rank);
+
+ private:
+  struct Socket;
+  void read(int rank, Socket& s);
+  void write(int rank, std::string bytes);
+  void write_next(int rank, Socket& s);
+  void finish(int rank, Socket& s);
+
+  asio::io_context& io_;
+  Events events_;
+  std::map<int, std::unique_ptr<Socket>> sockets_;
+  std::unique_ptr<PmiHost> host_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,119 @@
+#pragma once
+/// \file
+/// Private to src/cli/: the pieces parse_ferryrun_args assembles. Each personality adds its
+/// options to a CLI11 app, binding them to a FrontendConfig (values that mean something on
+/// their own) or to RawCli (values that need the whole command line, the job file or the
+/// environment before they mean something); finish_config then builds the final config.
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferry/cli/ferryrun_cli.hpp"
+#include "ferry/cli/personality.hpp"
+
+namespace ferry::cli_detail {
+
+/// Option values kept raw until the whole command line is read.
+struct RawCli {
+  Personality who = Personality::kFerryrun;
+  std::string program = "ferryrun";                      ///< for messages
+  std::vector<std::string> host_specs;                   ///< -H, in order
+  std::vector<std::string> hostfiles;                    ///< --hostfile
+  std::vector<std::string> exports;                      ///< -x
+  std::string config_file;                               ///< --config
+  std::string compat;                                    ///< --compat seen after the first argument
+  std::string tag;                                       ///< --tag-style word ("" = unchanged)
+  std::string layout;                                    ///< --output-layout word ("" = unchanged)
+  bool tag_output = false;                               ///< mpirun --tag-output
+  std::string stdin_spec;                                ///< --stdin word ("" = unchanged)
+  bool stdin_none = false;                               ///< --stdin-none
+  std::string bind_to, map_by, rank_by;                  ///< binding words ("" = unchanged)
+  int per_node = 0;                                      ///< -N
+  std::string devices;                                   ///< --devices list
+  int default_slots = 0;                                 ///< --default-slots (0 = unchanged)
+  std::string prefix;                                    ///< mpirun --prefix
+  std::vector<std::pair<std::string, std::string>> mca;  ///< --mca key value
+  std::vector<std::string> mca_help;           ///< never filled: take_mca removes --mca first
+  std::string ferryd;                          ///< --ferryd (or PREFIX/bin/ferryd); "" = unchanged
+  std::vector<std::string> nics;               ///< horovodrun --network-interface(s)
+  std::map<std::string, std::string> horovod;  ///< horovodrun tunables: flag → value
+  std::vector<std::string> refused;            ///< flags given that ferry refuses, in order
+  bool mpi_controller = false;                 ///< horovodrun --mpi
+  bool accepted = false;                       ///< flags accepted with no effect
+  std::vector<std::string> notes;              ///< said under --verbose
+  std::vector<std::string> warnings;           ///< said always
+};
+
+/// Option names of an app for normalizing: long names (no dashes) and how many values
+/// each spelling ("--np", "-H") takes.
+struct OptionTable {
+  std::vector<std::string> long_names;
+  std::map<std::string, int> values;
+};
+
+/// The table of `app`'s options.
+OptionTable option_table(const CLI::App& app);
+
+/// mpirun-style single-dash long options rewritten to double-dash, as normalize_single_dash,
+/// with multi-value options (`--mca k v`) taking all their values.
+std::vector<std::string> normalize(const std::vector<std::string>& args, const OptionTable& t);
+
+/// Index of the first word of the command in normalized `args` (or of "--"; args.size()
+/// when there is none).
+size_t command_start(const std::vector<std::string>& args, const OptionTable& t);
+
+/// Removes `--mca KEY VALUE` triples before `end` from `args`, into `raw.mca`; `end` moves
+/// back accordingly. Fails when a --mca lacks its two values.
+Status take_mca(std::vector<std::string>& args, size_t& end, RawCli& raw);
+
+/// Adds ferryrun's own options.
+void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+/// Adds horovodrun's options (and ferry's extras that do not clash with them).
+void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+/// Adds mpirun's options (and ferry's extras that do not clash with them).
+void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+
+/// Options every personality has: --config, --ssh-config, --ssh-accept-new, --heartbeat,
+/// --kill-grace, --ferryd, --stdin-none, and the device options of the binding part.
+void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+/// --bind-to, --map-by, --rank-by, -N, --report-bindings, --cpus-per-rank (ferryrun, mpirun).
+void add_placement_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw, bool short_n);
+
+/// Horovod tunables as HOROVOD_* variables ("K=V"), from RawCli::horovod (flag name without
+/// dashes → value; on/off flags hold "1"/"0"). Checks values as horovodrun does; errors
+/// name the flag. Sub-flags that need --autotune / --timeline-filename without it produce a
+/// warning.
+Result<std::vector<std::string>> horovod_tunables_env(
+    const std::map<std::string, std::string>& flags, std::vector<std::string>& warnings);
+
+/// The launcher's environment as horovodrun forwards it ("K=V"), minus variables that
+/// describe this login session rather than the job (HOME, USER, PWD, SSH_*, ...),
+/// BASH_FUNC_*, *CUDA_VISIBLE_DEVICES (as horovodrun), and names that are not identifiers.
+std::vector<std::string> forwarded_environment(char** environ_list);
+
+/// What the job file adds that FrontendConfig does not hold.
+struct JobFileExtras {
+  bool present = false;
+  std::vector<std::string> hostfiles;
+  std::vector<std::string> exports;
+  int default_slots = 1;
+};
+
+/// horovodrun's part of finishing: refuses what ferry cannot do (YAML --config-file,
+/// elastic mode, jsrun, --mpi-args), and returns the tunables and NICs as "K=V" exports.
+Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw);
+
+/// mpirun's part of finishing: --mca plm_rsh_args into the SSH settings, other --mca noted,
+/// --prefix into the ferryd path.
+Status finish_mpirun(FrontendConfig& cfg, RawCli& raw);
+
+/// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
+/// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is
+/// CLI11's leftover (the command). Errors are one line for the user (exit 2).
+Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> remaining,
+                     bool explicit_separator, const JobFileExtras& file);
+
+}  // namespace ferry::cli_detail

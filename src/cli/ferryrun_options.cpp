@@ -1,0 +1,144 @@
+// ferryrun's own options, and the ones every personality shares.
+
+#include "cli_parts.hpp"
+
+namespace ferry::cli_detail {
+
+void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  app.add_option("--config", raw.config_file,
+                 "TOML job file (hosts, defaults, environment, binding, output); options "
+                 "given here win (docs/job-file.md)")
+      ->group("Job");
+  app.add_option("--kill-grace", job.kill_grace_s,
+                 "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->group("Job");
+  app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
+  app.add_option("--ferryd", raw.ferryd,
+                 "Path of ferryd on the hosts (default: beside this ferryrun)")
+      ->group("Start");
+  app.add_option("--ssh-user", cfg.ssh.user, "SSH login user for hosts that name none")
+      ->group("SSH");
+  app.add_option("--ssh-config", cfg.ssh.config_file,
+                 "ssh_config file to read instead of ~/.ssh/config")
+      ->group("SSH");
+  app.add_flag("--ssh-accept-new", cfg.ssh.accept_new,
+               "Add unknown host keys to known_hosts (changed keys are still refused)")
+      ->group("SSH");
+  app.add_option("--heartbeat", cfg.ssh.heartbeat_s,
+                 "Seconds between keepalives; a host silent for 3 is lost (default off)")
+      ->check(CLI::Range(0, 86400))
+      ->group("SSH");
+  app.add_option("--devices", raw.devices, "Use only these device indices on each host (0,2,4)")
+      ->group("Binding");
+  app.add_option("--devices-per-rank", job.binding.devices_per_rank,
+                 "Devices each rank gets (default: 1 when the host has enough)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->group("Binding");
+  app.add_flag("--isolate-devices", job.binding.isolate_devices,
+               "Each rank sees only its own devices")
+      ->group("Binding");
+  app.add_flag("--bind-mem", job.binding.bind_mem, "Bind each rank's memory to its NUMA node(s)")
+      ->group("Binding");
+}
+
+void add_placement_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw, bool short_n) {
+  app.add_option("--bind-to", raw.bind_to, "Bind each rank to: none, core, hwthread, socket, numa")
+      ->group("Binding");
+  app.add_option("--map-by", raw.map_by,
+                 "Spread ranks by: slot (fill hosts), node (round-robin over hosts), "
+                 "ppr:N:node; modifiers :PE=n (cores per rank), :OVERSUBSCRIBE")
+      ->group("Binding");
+  app.add_option("--rank-by", raw.rank_by, "Number ranks by: slot or node")->group("Binding");
+  app.add_option(short_n ? "-N,--npernode" : "--npernode", raw.per_node,
+                 "Exactly this many ranks on each host")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Binding");
+  app.add_flag("--report-bindings", cfg.job.binding.report_bindings,
+               "Print each rank's binding before it starts")
+      ->group("Binding");
+  app.add_option("--cpus-per-rank,--cpus-per-proc", cfg.job.binding.cpus_per_rank,
+                 "Cores per rank (default: the host's cores / local ranks)")
+      ->check(CLI::Range(0, 1'000'000))
+      ->group("Binding");
+}
+
+void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  app.add_option("--compat", raw.compat,
+                 "Speak another launcher's command line: horovodrun or mpirun "
+                 "(must come first)")
+      ->group("Job");
+  app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Job");
+  app.add_option("-H,--host", raw.host_specs, "Hosts as host[:slots][,host[:slots]...]")
+      ->allow_extra_args(false)
+      ->group("Hosts");
+  app.add_option("--hostfile,--machinefile", raw.hostfiles,
+                 "Hostfile with lines 'host slots=N [port=P user=U ferryd=PATH]'")
+      ->allow_extra_args(false)
+      ->group("Hosts");
+  app.add_option("--default-slots", raw.default_slots, "Slots of hosts that name none (default 1)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Hosts");
+  app.add_flag("--oversubscribe", job.oversubscribe, "Allow more ranks than slots on a host")
+      ->group("Job");
+  app.add_option("-x", raw.exports, "Export VAR (from this environment) or VAR=value to ranks")
+      ->allow_extra_args(false)
+      ->group("Job");
+  app.add_option("--wdir", job.wdir, "Working directory of the ranks (default: current)")
+      ->group("Job");
+  app.add_option("--stdin", raw.stdin_spec, "Rank that reads ferryrun's stdin, or none (default 0)")
+      ->group("Job");
+  app.add_option("--start-timeout", job.start_timeout_s,
+                 "Seconds to connect to every host and start ferryd (default 30)")
+      ->check(CLI::Range(1, 86400))
+      ->group("Start");
+  app.add_option("-p,--ssh-port", cfg.ssh.port, "SSH port for hosts that name none")
+      ->check(CLI::Range(1, 65535))
+      ->group("SSH");
+  app.add_option("-i,--ssh-identity-file", cfg.ssh.identity_file, "SSH private key")->group("SSH");
+  app.add_option("-l", cfg.ssh.user, "SSH login user for hosts that name none (--ssh-user)")
+      ->group("SSH");
+  app.add_option("--tag-style", raw.tag,
+                 "Output tags: horovod ([r]<stdout>:), openmpi "
+                 "([1,r]<stdout>:), mpich ([r] ) or none")
+      ->check(CLI::IsMember({"horovod", "openmpi", "mpich", "none"}))
+      ->group("Output");
+  app.add_flag("--timestamp-output,--prefix-output-with-timestamp", cfg.output.timestamps,
+               "Prefix each line with the time")
+      ->group("Output");
+  app.add_flag("--merge-stderr-to-stdout", cfg.output.merge_stderr,
+               "Print ranks' stderr lines on stdout")
+      ->group("Output");
+  app.add_option("--output-filename", cfg.output.output_dir,
+                 "Also write each rank's output to DIR/rank.N/stdout|stderr")
+      ->group("Output");
+  app.add_option("--output-layout", raw.layout,
+                 "Per-rank file layout: horovod (DIR/rank.N/) or openmpi (DIR/1/rank.N/)")
+      ->check(CLI::IsMember({"horovod", "openmpi"}))
+      ->group("Output");
+  app.add_flag("--verbose", job.verbose, "Say what ferryrun does and how long it takes");
+  app.add_option_function<std::vector<std::string>>(
+         "--network-interface,--network-interfaces",
+         [&job](const std::vector<std::string>& values) {
+           for (const auto& v : values)
+             for (size_t i = 0; i <= v.size();) {
+               size_t j = std::min(v.find(',', i), v.size());
+               if (j > i) job.network_interfaces.push_back(v.substr(i, j - i));
+               i = j + 1;
+             }
+         },
+         "Interface for NCCL/gloo/HCCL/MPI traffic (NAME or NAME1,NAME2: each host takes "
+         "the first it has); default: chosen from every host's interfaces")
+      ->allow_extra_args(false)->group("Job");
+  app.add_flag("--torch-local-rank-arg", job.torch_local_rank_arg,
+               "Append --local-rank=N to each rank's command (legacy "
+               "torch.distributed.launch scripts)")->group("Job");
+  add_placement_options(app, cfg, raw, true);
+  add_shared_options(app, cfg, raw);
+}
+
+}  // namespace ferry::cli_detail

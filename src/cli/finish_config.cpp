@@ -1,0 +1,198 @@
+// After CLI11: the command, where the hosts come from (command line, job file, Slurm, this
+// machine), what the ranks get exported, and the words that need the whole line.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "cli_parts.hpp"
+#include "cli_text.hpp"
+#include "ferry/cli/binding_flags.hpp"
+#include "ferry/hosts/slurm.hpp"
+#include "ferry/plan/environment.hpp"
+
+extern char** environ;
+
+namespace ferry::cli_detail {
+namespace {
+
+std::string current_dir() {
+  std::vector<char> buf(4096);
+  if (::getcwd(buf.data(), buf.size())) return buf.data();
+  return "";
+}
+
+std::string self_dir() {
+  std::vector<char> buf(4096);
+  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return "";
+  std::string p(buf.data(), static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+const char* env_lookup(const char* name) { return std::getenv(name); }
+
+Status apply_words(FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  if (!raw.map_by.empty())
+    if (Status st = apply_map_by(raw.map_by, job); !st)
+      return make_error("--map-by: " + st.error().message);
+  if (!raw.bind_to.empty())
+    if (Status st = apply_bind_to(raw.bind_to, job.binding); !st)
+      return make_error("--bind-to: " + st.error().message);
+  if (!raw.rank_by.empty())
+    if (Status st = apply_rank_by(raw.rank_by, job.placement); !st)
+      return make_error("--rank-by: " + st.error().message);
+  if (raw.per_node > 0) job.placement.per_host = raw.per_node;
+  if (!raw.devices.empty()) {
+    auto d = parse_device_list(raw.devices);
+    if (!d) return make_error("--devices: " + d.error().message);
+    job.binding.devices = *d;
+  }
+  if (!raw.tag.empty()) {
+    if (raw.tag == "openmpi")
+      cfg.output.tag = TagStyle::kOpenMpi;
+    else if (raw.tag == "mpich")
+      cfg.output.tag = TagStyle::kMpich;
+    else if (raw.tag == "none")
+      cfg.output.tag = TagStyle::kNone;
+    else
+      cfg.output.tag = TagStyle::kHorovod;
+  }
+  if (raw.tag_output) cfg.output.tag = TagStyle::kOpenMpi;
+  if (raw.layout == "openmpi") cfg.output.layout = FileLayout::kOpenMpi;
+  if (raw.layout == "horovod") cfg.output.layout = FileLayout::kHorovod;
+  if (raw.stdin_none) job.stdin_rank = -1;
+  if (!raw.stdin_spec.empty()) {
+    const std::string& s = raw.stdin_spec;
+    if (s == "none") {
+      job.stdin_rank = -1;
+    } else if (s == "all") {
+      return make_error(
+          "--stdin all: ferry forwards stdin to one rank only; give a rank "
+          "(--stdin 0) or none");
+    } else if (auto r = parse_int(s, 0, 999'999)) {
+      job.stdin_rank = static_cast<int>(*r);
+    } else {
+      return make_error("--stdin: bad value '" + s + "' (expected a rank number or none)");
+    }
+  }
+  if (job.np > 0 && job.stdin_rank >= job.np)
+    return make_error("--stdin " + std::to_string(job.stdin_rank) +
+                      ": there is no such rank (-np " + std::to_string(job.np) + ")");
+  return {};
+}
+
+Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
+  const int default_slots = raw.default_slots > 0 ? raw.default_slots : file.default_slots;
+  if (!raw.host_specs.empty() || !raw.hostfiles.empty()) {
+    HostList hosts;  // the command line's hosts replace the job file's
+    for (const auto& spec : raw.host_specs) {
+      auto hl = parse_host_spec(spec, default_slots);
+      if (!hl) return hl.error();
+      merge_hosts(hosts, *hl);
+    }
+    for (const auto& f : raw.hostfiles) {
+      auto hl = read_hostfile(f, default_slots);
+      if (!hl) return hl.error();
+      merge_hosts(hosts, *hl);
+    }
+    if (!job.hosts.empty())
+      raw.notes.push_back("the job file's hosts are replaced by the command line's");
+    job.hosts = std::move(hosts);
+    job.host_devices.clear();
+    return {};
+  }
+  for (const auto& f : file.hostfiles) {
+    auto hl = read_hostfile(f, default_slots);
+    if (!hl) return hl.error();
+    merge_hosts(job.hosts, *hl);
+  }
+  if (!job.hosts.empty()) return {};
+  if (std::getenv("SLURM_JOB_NODELIST") || std::getenv("SLURM_NODELIST")) {
+    std::map<std::string, std::string> env;
+    for (const char* k :
+         {"SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE"})
+      if (const char* v = std::getenv(k)) env[k] = v;
+    auto hl = hosts_from_slurm(env);
+    if (!hl) return hl.error();
+    job.hosts = std::move(*hl);
+    raw.notes.push_back("hosts from the Slurm allocation: " + std::to_string(job.hosts.size()) +
+                        " nodes");
+    return {};
+  }
+  // This machine, with as many slots as ranks asked for (as horovodrun does), or one per
+  // core.
+  HostEntry local;
+  local.name = "localhost";
+  local.slots = job.np > 0 ? job.np
+                : job.placement.per_host > 0
+                    ? job.placement.per_host
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  local.origin = "default";
+  job.hosts.push_back(local);
+  return {};
+}
+
+// Later entries win; each variable appears once, at its last position.
+std::vector<std::string> last_wins(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    std::string name = it->substr(0, it->find('='));
+    if (seen.insert(name).second) out.push_back(*it);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> remaining,
+                     bool explicit_separator, const JobFileExtras& file) {
+  JobOptions& job = cfg.job;
+  const std::string help = " (see " + raw.program + " --help)";
+  if (!raw.compat.empty())
+    return make_error("--compat must be the first argument: ferryrun --compat " + raw.compat +
+                      " ...");
+  if (!remaining.empty() && remaining.front() == "--") remaining.erase(remaining.begin());
+  if (!remaining.empty()) {
+    // CLI11 starts the command at an unknown option; a typo must not become the command.
+    if (!explicit_separator && !remaining.front().empty() && remaining.front()[0] == '-')
+      return make_error("unknown option '" + remaining.front() + "' (see " + raw.program +
+                        " --help; put the command after -- if it starts with '-')");
+    job.command = std::move(remaining);
+  }
+  if (job.command.empty()) return make_error("no command given" + help);
+
+  std::vector<std::string> generated;
+  if (raw.who == Personality::kHorovodrun) {
+    auto g = finish_horovodrun(cfg, raw);
+    if (!g) return g.error();
+    generated = std::move(*g);
+  } else if (raw.who == Personality::kMpirun) {
+    if (Status st = finish_mpirun(cfg, raw); !st) return st;
+  }
+  if (Status st = apply_words(cfg, raw); !st) return st;
+  if (Status st = resolve_hosts(job, raw, file); !st) return st;
+
+  std::vector<std::string> items;
+  if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);
+  items.insert(items.end(), file.exports.begin(), file.exports.end());
+  items.insert(items.end(), generated.begin(), generated.end());
+  items.insert(items.end(), raw.exports.begin(), raw.exports.end());
+  auto ex = resolve_exports(items, &env_lookup, raw.warnings);
+  if (!ex) return ex.error();
+  job.exports = last_wins(*ex);
+
+  job.wdir_explicit = !job.wdir.empty();
+  if (job.wdir.empty()) job.wdir = current_dir();
+  if (!raw.ferryd.empty()) job.ferryd_path = raw.ferryd;
+  if (job.ferryd_path.empty()) job.ferryd_path = self_dir() + "/ferryd";
+  return {};
+}
+
+}  // namespace ferry::cli_detail

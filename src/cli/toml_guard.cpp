@@ -1,0 +1,84 @@
+#include "toml_guard.hpp"
+
+namespace ferry::cli_detail {
+namespace {
+
+enum class State { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
+
+bool at(std::string_view text, size_t i, std::string_view what) {
+  return text.substr(i, what.size()) == what;
+}
+
+bool high(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+}  // namespace
+
+std::optional<TextPosition> non_ascii_outside_strings(std::string_view text) {
+  State state = State::kCode;
+  auto position_of = [&text](size_t index) {
+    TextPosition p;
+    for (size_t k = 0; k < index; ++k) {
+      if (text[k] == '\n') {
+        ++p.line;
+        p.column = 1;
+      } else {
+        ++p.column;
+      }
+    }
+    return p;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (state) {
+      case State::kCode:
+        if (c == '#')
+          state = State::kComment;
+        else if (at(text, i, "\"\"\""))
+          state = State::kMultiBasic, i += 2;
+        else if (at(text, i, "'''"))
+          state = State::kMultiLiteral, i += 2;
+        else if (c == '"')
+          state = State::kBasic;
+        else if (c == '\'')
+          state = State::kLiteral;
+        else if (high(c))
+          return position_of(i);
+        break;
+      case State::kComment:
+        if (c == '\n') state = State::kCode;
+        break;
+      case State::kBasic:
+        if (c == '\\')
+          ++i;
+        else if (c == '"' || c == '\n')
+          state = State::kCode;
+        break;
+      case State::kLiteral:
+        if (c == '\'' || c == '\n') state = State::kCode;
+        break;
+      case State::kMultiBasic:
+        if (c == '\\') {
+          // A line-ending backslash trims the whitespace that follows, newlines included.
+          size_t j = i + 1;
+          while (j < text.size() &&
+                 (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
+            ++j;
+          if (j < text.size() && high(text[j])) return position_of(j);
+          ++i;
+        } else if (at(text, i, "\"\"\"")) {
+          state = State::kCode;
+          i += 2;
+        }
+        break;
+      case State::kMultiLiteral:
+        if (at(text, i, "'''")) {
+          state = State::kCode;
+          i += 2;
+        }
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ferry::cli_detail

@@ -1,0 +1,148 @@
+#include "ferry/daemon/pmi_proxy.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+
+namespace ferry {
+
+struct PmiProxy::Socket {
+  explicit Socket(asio::io_context& io) : sd(io) {}
+  asio::local::stream_protocol::socket sd;
+  int child_fd = -1;
+  std::array<char, 4096> buf{};
+  std::deque<std::string> out;
+  bool writing = false;
+  bool open = false;
+};
+
+PmiProxy::PmiProxy(asio::io_context& io, PmiHostConfig config, Events events)
+    : io_(io), events_(std::move(events)) {
+  PmiHostEvents ev;
+  ev.reply = [this](int rank, std::string bytes) { write(rank, std::move(bytes)); };
+  ev.barrier_ready = [this](uint32_t epoch, std::vector<PmiKv> puts) {
+    wire::PmiBarrier b;
+    b.epoch = epoch;
+    for (auto& kv : puts) {
+      b.keys.push_back(std::move(kv.key));
+      b.values.push_back(std::move(kv.value));
+    }
+    events_.send(wire::encode(b, false));
+  };
+  ev.abort = [this](int rank, int code, std::string message) {
+    events_.send(wire::encode(wire::PmiAbort{rank, code, std::move(message)}));
+  };
+  ev.failed = [this](int rank, std::string why) {
+    events_.send(wire::encode(wire::Failure{rank, why}));
+    auto it = sockets_.find(rank);
+    if (it != sockets_.end()) finish(rank, *it->second);
+  };
+  host_ = std::make_unique<PmiHost>(std::move(config), std::move(ev));
+}
+
+PmiProxy::~PmiProxy() {
+  for (auto& [rank, s] : sockets_)
+    if (s->child_fd >= 0) ::close(s->child_fd);
+}
+
+Result<int> PmiProxy::open_rank(int rank) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return make_error(std::string("PMI socketpair: ") + std::strerror(errno));
+  auto s = std::make_unique<Socket>(io_);
+  std::error_code ec;
+  s->sd.assign(asio::local::stream_protocol(), fds[0], ec);
+  if (ec) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return make_error("PMI socket: " + ec.message());
+  }
+  s->child_fd = fds[1];
+  sockets_[rank] = std::move(s);
+  return fds[1];
+}
+
+void PmiProxy::spawned(int rank) {
+  auto it = sockets_.find(rank);
+  if (it == sockets_.end()) return;
+  Socket& s = *it->second;
+  if (s.child_fd >= 0) ::close(s.child_fd);
+  s.child_fd = -1;
+  s.open = true;
+  read(rank, s);
+}
+
+void PmiProxy::drop(int rank) {
+  auto it = sockets_.find(rank);
+  if (it == sockets_.end()) return;
+  if (it->second->child_fd >= 0) ::close(it->second->child_fd);
+  std::error_code ignored;
+  it->second->sd.close(ignored);
+  sockets_.erase(it);
+}
+
+bool PmiProxy::is_open(int rank) const {
+  auto it = sockets_.find(rank);
+  return it != sockets_.end() && it->second->open;
+}
+
+void PmiProxy::close_rank(int rank) {
+  auto it = sockets_.find(rank);
+  if (it == sockets_.end() || !it->second->open) return;
+  host_->closed(rank);  // may report the rank failed (and finish the socket)
+  finish(rank, *it->second);
+}
+
+Status PmiProxy::barrier_done(const wire::PmiBarrier& b) {
+  std::vector<PmiKv> kvs;
+  kvs.reserve(b.keys.size());
+  for (std::size_t i = 0; i < b.keys.size(); ++i) kvs.push_back({b.keys[i], b.values[i]});
+  return host_->barrier_complete(b.epoch, kvs);
+}
+
+void PmiProxy::read(int rank, Socket& s) {
+  s.sd.async_read_some(asio::buffer(s.buf), [this, rank, &s](std::error_code ec, size_t n) {
+    if (ec == asio::error::operation_aborted || !s.open) return;
+    if (ec) {
+      host_->closed(rank);
+      finish(rank, s);
+      return;
+    }
+    host_->feed(rank, std::string_view(s.buf.data(), n));
+    if (s.open) read(rank, s);
+  });
+}
+
+void PmiProxy::write(int rank, std::string bytes) {
+  auto it = sockets_.find(rank);
+  if (it == sockets_.end() || !it->second->open) return;
+  it->second->out.push_back(std::move(bytes));
+  write_next(rank, *it->second);
+}
+
+void PmiProxy::write_next(int rank, Socket& s) {
+  if (s.writing || s.out.empty() || !s.open) return;
+  s.writing = true;
+  asio::async_write(s.sd, asio::buffer(s.out.front()), [this, rank, &s](std::error_code ec,
+                                                                        size_t) {
+    s.writing = false;
+    if (ec) return;  // the read side notices the close
+    s.out.pop_front();
+    write_next(rank, s);
+  });
+}
+
+void PmiProxy::finish(int rank, Socket& s) {
+  if (!s.open) return;
+  s.open = false;
+  s.out.clear();
+  std::error_code ignored;
+  s.sd.close(ignored);
+  if (events_.closed) events_.closed(rank);
+}
+
+}  // namespace ferry
+

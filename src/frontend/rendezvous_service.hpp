@@ -1,0 +1,62 @@
+#pragma once
+/// \file
+/// The front end's rendezvous services for one job: the Horovod KV store (served to every
+/// host's ferryd over its link), the PMI-1 barrier aggregator, the job secret and the
+/// network interface choice with the environment each host's ranks get from them.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+#include "ferry/plan/placement.hpp"
+#include "ferry/rendezvous/kv_store.hpp"
+#include "ferry/rendezvous/nic_choice.hpp"
+#include "ferry/rendezvous/pmi_job.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+class RendezvousService {
+ public:
+  /// `broadcast(frame)` sends a frame to every host still connected (PMI barrier answers).
+  RendezvousService(const Placement& placement, std::function<void(const std::string&)> broadcast);
+
+  /// Makes the job secret; an Error if the system has no randomness.
+  Status init();
+  const std::string& secret() const { return secret_; }
+
+  /// Chooses the interface per host (`hosts` in placement order); `requested` is
+  /// --network-interface (names; each host takes the first it has).
+  const NicChoice& choose(const std::vector<HostNetwork>& hosts,
+                          const std::vector<std::string>& requested);
+  const NicChoice& choice() const { return choice_; }
+
+  /// Variables for every rank of host `host` (job-wide ones are elsewhere): NIC variables
+  /// and Horovod's gloo rendezvous through that host's ferryd at `kv_port` (none if 0).
+  /// Variables `exports` sets are left to the user.
+  std::vector<std::string> host_environment(std::size_t host, uint16_t kv_port,
+                                            const std::vector<std::string>& exports) const;
+
+  /// Serves one KV request from a ferryd.
+  wire::KvReply serve(const wire::KvRequest& req);
+  /// Host `host`'s ferryd reports a PMI barrier; answers every host once all arrived. An
+  /// Error means that ferryd is broken.
+  Status pmi_barrier(int host, const wire::PmiBarrier& b);
+  /// Hosts whose PMI barrier report is missing (for diagnostics).
+  std::vector<int> pmi_missing() const { return pmi_.missing_hosts(); }
+
+  /// KV requests served so far.
+  uint64_t kv_requests() const { return kv_requests_; }
+
+ private:
+  std::function<void(const std::string&)> broadcast_;
+  KvStore kv_;
+  PmiJob pmi_;
+  NicChoice choice_;
+  std::string secret_;
+  uint64_t kv_requests_ = 0;
+};
+
+}  // namespace ferry
