@@ -86,6 +86,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void pump();
   bool process_packets();
   bool drain_channel(bool deliver);
+  bool deliver_rx(bool deliver);
   void flush_sends();
   void take_stderr(std::string_view bytes);
   void conclude();
@@ -104,6 +105,11 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   std::string error_text() const;
 
   static void on_exit_status(ssh_session, ssh_channel, int status, void* self);
+  /// Takes every channel data packet as libssh processes it, whichever call made libssh
+  /// read the socket, so no data ever waits inside libssh where no fd readiness would
+  /// announce it (asio's waits are edge-triggered).
+  static int on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr,
+                             void* self);
   static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int core,
                              const char* errmsg, const char* lang, void* self);
 
@@ -125,6 +131,8 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   SshKeyPtr identity_;
   SshChannelPtr channel_;  // after session_: destroyed first (see ssh_handles.hpp)
   ssh_channel_callbacks_struct channel_cb_{};
+  std::string rx_out_, rx_err_;  // channel data taken by on_channel_data, not yet delivered
+  uint64_t rx_total_ = 0;
 
   asio::posix::stream_descriptor sd_;
   bool read_armed_ = false;

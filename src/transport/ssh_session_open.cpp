@@ -303,6 +303,7 @@ SshSession::Step SshSession::channel_step() {
     channel_cb_.userdata = this;
     channel_cb_.channel_exit_status_function = &SshSession::on_exit_status;
     channel_cb_.channel_exit_signal_function = &SshSession::on_exit_signal;
+    channel_cb_.channel_data_function = &SshSession::on_channel_data;
     ssh_set_channel_callbacks(channel_.get(), &channel_cb_);
   }
   int rc = ssh_channel_open_session(channel_.get());
@@ -353,6 +354,14 @@ void SshSession::finish_open(Status status) {
 
 void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
   static_cast<SshSession*>(self)->exit_status_ = status;
+}
+
+int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len,
+                                int is_stderr, void* self) {
+  auto* me = static_cast<SshSession*>(self);
+  (is_stderr ? me->rx_err_ : me->rx_out_).append(static_cast<const char*>(data), len);
+  me->rx_total_ += len;
+  return static_cast<int>(len);  // all consumed: libssh buffers nothing
 }
 
 void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core,

@@ -14,7 +14,6 @@
 namespace ferry {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
 // Bytes one pump may deliver before yielding, so one chatty host cannot starve the others.
 constexpr size_t kPumpBudget = 4 * 1024 * 1024;
 constexpr uint32_t kWriteChunk = 256 * 1024;
@@ -113,45 +112,34 @@ bool SshSession::process_packets() {
   return true;
 }
 
-// Reads all buffered stdout and stderr; returns false when the stream ended with an error.
+// Lets libssh process what the socket holds (on_channel_data takes every data packet into
+// rx_out_/rx_err_) and delivers it; returns false when the stream ended with an error.
 bool SshSession::drain_channel(bool deliver) {
-  char buf[kReadChunk];
   size_t budget = kPumpBudget;
   ssh_channel ch = channel_.get();
   for (;;) {
-    bool progress = false;
-    for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
-      int n = ssh_channel_read_nonblocking(ch, buf, sizeof(buf), is_stderr);
-      if (n == SSH_ERROR) {
-        sync_fd();
-        // A channel closed without EOF also reads as an error; that is ferryd's end,
-        // not the connection's.
-        if (ssh_is_connected(session_.get()) && ssh_channel_is_closed(ch)) return true;
-        if (phase_ == Phase::kStreaming) {
-          finish_stream("connection lost (" + error_text() + ")");
-        } else {
-          teardown();
-        }
-        return false;
-      }
-      if (n <= 0) continue;  // 0: nothing now; SSH_EOF: remote sent EOF
-      progress = true;
-      budget -= std::min(budget, static_cast<size_t>(n));
-      if (!deliver || phase_ != Phase::kStreaming) continue;
-      if (is_stderr) {
-        take_stderr(std::string_view(buf, static_cast<size_t>(n)));
+    const uint64_t before = rx_total_;
+    // With our callback taking all data the channel buffers stay empty, so each poll runs
+    // one non-blocking round of packet handling (until the remote's EOF; after that
+    // process_packets() does it).
+    int rc = ssh_channel_poll(ch, 0);
+    if (rc == SSH_ERROR) {
+      sync_fd();
+      // A channel closed without EOF also reads as an error; that is ferryd's end,
+      // not the connection's.
+      if (ssh_is_connected(session_.get()) && ssh_channel_is_closed(ch)) return deliver_rx(deliver);
+      if (!deliver_rx(deliver)) return false;
+      if (phase_ == Phase::kStreaming) {
+        finish_stream("connection lost (" + error_text() + ")");
       } else {
-        got_stdout_ = true;
-        // A copy: the handler may close or destroy the link, which clears on_data_.
-        Link::DataHandler on_data = on_data_;
-        if (on_data) on_data(std::string_view(buf, static_cast<size_t>(n)));
-        if (phase_ != Phase::kStreaming) return false;
+        teardown();
       }
+      return false;
     }
-    // Reading one stream handles incoming packets, which may fill the *other* stream's
-    // buffer while this read returns 0. Stopping then would leave data inside libssh with
-    // an empty socket: asio's edge-triggered wait never fires again and the link stalls.
-    if (!progress && ssh_channel_poll(ch, 0) <= 0 && ssh_channel_poll(ch, 1) <= 0) break;
+    const uint64_t got = rx_total_ - before;
+    if (!deliver_rx(deliver)) return false;
+    if (got == 0) break;
+    budget -= std::min<uint64_t>(budget, got);
     if (budget == 0) {
       post_pump();
       break;
@@ -159,6 +147,27 @@ bool SshSession::drain_channel(bool deliver) {
   }
   sync_fd();
   return true;
+}
+
+// Hands taken stdout bytes to the data handler and stderr bytes to the diagnostics;
+// returns false when the handler ended the stream.
+bool SshSession::deliver_rx(bool deliver) {
+  if (!rx_err_.empty()) {
+    std::string err;
+    err.swap(rx_err_);
+    if (deliver && phase_ == Phase::kStreaming) take_stderr(err);
+  }
+  if (rx_out_.empty() || !deliver || phase_ != Phase::kStreaming) {
+    if (deliver && phase_ != Phase::kStreaming && phase_ != Phase::kReady) rx_out_.clear();
+    return true;
+  }
+  std::string out;
+  out.swap(rx_out_);
+  got_stdout_ = true;
+  // A copy: the handler may close or destroy the link, which clears on_data_.
+  Link::DataHandler on_data = on_data_;
+  if (on_data) on_data(out);
+  return phase_ == Phase::kStreaming;
 }
 
 void SshSession::flush_sends() {
@@ -195,6 +204,9 @@ void SshSession::flush_sends() {
     }
     if (static_cast<uint32_t>(n) < chunk) break;
   }
+  // ssh_channel_write flushes, and flushing handles incoming packets: data taken that way
+  // waits in rx_out_/rx_err_ with the socket drained, where no readiness wait would see it.
+  if (!rx_out_.empty() || !rx_err_.empty()) post_pump();
 }
 
 void SshSession::take_stderr(std::string_view bytes) {
