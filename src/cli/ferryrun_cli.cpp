@@ -163,6 +163,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   if (!st) return fail(raw, st.error().message);
   if (cfg.job.verbose)
     for (const auto& n : raw.notes) std::cerr << raw.program << ": note: " << n << "\n";
+  cfg.program = raw.program;
   return {std::move(cfg), 0};
 }
 

@@ -302,10 +302,15 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
                                     const FrontendConfig& base) {
   JobFile out;
   out.config = base;
-  if (auto bad = cli_detail::non_ascii_outside_strings(text))
-    return make_error(file + ":" + std::to_string(bad->line) +
-                      ": non-ASCII character outside a string or comment (column " +
-                      std::to_string(bad->column) + ")");
+  if (auto bad = cli_detail::non_ascii_outside_strings(text)) {
+    std::string at = file + ":" + std::to_string(bad->where.line) + ": ";
+    std::string column = " (column " + std::to_string(bad->where.column) + ")";
+    if (bad->after_backslash)
+      return make_error(at + "non-ASCII character right after a line-ending backslash in a "
+                             "multi-line string, which this toml++ cannot read; put it on the "
+                             "same line" + column);
+    return make_error(at + "non-ASCII character outside a string or comment" + column);
+  }
   try {
     toml::table top = toml::parse(text, file);
     TomlReader r(file);

@@ -13,8 +13,14 @@ bool high(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
 }  // namespace
 
-std::optional<TextPosition> non_ascii_outside_strings(std::string_view text) {
+std::optional<BadByte> non_ascii_outside_strings(std::string_view text) {
   State state = State::kCode;
+  // The last character of code before this one, spaces skipped: a quote opens a string
+  // only where TOML has a key or a value (as toml++ reads it), i.e. after these.
+  char prev = '\n';
+  auto opens_string = [&prev] {
+    return prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
+  };
   auto position_of = [&text](size_t index) {
     TextPosition p;
     for (size_t k = 0; k < index; ++k) {
@@ -31,48 +37,57 @@ std::optional<TextPosition> non_ascii_outside_strings(std::string_view text) {
     const char c = text[i];
     switch (state) {
       case State::kCode:
-        if (c == '#')
+        if (high(c)) return BadByte{position_of(i), false};
+        if (c == '#') {
           state = State::kComment;
-        else if (at(text, i, "\"\"\""))
-          state = State::kMultiBasic, i += 2;
-        else if (at(text, i, "'''"))
-          state = State::kMultiLiteral, i += 2;
-        else if (c == '"')
-          state = State::kBasic;
-        else if (c == '\'')
-          state = State::kLiteral;
-        else if (high(c))
-          return position_of(i);
+        } else if ((c == '"' || c == '\'') && opens_string()) {
+          if (at(text, i, "\"\"\""))
+            state = State::kMultiBasic, i += 2;
+          else if (at(text, i, "'''"))
+            state = State::kMultiLiteral, i += 2;
+          else
+            state = c == '"' ? State::kBasic : State::kLiteral;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+          prev = c;
+        }
         break;
       case State::kComment:
-        if (c == '\n') state = State::kCode;
+        if (c == '\n') state = State::kCode, prev = '\n';
         break;
       case State::kBasic:
         if (c == '\\')
           ++i;
-        else if (c == '"' || c == '\n')
-          state = State::kCode;
+        else if (c == '"')
+          state = State::kCode, prev = '"';
+        else if (c == '\n')
+          state = State::kCode, prev = '\n';
         break;
       case State::kLiteral:
-        if (c == '\'' || c == '\n') state = State::kCode;
+        if (c == '\'')
+          state = State::kCode, prev = '\'';
+        else if (c == '\n')
+          state = State::kCode, prev = '\n';
         break;
       case State::kMultiBasic:
         if (c == '\\') {
-          // A line-ending backslash trims the whitespace that follows, newlines included.
+          // A line-ending backslash trims the whitespace that follows, newlines included,
+          // testing each character for whitespace.
           size_t j = i + 1;
           while (j < text.size() &&
                  (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
             ++j;
-          if (j < text.size() && high(text[j])) return position_of(j);
+          if (j < text.size() && high(text[j])) return BadByte{position_of(j), true};
           ++i;
         } else if (at(text, i, "\"\"\"")) {
           state = State::kCode;
+          prev = '"';
           i += 2;
         }
         break;
       case State::kMultiLiteral:
         if (at(text, i, "'''")) {
           state = State::kCode;
+          prev = '\'';
           i += 2;
         }
         break;

@@ -57,7 +57,7 @@ class Job::Impl {
         signals_(io), start_timer_(io), abort_timer_(io), beat_timer_(io) {}
 
   int run() {
-    auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe);
+    auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe, opts_.placement);
     if (!placed) {
       diag_.error(placed.error().message);
       return 2;

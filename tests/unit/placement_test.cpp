@@ -1,7 +1,8 @@
+#include "ferry/plan/placement.hpp"
+
 #include <gtest/gtest.h>
 
 #include "ferry/plan/environment.hpp"
-#include "ferry/plan/placement.hpp"
 
 namespace ferry {
 namespace {
@@ -25,7 +26,8 @@ struct Coord {
 std::vector<Coord> coords(const Placement& p) {
   std::vector<Coord> v;
   for (auto& h : p.hosts)
-    for (auto& r : h.ranks) v.push_back({h.host.name, r.rank, r.local_rank, r.cross_rank, r.cross_size});
+    for (auto& r : h.ranks)
+      v.push_back({h.host.name, r.rank, r.local_rank, r.cross_rank, r.cross_size});
   return v;
 }
 
@@ -103,7 +105,101 @@ TEST(Placement, HostsSharingANameGetDistinctLabels) {
   EXPECT_EQ(p->hosts[1].label, "10.0.0.5:2202");
   EXPECT_EQ(p->hosts[2].label, "b");
   auto env = rank_environment(*p, p->hosts[1], p->hosts[1].ranks[0]);
+  // The entry without a port (ssh config's) keeps the plain name.
+  auto two = hosts({{"n", 1}, {"n", 1}});
+  two[1].port = 2303;
+  auto q = place_ranks(two, 2, false);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->hosts[0].label, "n");
+  EXPECT_EQ(q->hosts[1].label, "n:2303");
   EXPECT_NE(std::find(env.begin(), env.end(), "HOROVOD_HOSTNAME=10.0.0.5:2202"), env.end());
+}
+
+// Host of each rank, in rank order: "abab".
+std::string hosts_by_rank(const Placement& p) {
+  std::string out(p.world_size, '?');
+  for (auto& h : p.hosts)
+    for (auto& r : h.ranks) out[r.rank] = h.host.name[0];
+  return out;
+}
+
+TEST(Placement, MapByNodeRoundRobinsRanksOverHosts) {
+  PlacementPolicy node;
+  node.mapping = HostMapping::kByNode;
+  auto p = place_ranks(hosts({{"a", 2}, {"b", 2}, {"c", 2}}), 5, false, node);
+  ASSERT_TRUE(p.ok());
+  // mpirun --map-by node: rank r on host r % nhosts while every host has room.
+  EXPECT_EQ(hosts_by_rank(*p), "abcab");
+  EXPECT_EQ(p->hosts[0].ranks[1].rank, 3);
+  EXPECT_EQ(p->hosts[0].ranks[1].local_rank, 1);
+  EXPECT_EQ(p->hosts[0].ranks[1].local_size, 2);
+  EXPECT_EQ(p->hosts[2].ranks[0].local_size, 1);
+  EXPECT_EQ(p->hosts[2].ranks[0].cross_rank, 2);
+  EXPECT_EQ(p->hosts[1].ranks[1].cross_size, 2);
+  EXPECT_FALSE(p->oversubscribed);
+}
+
+TEST(Placement, MapByNodeSkipsFullHostsAndSpreadsFewRanks) {
+  PlacementPolicy node;
+  node.mapping = HostMapping::kByNode;
+  auto p = place_ranks(hosts({{"a", 3}, {"b", 1}}), 4, false, node);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(hosts_by_rank(*p), "abaa");
+  // Fewer ranks than slots: one per host first, where fill-by-slot would use a alone.
+  auto q = place_ranks(hosts({{"a", 2}, {"b", 2}}), 2, false, node);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(hosts_by_rank(*q), "ab");
+  EXPECT_EQ(hosts_by_rank(*place_ranks(hosts({{"a", 2}, {"b", 2}}), 2, false)), "aa");
+  auto over = place_ranks(hosts({{"a", 1}, {"b", 1}}), 3, false, node);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("--oversubscribe"), std::string::npos);
+  auto ok = place_ranks(hosts({{"a", 1}, {"b", 1}}), 3, true, node);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(hosts_by_rank(*ok), "aba");
+  EXPECT_TRUE(ok->oversubscribed);
+}
+
+TEST(Placement, RankByNodeNumbersSlotFilledHostsRoundRobin) {
+  PlacementPolicy p;
+  p.order = RankOrder::kByNode;
+  auto r = place_ranks(hosts({{"a", 2}, {"b", 2}, {"c", 2}}), 3, false, p);
+  ASSERT_TRUE(r.ok());
+  // --map-by slot --rank-by node: counts a:2 b:1, numbered across hosts.
+  EXPECT_EQ(hosts_by_rank(*r), "aba");
+  PlacementPolicy q;
+  q.mapping = HostMapping::kByNode;
+  q.order = RankOrder::kBySlot;
+  auto s = place_ranks(hosts({{"a", 2}, {"b", 2}}), 3, false, q);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(hosts_by_rank(*s), "aab");
+}
+
+TEST(Placement, PerHostPutsExactlyNOnEachHost) {
+  PlacementPolicy n2;
+  n2.per_host = 2;
+  auto p = place_ranks(hosts({{"a", 4}, {"b", 4}, {"c", 4}}), 0, false, n2);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->world_size, 6);
+  EXPECT_EQ(hosts_by_rank(*p), "aabbcc");
+  auto fewer = place_ranks(hosts({{"a", 4}, {"b", 4}, {"c", 4}}), 3, false, n2);
+  ASSERT_TRUE(fewer.ok());
+  EXPECT_EQ(hosts_by_rank(*fewer), "aab");
+  auto too_many = place_ranks(hosts({{"a", 4}, {"b", 4}}), 5, false, n2);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("-N 2"), std::string::npos);
+  auto small = place_ranks(hosts({{"a", 1}, {"b", 4}}), 0, false, n2);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.error().message.find("--oversubscribe"), std::string::npos);
+  EXPECT_TRUE(place_ranks(hosts({{"a", 1}, {"b", 4}}), 0, true, n2).ok());
+  auto h = hosts({{"a", 1}});
+  h[0].max_slots = 1;
+  EXPECT_FALSE(place_ranks(h, 0, true, n2).ok());
+}
+
+TEST(Placement, DefaultPolicyIsHorovodFill) {
+  auto p = place_ranks(hosts({{"a", 2}, {"b", 2}}), 3, false, PlacementPolicy{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(hosts_by_rank(*p), "aab");
 }
 
 TEST(Placement, NoHostsIsAnError) { EXPECT_FALSE(place_ranks({}, 1, false).ok()); }
@@ -116,12 +212,12 @@ TEST(Environment, RankVariablesForEveryFramework) {
   auto p = place_ranks(hosts({{"a", 1}, {"b", 2}}), 3, false);
   ASSERT_TRUE(p.ok());
   auto env = rank_environment(*p, p->hosts[1], p->hosts[1].ranks[1]);
-  for (const char* kv : {"RANK=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "GROUP_RANK=1",
-                         "HOROVOD_RANK=2", "HOROVOD_LOCAL_RANK=1", "HOROVOD_LOCAL_SIZE=2",
-                         "HOROVOD_CROSS_RANK=0", "HOROVOD_CROSS_SIZE=1", "HOROVOD_HOSTNAME=b",
-                         "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_LOCAL_RANK=1",
-                         "OMPI_COMM_WORLD_LOCAL_SIZE=2", "OMPI_COMM_WORLD_NODE_RANK=1",
-                         "CROSS_RANK=1", "LOCAL_SIZE=2"})
+  for (const char* kv :
+       {"RANK=2", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "GROUP_RANK=1", "HOROVOD_RANK=2",
+        "HOROVOD_LOCAL_RANK=1", "HOROVOD_LOCAL_SIZE=2", "HOROVOD_CROSS_RANK=0",
+        "HOROVOD_CROSS_SIZE=1", "HOROVOD_HOSTNAME=b", "OMPI_COMM_WORLD_RANK=2",
+        "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+        "OMPI_COMM_WORLD_NODE_RANK=1", "CROSS_RANK=1", "LOCAL_SIZE=2"})
     EXPECT_TRUE(has(env, kv)) << kv;
 }
 

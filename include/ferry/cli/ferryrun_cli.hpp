@@ -26,6 +26,8 @@ struct FrontendConfig {
   JobOptions job;
   SshSettings ssh;
   OutputOptions output;
+  /// The name the user called ("ferryrun", "horovodrun", "mpirun"), for messages.
+  std::string program = "ferryrun";
 };
 
 /// Outcome of parsing: a config to run, or an exit status (help/version printed: 0; bad

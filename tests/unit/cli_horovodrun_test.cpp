@@ -1,0 +1,236 @@
+// horovodrun personality: argv[0] `horovodrun` or `ferryrun --compat horovodrun`.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "ferry/cli/ferryrun_cli.hpp"
+
+namespace ferry {
+namespace {
+
+ParseOutcome hvd(std::vector<std::string> args) {
+  args.insert(args.begin(), "/usr/local/bin/horovodrun");
+  return parse_ferryrun_args(args);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool has_name(const std::vector<std::string>& v, const std::string& name) {
+  return std::any_of(v.begin(), v.end(),
+                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
+}
+
+TEST(CliHorovodrun, TheDocsFirstExample) {
+  // horovod docs: horovodrun -np 4 -H server1:2,server2:2 python train.py
+  auto r = hvd({"-np", "4", "-H", "server1:2,server2:2", "python", "train.py"});
+  ASSERT_TRUE(r.config.has_value());
+  const FrontendConfig& c = *r.config;
+  EXPECT_EQ(c.job.np, 4);
+  ASSERT_EQ(c.job.hosts.size(), 2u);
+  EXPECT_EQ(c.job.hosts[1].name, "server2");
+  EXPECT_EQ(c.job.hosts[1].slots, 2);
+  EXPECT_EQ(c.output.tag, TagStyle::kHorovod);
+  EXPECT_EQ(c.output.layout, FileLayout::kHorovod);
+  EXPECT_EQ(c.job.command, (std::vector<std::string>{"python", "train.py"}));
+}
+
+TEST(CliHorovodrun, SshOutputAndStartFlags) {
+  auto r = hvd({"--num-proc", "2", "-hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-p",
+                "12345", "-i", "/id", "--start-timeout", "90", "--verbose", "--output-filename",
+                "/tmp/out", "--prefix-output-with-timestamp", "--disable-cache", "--gloo", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  const FrontendConfig& c = *r.config;
+  EXPECT_EQ(c.job.np, 2);
+  EXPECT_EQ(c.job.hosts.size(), 2u);
+  EXPECT_EQ(c.ssh.port, 12345);
+  EXPECT_EQ(c.ssh.identity_file, "/id");
+  EXPECT_EQ(c.job.start_timeout_s, 90);
+  EXPECT_TRUE(c.job.verbose);
+  EXPECT_EQ(c.output.output_dir, "/tmp/out");
+  EXPECT_TRUE(c.output.timestamps);
+}
+
+TEST(CliHorovodrun, TunablesBecomeHorovodVariables) {
+  auto r = hvd({"-np",
+                "1",
+                "--fusion-threshold-mb",
+                "32",
+                "--cycle-time-ms",
+                "2.5",
+                "--cache-capacity",
+                "2048",
+                "--hierarchical-allreduce",
+                "--no-hierarchical-allgather",
+                "--timeline-filename",
+                "/tmp/tl.json",
+                "--timeline-mark-cycles",
+                "--autotune",
+                "--autotune-log-file",
+                "/tmp/at.csv",
+                "--autotune-warmup-samples",
+                "5",
+                "--autotune-steps-per-sample",
+                "20",
+                "--autotune-bayes-opt-max-samples",
+                "30",
+                "--autotune-gaussian-process-noise",
+                "0.7",
+                "--no-stall-check",
+                "--stall-check-warning-time-seconds",
+                "120",
+                "--stall-check-shutdown-time-seconds",
+                "600",
+                "--gloo-timeout-seconds",
+                "60",
+                "--log-level",
+                "debug",
+                "--log-without-timestamp",
+                "--mpi-threads-disable",
+                "--num-nccl-streams",
+                "2",
+                "--tcp",
+                "true"});
+  ASSERT_TRUE(r.config.has_value());
+  const auto& e = r.config->job.exports;
+  for (const char* kv : {"HOROVOD_FUSION_THRESHOLD=33554432",
+                         "HOROVOD_CYCLE_TIME=2.5",
+                         "HOROVOD_CACHE_CAPACITY=2048",
+                         "HOROVOD_HIERARCHICAL_ALLREDUCE=1",
+                         "HOROVOD_HIERARCHICAL_ALLGATHER=0",
+                         "HOROVOD_TIMELINE=/tmp/tl.json",
+                         "HOROVOD_TIMELINE_MARK_CYCLES=1",
+                         "HOROVOD_AUTOTUNE=1",
+                         "HOROVOD_AUTOTUNE_LOG=/tmp/at.csv",
+                         "HOROVOD_AUTOTUNE_WARMUP_SAMPLES=5",
+                         "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE=20",
+                         "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=30",
+                         "HOROVOD_AUTOTUNE_GAUSSIAN_PROCESS_NOISE=0.7",
+                         "HOROVOD_STALL_CHECK_DISABLE=1",
+                         "HOROVOD_STALL_CHECK_TIME_SECONDS=120",
+                         "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=600",
+                         "HOROVOD_GLOO_TIMEOUT_SECONDS=60",
+                         "HOROVOD_LOG_LEVEL=DEBUG",
+                         "HOROVOD_LOG_HIDE_TIME=1",
+                         "HOROVOD_MPI_THREADS_DISABLE=1",
+                         "HOROVOD_NUM_NCCL_STREAMS=2",
+                         "NCCL_IB_DISABLE=1"})
+    EXPECT_TRUE(has(e, kv)) << kv;
+}
+
+TEST(CliHorovodrun, SwitchedOffTunablesAndSubFlagsWithoutTheirSwitch) {
+  auto r = hvd({"-np", "1", "--no-autotune", "--autotune-warmup-samples", "5", "--stall-check",
+                "--timeline-mark-cycles", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  const auto& e = r.config->job.exports;
+  EXPECT_FALSE(has_name(e, "HOROVOD_AUTOTUNE"));
+  EXPECT_FALSE(has_name(e, "HOROVOD_AUTOTUNE_WARMUP_SAMPLES"));
+  EXPECT_FALSE(has_name(e, "HOROVOD_TIMELINE_MARK_CYCLES"));
+  EXPECT_TRUE(has(e, "HOROVOD_STALL_CHECK_DISABLE=0"));
+  EXPECT_FALSE(has_name(e, "NCCL_IB_DISABLE"));
+}
+
+TEST(CliHorovodrun, BadTunableValuesNameTheFlag) {
+  EXPECT_EQ(hvd({"-np", "1", "--fusion-threshold-mb", "-3", "true"}).exit_code, 2);
+  EXPECT_EQ(
+      hvd({"-np", "1", "--autotune", "--autotune-gaussian-process-noise", "1.5", "true"}).exit_code,
+      2);
+  EXPECT_EQ(hvd({"-np", "1", "--log-level", "LOUD", "true"}).exit_code, 2);
+  EXPECT_EQ(hvd({"-np", "1", "--cycle-time-ms", "fast", "true"}).exit_code, 2);
+}
+
+TEST(CliHorovodrun, NetworkInterfacesAsHorovodSetsThem) {
+  auto r =
+      hvd({"-np", "1", "--network-interfaces", "eth0,eth1", "--network-interface", "ib0", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.network_interfaces, (std::vector<std::string>{"eth0", "eth1", "ib0"}));
+  EXPECT_TRUE(has(r.config->job.exports, "HOROVOD_GLOO_IFACE=eth0"));
+  EXPECT_TRUE(has(r.config->job.exports, "NCCL_SOCKET_IFNAME=eth0,eth1,ib0"));
+}
+
+TEST(CliHorovodrun, ForwardsTheLaunchersEnvironmentButNotTheSession) {
+  ::setenv("FERRY_TEST_FORWARD_ME", "yes", 1);
+  ::setenv("SSH_CONNECTION", "1.2.3.4 5 6.7.8.9 22", 1);
+  ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  ::setenv("HOROVOD_FUSION_THRESHOLD", "1", 1);
+  auto r = hvd({"-np", "1", "--fusion-threshold-mb", "2", "true"});
+  ::unsetenv("SSH_CONNECTION");
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ::unsetenv("HOROVOD_FUSION_THRESHOLD");
+  ASSERT_TRUE(r.config.has_value());
+  const auto& e = r.config->job.exports;
+  EXPECT_FALSE(has_name(e, "FERRY_TEST_FORWARD_ME"));  // FERRY_* are ferry's own
+  EXPECT_TRUE(has_name(e, "PATH"));
+  EXPECT_FALSE(has_name(e, "SSH_CONNECTION"));
+  EXPECT_FALSE(has_name(e, "CUDA_VISIBLE_DEVICES"));
+  EXPECT_FALSE(has_name(e, "HOME"));
+  // The flag wins over the launcher's variable, and each variable is exported once.
+  EXPECT_TRUE(has(e, "HOROVOD_FUSION_THRESHOLD=2097152"));
+  EXPECT_EQ(std::count_if(e.begin(), e.end(),
+                          [](const std::string& kv) {
+                            return kv.rfind("HOROVOD_FUSION_THRESHOLD=", 0) == 0;
+                          }),
+            1);
+  ::unsetenv("FERRY_TEST_FORWARD_ME");
+}
+
+TEST(CliHorovodrun, StartTimeoutFromTheEnvironmentUnlessGiven) {
+  ::setenv("HOROVOD_START_TIMEOUT", "77", 1);
+  auto a = hvd({"-np", "1", "true"});
+  auto b = hvd({"-np", "1", "--start-timeout", "5", "true"});
+  ::unsetenv("HOROVOD_START_TIMEOUT");
+  ASSERT_TRUE(a.config && b.config);
+  EXPECT_EQ(a.config->job.start_timeout_s, 77);
+  EXPECT_EQ(b.config->job.start_timeout_s, 5);
+}
+
+TEST(CliHorovodrun, RefusedFlagsExitTwo) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"-np", "2", "--config-file", "hvd.yaml", "python", "t.py"},
+           {"-np", "2", "--min-np", "1", "python", "t.py"},
+           {"-np", "2", "--host-discovery-script", "d.sh", "python", "t.py"},
+           {"-np", "2", "--jsrun", "python", "t.py"},
+           {"-np", "2", "--mpi-args=--map-by ppr:6:node", "python", "t.py"},
+           {"-cb"},
+           {"--blacklist-cooldown-range", "10", "100", "-np", "2", "x"}}) {
+    auto r = hvd(args);
+    EXPECT_EQ(r.exit_code, 2) << args.front() << " " << args.back();
+    EXPECT_FALSE(r.config.has_value());
+  }
+  testing::internal::CaptureStderr();
+  hvd({"-np", "2", "--config-file", "hvd.yaml", "python", "t.py"});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err,
+            "horovodrun: --config-file: Horovod's YAML config files are not read by ferry; put "
+            "the settings in a TOML job file and pass --config job.toml (see "
+            "docs/job-file.md)\n");
+}
+
+TEST(CliHorovodrun, CompatFlagSelectsThePersonality) {
+  auto r = parse_ferryrun_args(
+      {"ferryrun", "--compat", "horovodrun", "-np", "2", "--fusion-threshold-mb", "1", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_TRUE(has(r.config->job.exports, "HOROVOD_FUSION_THRESHOLD=1048576"));
+  auto eq = parse_ferryrun_args({"ferryrun", "--compat=horovodrun", "-np", "2", "true"});
+  EXPECT_TRUE(eq.config.has_value());
+  EXPECT_EQ(parse_ferryrun_args({"ferryrun", "--compat", "srun", "true"}).exit_code, 2);
+  // A horovodrun flag is unknown to plain ferryrun.
+  EXPECT_EQ(parse_ferryrun_args({"ferryrun", "--fusion-threshold-mb", "1", "true"}).exit_code, 2);
+  EXPECT_EQ(parse_ferryrun_args({"ferryrun", "-np", "1", "--compat", "mpirun", "true"}).exit_code,
+            2);
+}
+
+TEST(CliHorovodrun, VersionIsLowerCaseV) {
+  testing::internal::CaptureStdout();
+  auto r = hvd({"-v"});
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(r.config.has_value());
+  EXPECT_NE(out.find("horovodrun personality"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ferry

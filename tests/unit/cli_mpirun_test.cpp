@@ -1,0 +1,171 @@
+// mpirun personality: argv[0] `mpirun`/`mpiexec` or `ferryrun --compat mpirun`.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ferry/cli/ferryrun_cli.hpp"
+
+namespace ferry {
+namespace {
+
+ParseOutcome mpi(std::vector<std::string> args, const char* argv0 = "mpirun") {
+  args.insert(args.begin(), argv0);
+  return parse_ferryrun_args(args);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(CliMpirun, OpenMpiDefaultsUntaggedWithOpenMpiFiles) {
+  auto r = mpi({"-np", "4", "--host", "a:2,b:2", "./app"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->output.tag, TagStyle::kNone);
+  EXPECT_EQ(r.config->output.layout, FileLayout::kOpenMpi);
+  EXPECT_EQ(r.config->job.np, 4);
+  // Only -x variables are exported (unlike horovodrun).
+  EXPECT_TRUE(r.config->job.exports.empty());
+  EXPECT_EQ(r.config->program, "mpirun");
+}
+
+TEST(CliMpirun, SingleDashLongOptionsAsJobScriptsWriteThem) {
+  auto r = mpi({"-np",
+                "2",
+                "-hostfile",
+                FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt",
+                "-wdir",
+                "/tmp",
+                "-x",
+                "A=1",
+                "-bind-to",
+                "core",
+                "-map-by",
+                "slot",
+                "-tag-output",
+                "-timestamp-output",
+                "-output-filename",
+                "/tmp/o",
+                "-merge-stderr-to-stdout",
+                "-stdin",
+                "none",
+                "-oversubscribe",
+                "-allow-run-as-root",
+                "-report-bindings",
+                "./app",
+                "-np",
+                "9"},
+               "mpiexec");
+  ASSERT_TRUE(r.config.has_value());
+  const FrontendConfig& c = *r.config;
+  EXPECT_EQ(c.job.hosts.size(), 2u);
+  EXPECT_EQ(c.job.wdir, "/tmp");
+  EXPECT_TRUE(c.job.wdir_explicit);
+  EXPECT_TRUE(has(c.job.exports, "A=1"));
+  EXPECT_EQ(c.job.binding.bind_to, BindTo::kCore);
+  EXPECT_EQ(c.output.tag, TagStyle::kOpenMpi);
+  EXPECT_TRUE(c.output.timestamps);
+  EXPECT_EQ(c.output.output_dir, "/tmp/o");
+  EXPECT_TRUE(c.output.merge_stderr);
+  EXPECT_EQ(c.job.stdin_rank, -1);
+  EXPECT_TRUE(c.job.oversubscribe);
+  EXPECT_TRUE(c.job.binding.report_bindings);
+  EXPECT_EQ(c.job.command, (std::vector<std::string>{"./app", "-np", "9"}));
+}
+
+TEST(CliMpirun, ProcessCountSpellings) {
+  for (auto flag : {"-np", "-n", "-c", "--np"}) {
+    auto r = mpi({flag, "3", "true"});
+    ASSERT_TRUE(r.config.has_value()) << flag;
+    EXPECT_EQ(r.config->job.np, 3) << flag;
+  }
+}
+
+TEST(CliMpirun, MapByNodeRankByAndPerNode) {
+  auto r = mpi({"-np", "4", "-H", "a:2,b:2", "--map-by", "node:PE=2", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.placement.mapping, HostMapping::kByNode);
+  EXPECT_EQ(r.config->job.binding.map_by, MapBy::kNode);
+  EXPECT_EQ(r.config->job.binding.pe, 2);
+  auto n = mpi({"-N", "2", "-H", "a:4,b:4", "true"});
+  ASSERT_TRUE(n.config.has_value());
+  EXPECT_EQ(n.config->job.placement.per_host, 2);
+  auto ppr = mpi({"--map-by", "ppr:3:node:OVERSUBSCRIBE", "-H", "a,b", "true"});
+  ASSERT_TRUE(ppr.config.has_value());
+  EXPECT_EQ(ppr.config->job.placement.per_host, 3);
+  EXPECT_TRUE(ppr.config->job.oversubscribe);
+  auto rank = mpi({"--rank-by", "node", "-H", "a:2,b:2", "true"});
+  ASSERT_TRUE(rank.config.has_value());
+  EXPECT_EQ(rank.config->job.placement.order, RankOrder::kByNode);
+  EXPECT_EQ(mpi({"--map-by", "ppr:2:socket", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"--bind-to", "board", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"--rank-by", "diagonal", "true"}).exit_code, 2);
+}
+
+TEST(CliMpirun, PlmRshArgsBecomeSshSettings) {
+  auto r = mpi({"-np", "2", "--mca", "plm_rsh_args", "-p 2222 -i /k -l user", "-mca", "btl",
+                "tcp,self", "./app"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->ssh.port, 2222);
+  EXPECT_EQ(r.config->ssh.identity_file, "/k");
+  EXPECT_EQ(r.config->ssh.user, "user");
+  EXPECT_EQ(r.config->job.command, (std::vector<std::string>{"./app"}));
+  auto o =
+      mpi({"--mca", "plm_rsh_args",
+           "-o Port=2300 -o User=bob -o IdentityFile=/id -o StrictHostKeyChecking=no", "true"});
+  ASSERT_TRUE(o.config.has_value());
+  EXPECT_EQ(o.config->ssh.port, 2300);
+  EXPECT_EQ(o.config->ssh.user, "bob");
+  EXPECT_EQ(o.config->ssh.identity_file, "/id");
+  EXPECT_TRUE(o.config->ssh.accept_new);
+  EXPECT_EQ(mpi({"--mca", "plm_rsh_args", "-o ProxyJump=x", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"--mca", "plm_rsh_args", "-p 99999", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"--mca", "plm_rsh_agent", "rsh", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"--mca", "plm_rsh_args"}).exit_code, 2);
+}
+
+TEST(CliMpirun, OtherMcaIsANoteUnderVerbose) {
+  testing::internal::CaptureStderr();
+  auto r = mpi({"-v", "--mca", "btl_tcp_if_include", "eth0", "true"});
+  std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(err, "mpirun: note: --mca btl_tcp_if_include eth0: accepted, no effect in ferry\n");
+  testing::internal::CaptureStderr();
+  mpi({"--mca", "btl_tcp_if_include", "eth0", "true"});
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(CliMpirun, PrefixNamesFerrydUnlessFerrydIsGiven) {
+  auto r = mpi({"--prefix", "/opt/ferry/", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.ferryd_path, "/opt/ferry/bin/ferryd");
+  auto f = mpi({"--prefix", "/opt/ferry", "--ferryd", "/x/ferryd", "true"});
+  ASSERT_TRUE(f.config.has_value());
+  EXPECT_EQ(f.config->job.ferryd_path, "/x/ferryd");
+}
+
+TEST(CliMpirun, StdinChoices) {
+  auto r = mpi({"-np", "4", "--stdin", "2", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.stdin_rank, 2);
+  testing::internal::CaptureStderr();
+  auto all = mpi({"-np", "4", "--stdin", "all", "true"});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(all.exit_code, 2);
+  EXPECT_EQ(err,
+            "mpirun: --stdin all: ferry forwards stdin to one rank only; give a rank "
+            "(--stdin 0) or none\n");
+  EXPECT_EQ(mpi({"-np", "4", "--stdin", "4", "true"}).exit_code, 2);
+  EXPECT_EQ(mpi({"-np", "4", "--stdin", "x", "true"}).exit_code, 2);
+}
+
+TEST(CliMpirun, UnknownOptionsAreErrorsNotCommands) {
+  testing::internal::CaptureStderr();
+  auto r = mpi({"-np", "2", "--display-allocation", "./app"});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(err.find("unknown option '--display-allocation'"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ferry
