@@ -133,6 +133,11 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   ssh_channel_callbacks_struct channel_cb_{};
   std::string rx_out_, rx_err_;  // channel data taken by on_channel_data, not yet delivered
   uint64_t rx_total_ = 0;
+  // Bytes libssh read from the socket. Any libssh call may read it (a keepalive's or a
+  // write's flush), not only the ones asio's readiness starts, so liveness is judged by
+  // this counter moving.
+  ssh_counter_struct socket_counter_{};
+  uint64_t last_in_bytes_ = 0;
 
   asio::posix::stream_descriptor sd_;
   bool read_armed_ = false;

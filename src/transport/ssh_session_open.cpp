@@ -105,6 +105,8 @@ Status SshSession::configure() {
   if (!session_) return make_error("cannot create an SSH session (out of memory)");
   ssh_session s = session_.get();
   ssh_set_blocking(s, 0);
+  // Counts every byte libssh reads from the socket, whichever call read it.
+  ssh_set_counters(s, &socket_counter_, nullptr);
   if (ssh_options_set(s, SSH_OPTIONS_HOST, host_.name.c_str()) != SSH_OK) {
     return make_error("bad host name: " + error_text());
   }

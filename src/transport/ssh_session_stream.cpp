@@ -291,6 +291,10 @@ void SshSession::schedule_keepalive() {
 
 void SshSession::on_keepalive() {
   if (phase_ != Phase::kStreaming) return;
+  if (socket_counter_.in_bytes != last_in_bytes_) {
+    last_in_bytes_ = socket_counter_.in_bytes;
+    last_rx_ = std::chrono::steady_clock::now();
+  }
   auto silent = std::chrono::steady_clock::now() - last_rx_;
   auto limit = std::chrono::seconds(3 * options_.keepalive_s);
   if (silent >= limit) {

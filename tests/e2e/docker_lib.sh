@@ -133,7 +133,11 @@ $left"
 # ferry_has_rendezvous: whether this ferryrun has the rendezvous and NIC choice
 # integration (issue 5); its --help then lists --network-interface.
 ferry_has_rendezvous() {
-  "$FERRYRUN" --help 2>&1 | grep -q -- '--network-interface'
+  # Not `--help | grep -q`: grep -q closing the pipe early makes the pipeline fail under
+  # pipefail (SIGPIPE), which would read as "not listed".
+  local help
+  help=$("$FERRYRUN" --help 2>&1) || true
+  grep -q -- '--network-interface' <<<"$help"
 }
 
 # skip_without_rendezvous WHAT: exit 77 with a clear message unless

@@ -77,7 +77,12 @@ def main():
     print(f"torch rank {rank}/{world} ok allreduce={t.item():g} weight={w.item():.4f} "
           f"host={host} master={os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}",
           flush=True)
-    dist.destroy_process_group()
+    # Every rank passed the barrier: nothing is left to exchange. Leave without torch's
+    # teardown, which with gloo can block on a peer (the TCPStore server is rank 0) that
+    # already exited; the launcher, not torch's shutdown, is what this program tests.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
