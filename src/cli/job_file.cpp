@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "cli_text.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/cli/binding_flags.hpp"
 #include "ferry/hosts/host_fields.hpp"
 #include "toml_guard.hpp"
@@ -333,30 +334,9 @@ Result<JobFile> read_job_file(const std::string& path, const FrontendConfig& bas
     return make_error(path +
                       ": YAML job files are not supported; write it as a TOML job file "
                       "(see docs/job-file.md and examples/job.toml)");
-  auto fail = [&path](int err) {
-    return make_error(path + ": cannot read: " + std::generic_category().message(err));
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
-  std::string text;
-  char buf[8192];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return fail(err);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > job_file_size_limit) {
-      ::close(fd);
-      return make_error(path + ": cannot read: larger than 16 MiB, not a job file");
-    }
-  }
-  ::close(fd);
-  return parse_job_file_text(text, path, base);
+  auto text = read_text_file(path, job_file_size_limit, "job file");
+  if (!text) return text.error();
+  return parse_job_file_text(*text, path, base);
 }
 
 }  // namespace ferry

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "ferry/hosts/host_list.hpp"
+
+#include "ferry/common/read_text_file.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
@@ -213,31 +215,9 @@ Result<HostList> parse_hostfile_text(const std::string& text, const std::string&
 }
 
 Result<HostList> read_hostfile(const std::string& path, int default_slots) {
-  auto fail = [&path](int err) {
-    return make_error(path + ": cannot read: " + std::generic_category().message(err));
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
-
-  std::string text;
-  char buf[8192];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return fail(err);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > hostfile_size_limit) {
-      ::close(fd);
-      return make_error(path + ": cannot read: larger than 16 MiB, not a hostfile");
-    }
-  }
-  ::close(fd);
-  return parse_hostfile_text(text, path, default_slots);
+  auto text = read_text_file(path, hostfile_size_limit, "hostfile");
+  if (!text) return text.error();
+  return parse_hostfile_text(*text, path, default_slots);
 }
 
 }  // namespace ferry
