@@ -22,6 +22,7 @@
 #include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/rendezvous/interfaces.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
+#include "ferry/wire/frame_batch.hpp"
 #include "ferry/wire/messages.hpp"
 
 extern char** environ;
@@ -31,10 +32,10 @@ namespace {
 
 using asio::posix::stream_descriptor;
 
-// Output flow control: stop reading rank pipes while this much is queued for the front end,
-// so a slow console throttles the ranks instead of growing ferryd's memory.
-constexpr size_t kHighWater = 4u << 20;
-constexpr size_t kLowWater = 1u << 20;
+// Output flow control: stop reading rank pipes while this much waits behind the frame
+// batch being written, so a slow console throttles the ranks instead of growing ferryd.
+constexpr size_t kHighWater = 1u << 20;
+// One read from a rank pipe: a whole default pipe buffer.
 constexpr size_t kReadChunk = 64u << 10;
 // After a rank is reaped, how long its pipes may stay open (held by a background child)
 // before its exit is reported anyway.
@@ -119,12 +120,12 @@ class Daemon::Impl {
   int exit_code() const { return exit_code_; }
 
  private:
+  // A rank's stdout or stderr pipe. It has no buffer of its own: bytes are read straight
+  // into the frame batch bound for the front end.
   struct Stream {
     explicit Stream(asio::io_context& io) : sd(io) {}
     stream_descriptor sd;
-    std::vector<char> buf;
     bool open = false;
-    bool reading = false;
   };
 
   struct Rank {
@@ -144,30 +145,31 @@ class Daemon::Impl {
 
   // ---- frames to the front end --------------------------------------------------------
 
-  void queue(std::string frame) {
+  // Frames gather in filling_ while sending_ is written; each write takes every frame
+  // queued since the last one, so a burst of output costs one write, not one per frame.
+  void queue(const std::string& frame) {
     if (front_gone_) return;
-    out_bytes_ += frame.size();
-    out_queue_.push_back(std::move(frame));
+    filling_.append(frame);
     if (!writing_) write_next();
   }
 
   void write_next() {
-    if (out_queue_.empty()) {
+    if (filling_.empty()) {
       writing_ = false;
       if (finished_) stop();
       return;
     }
     writing_ = true;
-    asio::async_write(out_, asio::buffer(out_queue_.front()),
-                      [this](std::error_code ec, size_t n) {
+    std::swap(filling_, sending_);
+    if (paused_) resume_reads();
+    asio::async_write(out_, asio::buffer(sending_.bytes().data(), sending_.size()),
+                      [this](std::error_code ec, size_t) {
+                        sending_.clear();
                         if (ec) {
                           writing_ = false;
                           front_lost();
                           return;
                         }
-                        out_bytes_ -= n;
-                        out_queue_.pop_front();
-                        if (paused_ && out_bytes_ < kLowWater) resume_reads();
                         write_next();
                       });
   }
@@ -408,36 +410,57 @@ class Daemon::Impl {
   }
 
   void open_stream(Rank& rank, Stream& s, int fd, uint8_t id) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     s.sd.assign(fd);
     s.open = true;
-    s.buf.resize(kReadChunk);
-    read_stream(rank, s, id);
+    pull(rank, s, id);
   }
 
+  // Waits until the pipe is readable, then pulls from it.
   void read_stream(Rank& rank, Stream& s, uint8_t id) {
     if (!s.open) return;
-    if (paused_) {
+    s.sd.async_wait(stream_descriptor::wait_read, [this, &rank, &s, id](std::error_code ec) {
+      if (ec == asio::error::operation_aborted || !s.open) return;
+      if (ec) return stream_ended(rank, s);
+      pull(rank, s, id);
+    });
+  }
+
+  // One read, straight into the frame batch. One read per turn keeps a chatty rank from
+  // starving the others; a read that filled its room may have left bytes behind, and no
+  // new readiness edge comes for those, so the next turn reads again without waiting.
+  void pull(Rank& rank, Stream& s, uint8_t id) {
+    if (!s.open) return;
+    if (paused_ && !front_gone_) {
       paused_streams_.push_back({&rank, &s, id});
       return;
     }
-    s.reading = true;
-    s.sd.async_read_some(asio::buffer(s.buf), [this, &rank, &s, id](std::error_code ec,
-                                                                   size_t n) {
-      s.reading = false;
-      if (ec == asio::error::operation_aborted) return;
-      if (ec) {
-        close_stream(s);
-        maybe_report_exit(rank);
-        return;
-      }
-      wire::Output o;
-      o.rank = rank.rank;
-      o.stream = id;
-      o.data.assign(s.buf.data(), n);
-      queue(wire::encode(o));
-      if (out_bytes_ > kHighWater) paused_ = true;
+    ssize_t n;
+    size_t asked;
+    if (!front_gone_) {
+      auto room = filling_.output_room(kReadChunk);
+      asked = room.size();
+      n = ::read(s.sd.native_handle(), room.data(), asked);
+      if (n > 0) filling_.commit_output(rank.rank, id, static_cast<size_t>(n));
+    } else {
+      char sink[4096];  // nobody to send to: drain, so the rank is not blocked on a pipe
+      asked = sizeof sink;
+      n = ::read(s.sd.native_handle(), sink, asked);
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return stream_ended(rank, s);
+    if (n > 0 && !front_gone_) {
+      if (!writing_) write_next();
+      if (filling_.size() > kHighWater) paused_ = true;
+    }
+    if (n > 0 && static_cast<size_t>(n) == asked)
+      asio::post(io_, [this, &rank, &s, id] { pull(rank, s, id); });
+    else
       read_stream(rank, s, id);
-    });
+  }
+
+  void stream_ended(Rank& rank, Stream& s) {
+    close_stream(s);
+    maybe_report_exit(rank);
   }
 
   void close_stream(Stream& s) {
@@ -451,7 +474,7 @@ class Daemon::Impl {
     paused_ = false;
     auto waiting = std::move(paused_streams_);
     paused_streams_.clear();
-    for (auto& w : waiting) read_stream(*w.rank, *w.stream, w.id);
+    for (auto& w : waiting) pull(*w.rank, *w.stream, w.id);
   }
 
   void feed_stdin(const std::string& data) {
@@ -602,8 +625,9 @@ class Daemon::Impl {
   void front_lost() {
     if (front_gone_) return;
     front_gone_ = true;
-    // The frame being written must stay alive until its handler runs.
-    while (out_queue_.size() > (writing_ ? 1u : 0u)) out_queue_.pop_back();
+    // The batch being written must stay alive until its handler runs.
+    filling_.clear(0);
+    resume_reads();  // parked pipes are drained from now on, so no rank blocks writing
     std::error_code ignored;
     in_.close(ignored);
     if (exit_code_ == 0 && !finished_) exit_code_ = 1;
@@ -648,8 +672,7 @@ class Daemon::Impl {
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   std::array<char, 64 * 1024> in_buf_{};
   wire::FrameReader reader_;
-  std::deque<std::string> out_queue_;
-  size_t out_bytes_ = 0;
+  wire::FrameBatch filling_, sending_;
   bool writing_ = false;
   bool paused_ = false;
   std::vector<PausedRead> paused_streams_;

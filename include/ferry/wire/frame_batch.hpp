@@ -1,0 +1,50 @@
+#pragma once
+/// \file
+/// Frames queued for one writer in a single contiguous block, so a burst of frames leaves
+/// in one write, and a rank's output can be read from its pipe straight into its frame.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace ferry::wire {
+
+/// Bytes in front of the data of an Output frame: length, type, rank, stream, data length.
+inline constexpr size_t kOutputHeader = 4 + 1 + 4 + 1 + 4;
+
+/// A growable byte block of whole frames. Memory is malloc'd and never zero-filled, so
+/// room that is reserved but not read into costs address space, not resident pages.
+class FrameBatch {
+ public:
+  FrameBatch() = default;
+  ~FrameBatch();
+  FrameBatch(FrameBatch&& other) noexcept;
+  FrameBatch& operator=(FrameBatch&& other) noexcept;
+  FrameBatch(const FrameBatch&) = delete;
+  FrameBatch& operator=(const FrameBatch&) = delete;
+
+  /// Appends one encoded frame.
+  void append(std::string_view frame);
+  /// Room for the data of an Output frame of at most `max` bytes. Read into it, then call
+  /// commit_output() with the count (or nothing, to drop it). Valid until the next call.
+  std::span<char> output_room(size_t max);
+  /// Turns the first `n` bytes of the last output_room() into one Output frame, the same
+  /// bytes encode(Output{rank, stream, data}) makes.
+  void commit_output(int32_t rank, uint8_t stream, size_t n);
+
+  std::string_view bytes() const { return {data_, size_}; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Forgets the bytes; keeps up to `keep` bytes of memory for the next burst.
+  void clear(size_t keep = 256u << 10);
+
+ private:
+  char* room(size_t n);
+
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace ferry::wire

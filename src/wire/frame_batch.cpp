@@ -1,0 +1,76 @@
+#include "ferry/wire/frame_batch.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "ferry/wire/messages.hpp"
+
+namespace ferry::wire {
+namespace {
+
+void put_u32(char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+FrameBatch::~FrameBatch() { std::free(data_); }
+
+FrameBatch::FrameBatch(FrameBatch&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+FrameBatch& FrameBatch::operator=(FrameBatch&& other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+char* FrameBatch::room(size_t n) {
+  if (capacity_ - size_ < n) {
+    size_t want = capacity_ ? capacity_ : 4096;
+    while (want - size_ < n) want *= 2;
+    char* p = static_cast<char*>(std::realloc(data_, want));
+    if (!p) throw std::bad_alloc();
+    data_ = p;
+    capacity_ = want;
+  }
+  return data_ + size_;
+}
+
+void FrameBatch::append(std::string_view frame) {
+  std::memcpy(room(frame.size()), frame.data(), frame.size());
+  size_ += frame.size();
+}
+
+std::span<char> FrameBatch::output_room(size_t max) {
+  return {room(kOutputHeader + max) + kOutputHeader, max};
+}
+
+void FrameBatch::commit_output(int32_t rank, uint8_t stream, size_t n) {
+  char* h = data_ + size_;
+  put_u32(h, static_cast<uint32_t>(kOutputHeader - 4 + n));
+  h[4] = static_cast<char>(MsgType::kOutput);
+  put_u32(h + 5, static_cast<uint32_t>(rank));
+  h[9] = static_cast<char>(stream);
+  put_u32(h + 10, static_cast<uint32_t>(n));
+  size_ += kOutputHeader + n;
+}
+
+void FrameBatch::clear(size_t keep) {
+  size_ = 0;
+  if (capacity_ > keep) {
+    std::free(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+}
+
+}  // namespace ferry::wire
