@@ -349,6 +349,11 @@ class Daemon::Impl {
       queue(wire::encode(wire::Started{rank.rank, rank.pid}));
     }
     kv_.set_candidates(rank_pids());
+    // Stdin that arrived for a stdin rank that did not start: dropped, so acknowledged.
+    size_t unclaimed = 0;
+    for (auto& chunk : early_stdin_) unclaimed += chunk.size();
+    early_stdin_.clear();
+    ack_stdin(unclaimed);
     if (spec_.ranks.empty()) check_done();
     // Children may have exited before their pids were recorded.
     reap();
@@ -486,6 +491,8 @@ class Daemon::Impl {
       if (!have_spec_) {
         if (data.empty()) early_stdin_eof_ = true;
         else early_stdin_.push_back(data);
+      } else {
+        ack_stdin(data.size());
       }
       return;
     }
@@ -507,15 +514,30 @@ class Daemon::Impl {
     asio::async_write(r.in, asio::buffer(r.in_queue.front()),
                       [this, &r](std::error_code ec, size_t) {
                         r.in_writing = false;
-                        if (ec) {  // the rank closed its stdin: drop the rest
-                          r.in_queue.clear();
+                        if (ec) {  // the rank closed its stdin (or exited): drop the rest
+                          drop_stdin(r);
                           std::error_code ignored;
                           r.in.close(ignored);
                           return;
                         }
+                        ack_stdin(r.in_queue.front().size());
                         r.in_queue.pop_front();
                         write_stdin(r);
                       });
+  }
+
+  // Every stdin byte is acknowledged once written or dropped: the front end keeps only a
+  // window of unacknowledged bytes in flight, so a rank that does not read its stdin
+  // holds ferryrun's reading back instead of filling ferryd's memory.
+  void ack_stdin(size_t bytes) {
+    if (bytes > 0) queue(wire::encode_stdin_ack(static_cast<uint32_t>(bytes)));
+  }
+
+  void drop_stdin(Rank& r) {
+    size_t bytes = 0;
+    for (auto& chunk : r.in_queue) bytes += chunk.size();
+    r.in_queue.clear();
+    ack_stdin(bytes);
   }
 
   // ---- exits ---------------------------------------------------------------------------
@@ -568,6 +590,7 @@ class Daemon::Impl {
     if (WIFSIGNALED(r.status)) e.signal = WTERMSIG(r.status);
     else e.exit_code = WEXITSTATUS(r.status);
     queue(wire::encode(e));
+    if (!r.in_writing) drop_stdin(r);  // else the cancelled write's handler drops the rest
     if (r.in.is_open()) {
       std::error_code ignored;
       r.in.close(ignored);

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstring>
 #include <random>
-#include <thread>
 
+#include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
@@ -20,6 +20,8 @@ namespace ferry {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Stdin bytes sent to the stdin rank's ferryd and not yet written to the rank.
+constexpr size_t kStdinWindow = 1u << 20;
 
 std::string signal_name(int sig) {
   const char* abbrev = ::sigabbrev_np(sig);
@@ -40,6 +42,10 @@ std::string new_job_id() {
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+// Frames the failure reports, as Open MPI frames its own (people look for the rule).
+constexpr const char* kRule =
+    "--------------------------------------------------------------------------\n";
 
 std::string fmt_seconds(double s) {
   char buf[32];
@@ -178,16 +184,27 @@ class Job::Impl {
     h.last_heard = Clock::now();
     h.reader.feed(bytes);
     for (;;) {
-      auto f = h.reader.next();
+      auto f = h.reader.next_view();
       if (!f) {
         host_broken(i, f.error().message);
         return;
       }
       if (!*f) break;
-      handle_frame(i, **f);
+      // Output is most of the traffic: it goes to the sink without leaving the reader.
+      if (h.hello && (*f)->type == static_cast<uint8_t>(wire::MsgType::kOutput))
+        handle_output(i, **f);
+      else
+        handle_frame(i, (*f)->to_frame());
       if (h.closed) return;
     }
     out_.flush();
+  }
+
+  void handle_output(size_t i, const wire::FrameView& f) {
+    auto o = wire::decode_output(f);
+    if (!o) return host_broken(i, o.error().message);
+    if (!valid_rank_of(i, o->rank)) return host_broken(i, "output for a foreign rank");
+    out_.write(o->rank, static_cast<StreamId>(o->stream), o->data);
   }
 
   void handle_frame(size_t i, const wire::Frame& f) {
@@ -207,13 +224,9 @@ class Job::Impl {
       return;
     }
     switch (static_cast<wire::MsgType>(f.type)) {
-      case wire::MsgType::kOutput: {
-        auto o = wire::decode_output(f);
-        if (!o) return host_broken(i, o.error().message);
-        if (!valid_rank_of(i, o->rank)) return host_broken(i, "output for a foreign rank");
-        out_.write(o->rank, static_cast<StreamId>(o->stream), o->data);
+      case wire::MsgType::kOutput:
+        handle_output(i, wire::FrameView{f.type, f.payload});
         break;
-      }
       case wire::MsgType::kStarted: {
         auto s = wire::decode_started(f);
         if (!s) return host_broken(i, s.error().message);
@@ -243,6 +256,12 @@ class Job::Impl {
       }
       case wire::MsgType::kHeartbeat:
         break;
+      case wire::MsgType::kStdinAck: {
+        auto n = wire::decode_i32(f);
+        if (!n) return host_broken(i, n.error().message);
+        if (stdin_ && i == stdin_host_) stdin_->acknowledged(static_cast<uint32_t>(*n));
+        break;
+      }
       case wire::MsgType::kKvRequest: {
         auto q = wire::decode_kv_request(f);
         if (!q) return host_broken(i, q.error().message);
@@ -426,22 +445,15 @@ class Job::Impl {
   // ---- stdin ---------------------------------------------------------------------------
 
   void start_stdin(size_t host) {
-    int fd = opts_.stdin_fd;
-    // A thread, because asio cannot poll regular files; chunks are posted to the loop.
-    std::thread([this, fd, host, alive = alive_] {
-      char buf[64 * 1024];
-      for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        std::string chunk = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-        asio::post(io_, [this, host, chunk, alive] {
+    stdin_host_ = host;
+    stdin_ = std::make_unique<StdinForwarder>(
+        io_, opts_.stdin_fd, kStdinWindow, [this, host, alive = alive_](std::string chunk) {
           if (!*alive) return;
           HostState& h = *hosts_[host];
           if (h.link && !h.closed) h.link->send(wire::encode_stdin(chunk));
+          else if (stdin_) stdin_->stop();  // nobody left to read it
         });
-        if (n <= 0) return;
-      }
-    }).detach();
+    stdin_->start();
   }
 
   // ---- ends ----------------------------------------------------------------------------
@@ -452,14 +464,13 @@ class Job::Impl {
     first_failure_ = true;
     failure_status_ = a.exit_code;
     std::string block =
-        "--------------------------------------------------------------------------\n"
-        "ferryrun: rank " + std::to_string(a.rank) + " on host " + hosts_[i]->name() +
-        " (local rank " + std::to_string(rank_local_[a.rank]) +
+        kRule + diag_.program() + ": rank " + std::to_string(a.rank) + " on host " +
+        hosts_[i]->name() + " (local rank " + std::to_string(rank_local_[a.rank]) +
         (rank_pid_[a.rank] ? ", pid " + std::to_string(rank_pid_[a.rank]) : "") +
         ") called MPI_Abort (PMI abort) with exit code " + std::to_string(a.exit_code) + ".\n";
     if (!a.message.empty()) block += "  message: " + a.message + "\n";
-    block += "The job was aborted.\n"
-             "--------------------------------------------------------------------------\n";
+    block += "The job was aborted.\n";
+    block += kRule;
     diag_.raw(block);
     abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
   }
@@ -480,8 +491,7 @@ class Job::Impl {
     std::string what = e.signal ? "was killed by " + signal_name(e.signal)
                                 : "exited with status " + std::to_string(e.exit_code);
     std::string block =
-        "--------------------------------------------------------------------------\n"
-        "ferryrun: rank " + std::to_string(e.rank) + " on host " + h.name() +
+        kRule + diag_.program() + ": rank " + std::to_string(e.rank) + " on host " + h.name() +
         " (local rank " + std::to_string(rank_local_[e.rank]) +
         (rank_pid_[e.rank] ? ", pid " + std::to_string(rank_pid_[e.rank]) : "") + ") " +
         what + ".\n";
@@ -493,7 +503,7 @@ class Job::Impl {
       block += "The job was aborted: the other ranks get SIGTERM, then SIGKILL after " +
                std::string(grace) + " s.\n";
     }
-    block += "--------------------------------------------------------------------------\n";
+    block += kRule;
     diag_.raw(block);
     abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
   }
@@ -552,11 +562,10 @@ class Job::Impl {
     if (h.ranks_left > 0 && !aborting_ && !user_signal_) {
       host_lost_ = true;
       diag_.raw(
-          "--------------------------------------------------------------------------\n"
-          "ferryrun: lost host " + h.name() + " (" + why + ") with " +
-          std::to_string(h.ranks_left) + " rank(s) still running.\n"
-          "The job was aborted; ferryd on that host kills its ranks when it loses ferryrun.\n"
-          "--------------------------------------------------------------------------\n");
+          kRule + diag_.program() + ": lost host " + h.name() + " (" + why + ") with " +
+          std::to_string(h.ranks_left) + " rank(s) still running.\n" +
+          "The job was aborted; ferryd on that host kills its ranks when its connection "
+          "ends.\n" + kRule);
       abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
     }
     h.ranks_left = 0;
@@ -574,6 +583,7 @@ class Job::Impl {
     if (finished_) return;
     finished_ = true;
     *alive_ = false;
+    if (stdin_) stdin_->stop();
     out_.flush();
     signals_.cancel();
     start_timer_.cancel();
@@ -654,6 +664,8 @@ class Job::Impl {
   bool finished_ = false;
   int user_signal_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<StdinForwarder> stdin_;
+  size_t stdin_host_ = 0;
   std::unique_ptr<RendezvousService> rdv_;
 };
 

@@ -15,17 +15,20 @@ std::string encode_frame(uint8_t type, std::string_view payload) {
 
 void FrameReader::feed(std::string_view bytes) {
   // Compact lazily so long streams of small frames do not shift the buffer every frame.
-  if (pos_ > 0 && pos_ >= buf_.size() / 2) {
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  } else if (pos_ > 0 && pos_ >= buf_.size() / 2) {
     buf_.erase(0, pos_);
     pos_ = 0;
   }
   buf_.append(bytes);
 }
 
-Result<std::optional<Frame>> FrameReader::next() {
+Result<std::optional<FrameView>> FrameReader::next_view() {
   if (failed_) return make_error("protocol stream is corrupt");
   size_t avail = buf_.size() - pos_;
-  if (avail < 4) return std::optional<Frame>{};
+  if (avail < 4) return std::optional<FrameView>{};
   Decoder d(std::string_view(buf_).substr(pos_, 4));
   uint32_t len = d.u32();
   if (len == 0 || len > kMaxFrame) {
@@ -33,16 +36,20 @@ Result<std::optional<Frame>> FrameReader::next() {
     return make_error("protocol stream is corrupt (frame length " + std::to_string(len) +
                       ")");
   }
-  if (avail < 4 + static_cast<size_t>(len)) return std::optional<Frame>{};
-  Frame f;
+  if (avail < 4 + static_cast<size_t>(len)) return std::optional<FrameView>{};
+  FrameView f;
   f.type = static_cast<uint8_t>(buf_[pos_ + 4]);
-  f.payload.assign(buf_, pos_ + 5, len - 1);
+  f.payload = std::string_view(buf_).substr(pos_ + 5, len - 1);
+  // The bytes stay where they are until the next feed(), which compacts them away.
   pos_ += 4 + len;
-  if (pos_ == buf_.size()) {
-    buf_.clear();
-    pos_ = 0;
-  }
-  return std::optional<Frame>{std::move(f)};
+  return std::optional<FrameView>{f};
+}
+
+Result<std::optional<Frame>> FrameReader::next() {
+  auto v = next_view();
+  if (!v) return v.error();
+  if (!*v) return std::optional<Frame>{};
+  return std::optional<Frame>{(*v)->to_frame()};
 }
 
 }  // namespace ferry::wire

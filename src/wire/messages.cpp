@@ -171,15 +171,22 @@ std::string encode(const Output& m) {
   return frame(MsgType::kOutput, e);
 }
 
-Result<Output> decode_output(const Frame& f) {
-  if (auto s = expect(f, MsgType::kOutput, "output"); !s) return s.error();
+Result<OutputView> decode_output(const FrameView& f) {
+  if (f.type != static_cast<uint8_t>(MsgType::kOutput))
+    return make_error("expected a output message, got type " + std::to_string(f.type));
   Decoder d(f.payload);
-  Output m;
+  OutputView m;
   m.rank = d.i32();
   m.stream = d.u8();
-  m.data = d.str();
+  m.data = d.raw(d.u32());
   if (m.stream != 1 && m.stream != 2) return make_error("malformed output message");
-  return finish(d, std::move(m), "output");
+  return finish(d, m, "output");
+}
+
+Result<Output> decode_output(const Frame& f) {
+  auto v = decode_output(FrameView{f.type, f.payload});
+  if (!v) return v.error();
+  return Output{v->rank, v->stream, std::string(v->data)};
 }
 
 std::string encode(const Exited& m) {
@@ -317,6 +324,12 @@ std::string encode_log(std::string_view line) {
 
 std::string encode_heartbeat() {
   return encode_frame(static_cast<uint8_t>(MsgType::kHeartbeat), {});
+}
+
+std::string encode_stdin_ack(uint32_t bytes) {
+  Encoder e;
+  e.u32(bytes);
+  return frame(MsgType::kStdinAck, e);
 }
 
 Result<int32_t> decode_i32(const Frame& f) {

@@ -103,3 +103,48 @@ TEST(FrameBatch, MovesOwnership) {
 
 }  // namespace
 }  // namespace ferry::wire
+
+namespace ferry::wire {
+namespace {
+
+TEST(FrameReaderView, ViewsPointIntoTheReaderUntilTheNextFeed) {
+  Output o{3, 2, "abc\n"};
+  std::string stream = encode(o) + encode_done();
+  FrameReader r;
+  r.feed(stream.substr(0, 7));  // a partial frame gives nothing yet
+  auto none = r.next_view();
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  r.feed(stream.substr(7));
+  auto v = r.next_view();
+  ASSERT_TRUE(v && *v);
+  auto out = decode_output(**v);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(3, out->rank);
+  EXPECT_EQ(2, out->stream);
+  EXPECT_EQ("abc\n", out->data);
+  auto done = r.next_view();
+  ASSERT_TRUE(done && *done);
+  EXPECT_EQ(static_cast<uint8_t>(MsgType::kDone), (*done)->type);
+  EXPECT_EQ(0u, r.buffered());
+}
+
+TEST(FrameReaderView, OutputViewRefusesWrongTypeAndTruncation) {
+  std::string f = encode(Output{1, 1, "hello"});
+  FrameReader r;
+  r.feed(f);
+  auto v = r.next_view();
+  ASSERT_TRUE(v && *v);
+  FrameView cut{(*v)->type, (*v)->payload.substr(0, (*v)->payload.size() - 1)};
+  EXPECT_FALSE(decode_output(cut));
+  FrameView wrong{static_cast<uint8_t>(MsgType::kLog), (*v)->payload};
+  EXPECT_FALSE(decode_output(wrong));
+  FrameView bad_stream = **v;
+  std::string payload(bad_stream.payload);
+  payload[4] = 3;  // stream id 3 does not exist
+  bad_stream.payload = payload;
+  EXPECT_FALSE(decode_output(bad_stream));
+}
+
+}  // namespace
+}  // namespace ferry::wire

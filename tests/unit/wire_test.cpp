@@ -114,7 +114,7 @@ TEST(Messages, HostSpecRoundTrip) {
   s.wdir = "/work";
   s.argv = {"python3", "-c", "print(1)"};
   s.env = {"A=1", "B="};
-  s.ranks = {{4, {"RANK=4"}}, {5, {"RANK=5", "X=y"}}};
+  s.ranks = {{4, {"RANK=4"}, {}}, {5, {"RANK=5", "X=y"}, {}}};
   s.stdin_rank = 4;
   s.kill_grace_ms = 1500;
   s.verbose = true;

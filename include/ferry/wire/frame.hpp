@@ -20,6 +20,13 @@ struct Frame {
   std::string payload;
 };
 
+/// A frame still inside FrameReader's buffer: valid until the reader is fed again.
+struct FrameView {
+  uint8_t type = 0;
+  std::string_view payload;
+  Frame to_frame() const { return Frame{type, std::string(payload)}; }
+};
+
 /// Encodes one frame.
 std::string encode_frame(uint8_t type, std::string_view payload);
 
@@ -31,6 +38,8 @@ class FrameReader {
   /// Next complete frame, nothing if incomplete, or an Error if the stream is corrupt
   /// (oversized length); after an error the reader stays failed.
   Result<std::optional<Frame>> next();
+  /// As next(), without copying the payload out of the reader.
+  Result<std::optional<FrameView>> next_view();
   /// Bytes received but not yet returned as frames.
   size_t buffered() const { return buf_.size() - pos_; }
 

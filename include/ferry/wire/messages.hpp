@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/binding/options.hpp"
@@ -13,7 +14,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kProtocolVersion = 3;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -35,6 +36,7 @@ enum class MsgType : uint8_t {
   kPmiBarrier = 15,      ///< d→f: every local rank entered PMI barrier `epoch`; its puts
   kPmiBarrierDone = 16,  ///< f→d: every host's puts of barrier `epoch`; release the ranks
   kPmiAbort = 17,        ///< d→f: a rank called PMI abort: abort the job with its code
+  kStdinAck = 18,        ///< d→f: this many kStdin bytes were written to the rank or dropped
 };
 
 /// First frame from ferryd. Its magic and version fields keep their place in every version.
@@ -114,6 +116,13 @@ struct Output {
   std::string data;
 };
 
+/// An Output message whose data still lies in the frame it came in (see FrameView).
+struct OutputView {
+  int32_t rank = 0;
+  uint8_t stream = 1;
+  std::string_view data;
+};
+
 /// How a rank ended: `signal` != 0 means killed by that signal, else `exit_code`.
 struct Exited {
   int32_t rank = 0;
@@ -143,12 +152,15 @@ std::string encode_terminate(uint32_t grace_ms);
 std::string encode_done();
 std::string encode_log(std::string_view line);
 std::string encode_heartbeat();
+std::string encode_stdin_ack(uint32_t bytes);
 
 /// Decodes a Hello; a foreign stream or another protocol version is an Error naming both.
 Result<Hello> decode_hello(const Frame& f);
 Result<HostSpec> decode_host_spec(const Frame& f);
 Result<Started> decode_started(const Frame& f);
 Result<Output> decode_output(const Frame& f);
+/// decode_output() without copying the data: the hot path of a job's output.
+Result<OutputView> decode_output(const FrameView& f);
 Result<Exited> decode_exited(const Frame& f);
 Result<Failure> decode_failure(const Frame& f);
 Result<KvRequest> decode_kv_request(const Frame& f);
@@ -156,7 +168,8 @@ Result<KvReply> decode_kv_reply(const Frame& f);
 /// Decodes kPmiBarrier or kPmiBarrierDone.
 Result<PmiBarrier> decode_pmi_barrier(const Frame& f);
 Result<PmiAbort> decode_pmi_abort(const Frame& f);
-/// Payload of kStdin / kLog (the raw bytes), of kSignal (signo), kTerminate (grace ms).
+/// Payload of kStdin / kLog (the raw bytes), of kSignal (signo), kTerminate (grace ms),
+/// kStdinAck (bytes, as an unsigned value).
 Result<int32_t> decode_i32(const Frame& f);
 
 }  // namespace ferry::wire
