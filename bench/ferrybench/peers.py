@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,11 +90,28 @@ class FerryRun(Tool):
 
 class OpenMpi(Tool):
     def __init__(self, ssh_config: Path):
-        super().__init__("openmpi", "Open MPI mpirun", "mpirun", "orted", "mpirun")
+        # Debian's `mpirun` is an alternative: with only MPICH installed it is hydra, which
+        # rejects Open MPI's options. mpirun.openmpi is always Open MPI.
+        exe = "mpirun.openmpi" if shutil.which("mpirun.openmpi") else "mpirun"
+        super().__init__("openmpi", "Open MPI mpirun", "mpirun", "orted", exe)
         self.ssh_config = ssh_config
 
+    def available(self):
+        why = super().available()
+        if why:
+            return why
+        try:
+            out = subprocess.run([self.exe, "--version"], capture_output=True, text=True,
+                                 timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"{self.exe} --version failed: {e}"
+        # "mpirun (Open MPI) 4.1.4", or "mpirun.openmpi (OpenRTE) 4.1.4" by that name.
+        if "(Open MPI)" not in out and "(OpenRTE)" not in out:
+            return f"{self.exe} is not Open MPI (apt-get install openmpi-bin)"
+        return None
+
     def command(self, hosts, np, argv, *, tagged=False, verbose=False):
-        cmd = ["mpirun", "--allow-run-as-root",
+        cmd = [self.exe, "--allow-run-as-root",
                "--mca", "plm_rsh_agent", "ssh",
                "--mca", "plm_rsh_args", f"-F {self.ssh_config}",
                "-H", hosts_arg(hosts), "-np", str(np)]

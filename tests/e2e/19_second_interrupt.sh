@@ -8,11 +8,9 @@ require_root
 require_cluster
 require_nodes 2
 
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" --kill-grace 60 -np 4 -H fnode1:2,fnode2:2 \
-  sh -c 'trap "echo got-int-$RANK" INT; "$0" 1000 & while :; do wait; done; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 4 30
+start_sleeper_job F 4 \
+  --rank 'trap "echo got-int-$RANK" INT; "$0" 1000 & while :; do wait; done; : "$1"' \
+  -- --ssh-config "$SSHCFG" --kill-grace 60 -np 4 -H fnode1:2,fnode2:2
 
 kill -INT "$F_pid"
 # Forwarded: every rank's trap runs, and they keep going.
@@ -20,12 +18,12 @@ wait_for "4 ranks report the forwarded SIGINT" 10 \
   bash -c "[ \$(grep -c 'got-int-' '$T/F.out') -ge 4 ]"
 sleep 0.5
 kill -0 "$F_pid" 2>/dev/null || fail "ferryrun ended after the first SIGINT although the ranks ignore it"
-assert_eq 4 "$(count_procs "^$sleeper 1000")" "sleepers still running after the first SIGINT"
+assert_eq 4 "$(count_procs "^$F_sleeper 1000")" "sleepers still running after the first SIGINT"
 
 kill -INT "$F_pid"
 wait_bg F 10
 assert_eq 130 "$F_rc" "exit status after two SIGINTs"
 assert_contains "$F_err" "again" "ferryrun says the second signal kills at once"
-wait_gone "$tok" 3
+wait_gone "$F_tok" 3
 wait_cluster_idle 5
 pass

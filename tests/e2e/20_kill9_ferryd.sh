@@ -9,17 +9,12 @@ require_root
 require_cluster
 require_nodes 2
 
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" --kill-grace 1 -np 4 -H fnode1:2,fnode2:2 \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 4 30
+start_sleeper_job F 4 -- --ssh-config "$SSHCFG" --kill-grace 1 -np 4 -H fnode1:2,fnode2:2
 
 victim=""
 # ferryd itself, not its guard (a forked child with the same command line, named
 # ferryd-guard): the one whose parent is sshd.
-for pid in $(pgrep -f -- "ferryd --stdio"); do
-  [[ $(_host_of_pid "$pid") == fnode2 ]] || continue
+for pid in $(pids_on_host fnode2 "ferryd --stdio"); do
   [[ $(ps -o comm= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')") == sshd ]] && victim=$pid
 done
 [[ -n $victim ]] || fail "no ferryd found on fnode2:
@@ -30,6 +25,6 @@ wait_bg F 15
 assert_eq 255 "$F_rc" "exit status when a host's ferryd dies"
 assert_contains "$F_err" "lost host fnode2" "the report names the lost host"
 assert_eq 1 "$(grep -c 'lost host' "$T/F.err" || true)" "one report block"
-wait_gone "$tok" 3
+wait_gone "$F_tok" 3
 wait_cluster_idle 5
 pass

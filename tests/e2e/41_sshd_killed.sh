@@ -9,17 +9,10 @@ require_root
 require_cluster
 require_nodes 2
 
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" --kill-grace 1 -np 4 -H fnode1:2,fnode2:2 \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 4 30
+start_sleeper_job F 4 -- --ssh-config "$SSHCFG" --kill-grace 1 -np 4 -H fnode1:2,fnode2:2
 
 # The per-connection sshd ("sshd: root@notty") of fnode2, not its listener.
-victim=""
-for pid in $(pgrep -f -- "sshd: root@notty"); do
-  [[ $(_host_of_pid "$pid") == fnode2 ]] && victim="$victim $pid"
-done
+victim=$(pids_on_host fnode2 "sshd: root@notty")
 [[ -n $victim ]] || fail "no sshd session found on fnode2"
 # shellcheck disable=SC2086
 kill -9 $victim
@@ -27,6 +20,6 @@ kill -9 $victim
 wait_bg F 15
 assert_eq 255 "$F_rc" "exit status when a host's connection dies"
 assert_contains "$F_err" "lost host fnode2" "the report names the lost host"
-wait_gone "$tok" 3
+wait_gone "$F_tok" 3
 wait_cluster_idle 5
 pass

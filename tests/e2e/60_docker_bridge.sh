@@ -64,43 +64,19 @@ wait_sim_idle 10
 
 # --- 3. Rank 5 (dctr2a) exits 7: that is the job's exit code, the report names
 # it and its host, and every other rank is stopped.
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-run_capture E --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-  --kill-grace 2 sh -c 'if [ "$RANK" = 5 ]; then sleep 0.5; exit 7; fi; exec "$0" 1000' "$sleeper"
-assert_eq 7 "$E_rc" "ferryrun exit code when rank 5 exits 7"
-grep -qE 'rank 5([^0-9]|$)' "$T/E.err" || fail "the failure report does not name rank 5"
-assert_contains "$E_err" 10.232.0.12:2201 "failure report (host of rank 5)"
-wait_gone "$tok" 10
-wait_sim_idle 10
+sim_rank_exit_case "$hostfile" 5 7 10.232.0.12:2201
 
 # --- 4. Ctrl-C to ferryrun reaches every rank through the NATed connections.
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg C -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 8 30
+start_sleeper_job C 8 -- --ssh-config "$DSSHCFG" --hostfile "$hostfile"
 kill -INT "$C_pid"
 wait_bg C 20
 assert_eq 130 "$C_rc" "ferryrun exit code after SIGINT"
-wait_gone "$tok" 10
+wait_gone "$C_tok" 10
 wait_sim_idle 10
 
 # --- 5. kill -9 of ferryrun: the connections close, every ferryd kills its
 # ranks and exits.
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg K -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 8 30
-ferryds=$(sim_leftovers | grep -c ferryd || true)
-((ferryds >= 4)) || fail "expected a ferryd in each of the 4 containers, found $ferryds:
-$(sim_leftovers)"
-kill -9 "$K_pid"
-wait_bg K 5
-assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
-wait_gone "$tok" 10
-wait_sim_idle 10
+sim_kill9_case "$hostfile"
 
 # --- 6. ssh_config aliases (Host dctr1a → machine address + mapped port):
 # each container is its own name, so HOROVOD_HOSTNAME is that name.

@@ -68,25 +68,8 @@ wait_sim_idle 10
 
 # --- 2. Rank 6 (dhost4b) exits 3: exit code, report, and no rank left in any
 # container, including dhost4a, which shares dhost4b's network namespace.
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-run_capture E --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-  --kill-grace 2 sh -c 'if [ "$RANK" = 6 ]; then sleep 0.5; exit 3; fi; exec "$0" 1000' "$sleeper"
-assert_eq 3 "$E_rc" "ferryrun exit code when rank 6 exits 3"
-grep -qE 'rank 6([^0-9]|$)' "$T/E.err" || fail "the failure report does not name rank 6"
-assert_contains "$E_err" 10.232.0.14:2223 "failure report (host of rank 6)"
-wait_gone "$tok" 10
-wait_sim_idle 10
+sim_rank_exit_case "$hostfile" 6 3 10.232.0.14:2223
 
 # --- 3. kill -9 of ferryrun: nothing is left in any container.
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg K -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 8 30
-kill -9 "$K_pid"
-wait_bg K 5
-assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
-wait_gone "$tok" 10
-wait_sim_idle 10
+sim_kill9_case "$hostfile"
 pass

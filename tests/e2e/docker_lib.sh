@@ -119,15 +119,7 @@ sim_leftovers() {
 # wait_sim_idle SECONDS: wait until no container runs anything but its sshd
 # listener: no ferryd, no rank, no ssh session of a finished job.
 wait_sim_idle() {
-  local secs=$1 deadline=$((SECONDS + $1)) left
-  while :; do
-    left=$(sim_leftovers)
-    [[ -z $left ]] && return 0
-    ((SECONDS < deadline)) ||
-      fail "simulated containers still run processes ${secs}s after the job ended:
-$left"
-    sleep 0.2
-  done
+  wait_no_leftovers sim_leftovers "simulated containers" "$1"
 }
 
 # ferry_has_rendezvous: whether this ferryrun has the rendezvous and NIC choice
@@ -147,4 +139,41 @@ skip_without_rendezvous() {
     echo "SKIP: $TEST_NAME: $1 needs ferryrun's rendezvous and NIC choice (issue 5): '$FERRYRUN --help' does not list --network-interface yet"
     exit 77
   fi
+}
+
+# sim_rank_exit_case HOSTFILE RANK CODE HOST: a job over HOSTFILE in which rank RANK exits
+# CODE after 0.5 s while every other rank sleeps. ferryrun must exit CODE, its report must
+# name the rank and HOST (the rank's address:port), and every other rank must be stopped:
+# nothing of the job is left in any container.
+# shellcheck disable=SC2154 # E_rc and E_err come from run_capture
+sim_rank_exit_case() {
+  local hostfile=$1 rank=$2 code=$3 host=$4 tok sleeper
+  tok=$(unique_token)
+  sleeper=$(sleeper_for "$tok")
+  # shellcheck disable=SC2016 # $RANK and $0..$2 are the rank shell's
+  run_capture E --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
+    --kill-grace 2 sh -c 'if [ "$RANK" = "$1" ]; then sleep 0.5; exit "$2"; fi; exec "$0" 1000' \
+    "$sleeper" "$rank" "$code"
+  assert_eq "$code" "$E_rc" "ferryrun exit code when rank $rank exits $code"
+  grep -qE "rank $rank([^0-9]|\$)" "$T/E.err" || fail "the failure report does not name rank $rank"
+  assert_contains "$E_err" "$host" "failure report (host of rank $rank)"
+  wait_gone "$tok" 10
+  wait_sim_idle 10
+}
+
+# sim_kill9_case HOSTFILE: kill -9 of ferryrun while 8 ranks sleep over HOSTFILE's four
+# containers. It exits 137; its connections close, and every ferryd must then kill its
+# ranks and exit: nothing of the job is left in any container.
+# shellcheck disable=SC2154 # K_pid, K_tok, K_rc come from start_sleeper_job, wait_bg
+sim_kill9_case() {
+  local ferryds
+  start_sleeper_job K 8 -- --ssh-config "$DSSHCFG" --hostfile "$1"
+  ferryds=$(sim_leftovers | grep -c ferryd || true)
+  ((ferryds >= 4)) || fail "expected a ferryd in each of the 4 containers, found $ferryds:
+$(sim_leftovers)"
+  kill -9 "$K_pid"
+  wait_bg K 5
+  assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
+  wait_gone "$K_tok" 10
+  wait_sim_idle 10
 }

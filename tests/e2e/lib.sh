@@ -298,6 +298,42 @@ wait_procs() {
   done
 }
 
+# start_sleeper_job P N [--rank SCRIPT] -- FERRYRUN_ARG...: the long job of the scenarios
+# that interrupt one. Starts `ferryrun FERRYRUN_ARG... sh -c SCRIPT SLEEPER TOKEN` in the
+# background (start_bg P), with a fresh unique_token TOKEN and its sleeper_for SLEEPER;
+# SCRIPT runs the sleeper as `"$0" 1000` (default '"$0" 1000; : "$1"': the token makes
+# the rank's shell findable too). Returns once N sleepers run (30 s at most). Sets P_tok
+# and P_sleeper, besides start_bg's P_pid.
+start_sleeper_job() {
+  # shellcheck disable=SC2016 # $0 and $1 are the rank shell's
+  local p=$1 n=$2 script='"$0" 1000; : "$1"' tok sleeper
+  shift 2
+  while (($#)); do
+    case $1 in
+      --rank) script=$2; shift 2 ;;
+      --) shift; break ;;
+      *) fail "start_sleeper_job: unexpected argument '$1' (missing --?)" ;;
+    esac
+  done
+  tok=$(unique_token)
+  sleeper=$(sleeper_for "$tok")
+  printf -v "${p}_tok" '%s' "$tok"
+  printf -v "${p}_sleeper" '%s' "$sleeper"
+  start_bg "$p" -- "$FERRYRUN" "$@" sh -c "$script" "$sleeper" "$tok"
+  wait_procs "^$sleeper 1000" "$n" 30
+}
+
+# pids_on_host HOST PATTERN: the processes matching pgrep -f PATTERN that run on the
+# simulated host HOST (fnodeI), one pid a line.
+pids_on_host() {
+  local pid
+  for pid in $(pgrep -f -- "$2"); do
+    if [[ $(_host_of_pid "$pid") == "$1" ]]; then
+      echo "$pid"
+    fi
+  done
+}
+
 # _describe_procs PATTERN: the matching processes with the host they run on.
 _describe_procs() {
   local pid host
@@ -357,18 +393,25 @@ cluster_leftovers() {
   done
 }
 
-# wait_cluster_idle SECONDS: wait until no host runs anything but its sshd
-# listener: no ferryd, no rank, no ssh session of a finished job.
-wait_cluster_idle() {
-  local secs=$1 deadline=$((SECONDS + $1)) left
+# wait_no_leftovers LISTER WHERE SECONDS: poll LISTER (a function printing one line per
+# leftover process, such as cluster_leftovers) until it prints nothing; on timeout fail
+# with its lines, saying "WHERE still run processes".
+wait_no_leftovers() {
+  local lister=$1 where=$2 secs=$3 deadline=$((SECONDS + $3)) left
   while :; do
-    left=$(cluster_leftovers)
+    left=$("$lister")
     [[ -z $left ]] && return 0
     ((SECONDS < deadline)) ||
-      fail "simulated hosts still run processes ${secs}s after the job ended:
+      fail "$where still run processes ${secs}s after the job ended:
 $left"
     sleep 0.2
   done
+}
+
+# wait_cluster_idle SECONDS: wait until no host runs anything but its sshd
+# listener: no ferryd, no rank, no ssh session of a finished job.
+wait_cluster_idle() {
+  wait_no_leftovers cluster_leftovers "simulated hosts" "$1"
 }
 
 # rank_lines FILE R STREAM: the payloads of rank R's lines on STREAM
