@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +33,22 @@ std::string numeric_address(int fd, bool local) {
   if (out.rfind("::ffff:", 0) == 0 && out.find('.') != std::string::npos) out.erase(0, 7);
   return out;
 }
+
+// Whether this CPU encrypts AES in hardware (x86 AES-NI, ARMv8 crypto extensions).
+bool cpu_has_aes() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("aes");
+#elif defined(__aarch64__) && defined(HWCAP_AES)
+  return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+#else
+  return false;
+#endif
+}
+
+// AES-GCM first, then libssh's own default order.
+constexpr const char* kAesFirstCiphers =
+    "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,"
+    "aes128-ctr,aes192-ctr,aes256-ctr";
 
 // "~/.ssh/known_hosts" when `path` is the default file, so the hint reads like ssh's.
 std::string display_path(const std::string& path) {
@@ -121,6 +138,15 @@ Status SshSession::configure() {
     }
     config = options_.config_file.c_str();
   }
+  // Rank output is most of what crosses the link, and sshd encrypts it. libssh's first
+  // choice, chacha20-poly1305, runs in OpenSSH's portable C code on the sshd side, while
+  // AES-GCM runs in OpenSSL's AES instructions: with those present, AES-GCM costs the
+  // remote host less CPU per byte. Set before the config is parsed, so a Ciphers line in
+  // ssh_config still decides.
+  if (cpu_has_aes()) {
+    ssh_options_set(s, SSH_OPTIONS_CIPHERS_C_S, kAesFirstCiphers);
+    ssh_options_set(s, SSH_OPTIONS_CIPHERS_S_C, kAesFirstCiphers);
+  }
   if (ssh_options_parse_config(s, config) < 0) {
     return make_error("error in ssh config: " + error_text());
   }
@@ -205,8 +231,10 @@ SshSession::Step SshSession::connect_step() {
   peer_ = numeric_address(fd, false);
   local_ = numeric_address(fd, true);
   user_ = ssh_option_string(session_.get(), SSH_OPTIONS_USER);  // set by ssh_options_apply
-  log(describe() + ": connected to " + peer_ + ", server " +
-      (ssh_get_serverbanner(session_.get()) ? ssh_get_serverbanner(session_.get()) : "?"));
+  const char* banner = ssh_get_serverbanner(session_.get());
+  const char* cipher = ssh_get_cipher_in(session_.get());
+  log(describe() + ": connected to " + peer_ + ", server " + (banner ? banner : "?") +
+      ", cipher " + (cipher ? cipher : "?"));
   phase_ = Phase::kHostKey;
   return Step::kNext;
 }
