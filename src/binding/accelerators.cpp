@@ -190,6 +190,80 @@ std::vector<Accelerator> find_amd(const fs::path& root) {
   return out;
 }
 
+// True when `name` is `prefix` followed by one or more digits ("card1", not "card1-DP-2").
+bool numbered(std::string_view name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  return std::all_of(name.begin() + prefix.size(), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+int count_numbered(const fs::path& dir, std::string_view prefix) {
+  int n = 0;
+  for (const auto& name : list_dir(dir)) n += numbered(name, prefix) ? 1 : 0;
+  return n;
+}
+
+// "KEY=value" lines of a sysfs uevent file.
+std::string uevent_field(const std::string& text, std::string_view key) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
+        line[key.size()] == '=')
+      return trim(std::string_view(line).substr(key.size() + 1));
+  return "";
+}
+
+// Level Zero's Linux driver (compute-runtime) opens the render node of every DRM device bound
+// to i915 or xe (/dev/dri/by-path/pci-*-render), so that is what is counted here.
+std::vector<Accelerator> find_intel(const fs::path& root) {
+  std::vector<Accelerator> out;
+  const fs::path drm = root / "sys/class/drm";
+  const bool check_render = path_exists(root / "dev/dri");
+  for (const auto& card : list_dir(drm)) {
+    if (!numbered(card, "card")) continue;  // connectors ("card1-DP-1"), renderD*, version
+    const fs::path dev = drm / card / "device";
+    auto vendor = parse_number(read_text(dev / "vendor").value_or(""));
+    auto cls = parse_number(read_text(dev / "class").value_or(""));
+    if (!vendor || *vendor != 0x8086 || !cls || ((*cls >> 16) & 0xff) != 0x03) continue;
+    const std::string uevent = read_text(dev / "uevent").value_or("");
+    const std::string driver = uevent_field(uevent, "DRIVER");
+    if (driver != "i915" && driver != "xe") continue;
+    std::string render;
+    for (const auto& name : list_dir(dev / "drm"))
+      if (numbered(name, "renderD")) render = name;
+    if (render.empty()) continue;  // a display-only function: no compute
+    if (check_render && !path_exists(root / "dev/dri" / render)) continue;  // not in this container
+    Accelerator a;
+    a.kind = AcceleratorKind::kIntelGpu;
+    a.pci_address = normalize_pci_address(uevent_field(uevent, "PCI_SLOT_NAME"));
+    if (a.pci_address.empty()) {
+      std::error_code ec;
+      fs::path link = fs::read_symlink(dev, ec);
+      if (!ec) a.pci_address = normalize_pci_address(link.filename().string());
+    }
+    if (a.pci_address.empty()) continue;  // cannot be put in bus order
+    a.model = "/dev/dri/" + render;
+    // Intel's integrated GPUs have sat at bus 0, device 2, function 0 since the first one.
+    a.integrated = a.pci_address == "0000:00:02.0";
+    if (driver == "xe") {
+      a.tiles = count_numbered(dev, "tile");  // xe: device/tile0, device/tile1, ...
+    } else {
+      // i915 lists one gtN per tile, but also a media GT (Meteor Lake) as gt1: several
+      // entries do not say how many tiles there are. No gt directory: a kernel that predates
+      // multi-tile support, so one tile.
+      const int gts = count_numbered(drm / card / "gt", "gt");
+      a.tiles = gts <= 1 ? 1 : 0;
+    }
+    out.push_back(std::move(a));
+  }
+  std::sort(out.begin(), out.end(), [](const Accelerator& x, const Accelerator& y) {
+    return x.pci_address < y.pci_address;
+  });
+  for (size_t i = 0; i < out.size(); ++i) out[i].index = static_cast<int>(i);
+  return out;
+}
+
 }  // namespace
 
 const char* accelerator_kind_name(AcceleratorKind kind) {
@@ -200,6 +274,8 @@ const char* accelerator_kind_name(AcceleratorKind kind) {
       return "Ascend NPU";
     case AcceleratorKind::kAmdGpu:
       return "AMD GPU";
+    case AcceleratorKind::kIntelGpu:
+      return "Intel GPU";
   }
   return "device";
 }
@@ -211,7 +287,12 @@ const char* visible_devices_variable(AcceleratorKind kind) {
     case AcceleratorKind::kAscendNpu:
       return "ASCEND_RT_VISIBLE_DEVICES";
     case AcceleratorKind::kAmdGpu:
+      // Not HIP_VISIBLE_DEVICES: ROCr applies this one below every ROCm runtime (HIP, OpenCL),
+      // in KFD topology order, which is how find_amd() numbers GPUs; HIP's indices count only
+      // what ROCr left visible, so setting both would renumber twice (docs/binding.md).
       return "ROCR_VISIBLE_DEVICES";
+    case AcceleratorKind::kIntelGpu:
+      return "ZE_AFFINITY_MASK";
   }
   return "";
 }
@@ -262,7 +343,7 @@ Result<std::vector<Accelerator>> discover_accelerators(const std::string& root) 
   if (!fs::is_directory(base, ec))
     return make_error("device discovery: root '" + root + "' is not a directory");
   std::vector<Accelerator> all;
-  for (auto found : {find_nvidia(base), find_ascend(base), find_amd(base)})
+  for (auto found : {find_nvidia(base), find_ascend(base), find_amd(base), find_intel(base)})
     for (auto& a : found) {
       add_locality(base, a);
       all.push_back(std::move(a));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ferry/binding/id_list.hpp"
@@ -58,6 +59,60 @@ std::optional<std::vector<Accelerator>> user_list(const std::string& value,
   return out;
 }
 
+constexpr AcceleratorKind kKinds[] = {AcceleratorKind::kNvidiaGpu, AcceleratorKind::kAscendNpu,
+                                      AcceleratorKind::kAmdGpu, AcceleratorKind::kIntelGpu};
+
+// A variable the user set that renumbers `kind`'s devices on top of ferry's variable, as
+// "NAME=value"; "" when none. ROCm: HIP (and CUDA_VISIBLE_DEVICES, which HIP also reads) and
+// ROCclr (GPU_DEVICE_ORDINAL) index the GPUs ROCR_VISIBLE_DEVICES left visible. oneAPI:
+// ONEAPI_DEVICE_SELECTOR picks among the devices ZE_AFFINITY_MASK left; without a digit it
+// only names backends or types ("level_zero:gpu") and renumbers nothing.
+std::string renumbering_variable(AcceleratorKind kind, const EnvLookup& user_env) {
+  std::vector<const char*> names;
+  if (kind == AcceleratorKind::kAmdGpu)
+    names = {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"};
+  if (kind == AcceleratorKind::kIntelGpu) names = {"ONEAPI_DEVICE_SELECTOR"};
+  for (const char* name : names) {
+    auto v = user_env(name);
+    if (!v) continue;
+    if (kind == AcceleratorKind::kIntelGpu &&
+        std::none_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    return std::string(name) + "=" + *v;
+  }
+  return "";
+}
+
+// Why ZE_AFFINITY_MASK indices cannot be tied to the Intel GPUs found; "" when they can.
+// With ZE_ENABLE_PCI_ID_DEVICE_ORDER=1 Level Zero numbers its root devices in PCI bus order
+// (compute-runtime sortNeoDevices), and a root device is a card when every card has one tile
+// (FLAT and COMPOSITE hierarchies then agree). A multi-tile card is one device or several
+// depending on ZE_FLAT_DEVICE_HIERARCHY and on the driver release's default, and whether an
+// integrated GPU is listed at all depends on the release's supported platforms.
+std::string intel_numbering_problem(const std::vector<Accelerator>& all,
+                                    const EnvLookup& user_env) {
+  for (const auto& a : all) {
+    if (a.tiles == 1) continue;
+    return "Intel GPU " + a.pci_address +
+           (a.tiles > 1 ? " has " + std::to_string(a.tiles) + " tiles"
+                        : " may have several tiles") +
+           ": Level Zero numbers tiles or cards depending on ZE_FLAT_DEVICE_HIERARCHY and the "
+           "driver release";
+  }
+  if (all.size() < 2) return "";
+  const bool integrated =
+      std::any_of(all.begin(), all.end(), [](const Accelerator& a) { return a.integrated; });
+  const bool discrete =
+      std::any_of(all.begin(), all.end(), [](const Accelerator& a) { return !a.integrated; });
+  if (integrated && discrete)
+    return "an integrated Intel GPU next to discrete ones: whether Level Zero lists it (and so "
+           "the discrete GPUs' numbers) depends on the driver release";
+  if (auto v = user_env("ZE_ENABLE_PCI_ID_DEVICE_ORDER"); v && *v != "1")
+    return "ZE_ENABLE_PCI_ID_DEVICE_ORDER=" + *v +
+           " set by the user: Level Zero's device order is then not PCI bus order";
+  return "";
+}
+
 }  // namespace
 
 Result<DeviceAssignment> assign_devices(const Topology& topology,
@@ -70,19 +125,31 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
   out.rank_numa.assign(L, -1);
   out.rank_env.assign(L, {});
 
-  // One kind per host: the first found of NVIDIA, Ascend, AMD.
+  // One kind per host: the first found of NVIDIA, Ascend, AMD, Intel, unless the user set
+  // the visible-devices variable of another kind this host has (that is the user's choice).
+  std::optional<AcceleratorKind> first_found, user_found, user_set_any;
+  for (auto kind : kKinds) {
+    const bool found = std::any_of(accelerators.begin(), accelerators.end(),
+                                   [&](const Accelerator& a) { return a.kind == kind; });
+    const bool user_set = user_env(visible_devices_variable(kind)).has_value();
+    if (found && !first_found) first_found = kind;
+    if (found && user_set && !user_found) user_found = kind;
+    if (user_set && !user_set_any) user_set_any = kind;
+  }
+  const std::optional<AcceleratorKind> chosen =
+      user_found ? user_found : (first_found ? first_found : user_set_any);
+  out.kind = chosen;
   std::vector<Accelerator> all;
-  for (auto kind :
-       {AcceleratorKind::kNvidiaGpu, AcceleratorKind::kAscendNpu, AcceleratorKind::kAmdGpu}) {
+  for (auto kind : kKinds) {
     std::vector<Accelerator> of_kind;
     for (const auto& a : accelerators)
       if (a.kind == kind) of_kind.push_back(a);
     if (of_kind.empty()) continue;
-    if (all.empty()) {
+    if (kind == *chosen) {
       all = std::move(of_kind);
     } else {
       out.notes.push_back("also found " + count_of(of_kind.size(), kind) + "; ferry assigns only " +
-                          accelerator_kind_name(all.front().kind) + "s");
+                          accelerator_kind_name(*chosen) + "s");
     }
   }
   std::sort(all.begin(), all.end(),
@@ -92,7 +159,8 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
     if (options.devices_per_rank > 0 || !options.devices.empty())
       return make_error(
           "no accelerators found on this host (no NVIDIA GPU in "
-          "/proc/driver/nvidia/gpus, no /dev/davinciN, no AMD GPU under /dev/kfd)");
+          "/proc/driver/nvidia/gpus, no /dev/davinciN, no AMD GPU under /dev/kfd, no Intel GPU "
+          "with an i915/xe render node)");
     return out;
   }
   const AcceleratorKind kind = all.front().kind;
@@ -115,9 +183,21 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
         return make_error("--devices names " + std::to_string(d) + " twice");
       visible.push_back(*it);
     }
+    if (kind == AcceleratorKind::kAscendNpu &&
+        !std::is_sorted(
+            visible.begin(), visible.end(),
+            [](const Accelerator& x, const Accelerator& y) { return x.index < y.index; })) {
+      // CANN supports ASCEND_RT_VISIBLE_DEVICES only in ascending order (envref_07_0028);
+      // with "1,0" torch_npu reports no NPU at all.
+      std::sort(visible.begin(), visible.end(),
+                [](const Accelerator& x, const Accelerator& y) { return x.index < y.index; });
+      out.notes.push_back("--devices put in ascending order: " + var +
+                          " must list devices in ascending order");
+    }
   }
   const auto user_value = user_env(var);
   bool ferry_sets_var = true;
+  std::string why_none;  // why no device can be assigned although the host has some
   if (user_value) {
     ferry_sets_var = false;
     if (!options.devices.empty())
@@ -127,8 +207,30 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
       out.notes.push_back(var + "=" + *user_value + " set by the user: ranks use those devices");
     } else {
       visible.clear();
+      why_none = var + "=" + *user_value + " set by the user is not a list of indices";
       out.notes.push_back(var + "=" + *user_value +
                           " set by the user (not a list of indices): no device locality");
+    }
+  }
+  if (const std::string other = renumbering_variable(kind, user_env); !other.empty()) {
+    if (ferry_sets_var && !options.devices.empty())
+      out.warnings.push_back("--devices ignored: " + other + " is set");
+    ferry_sets_var = false;
+    visible.clear();
+    why_none = other + " set by the user renumbers the devices " + var + " leaves visible";
+    out.notes.push_back(other + " set by the user: ferry sets no " + var +
+                        " (that would renumber the devices twice); no device locality");
+  }
+  if (kind == AcceleratorKind::kIntelGpu) {
+    if (const std::string problem = intel_numbering_problem(all, user_env); !problem.empty()) {
+      if (ferry_sets_var && !options.devices.empty())
+        out.warnings.push_back("--devices ignored: " + problem);
+      out.notes.push_back(problem + (ferry_sets_var ? "; ferry sets no " + var +
+                                                          " and assigns no device (set it yourself)"
+                                                    : "; no device locality"));
+      ferry_sets_var = false;
+      visible.clear();
+      why_none = problem;
     }
   }
   out.visible = visible;
@@ -136,6 +238,9 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
 
   if (options.devices_per_rank >= 0) {
     out.per_rank = options.devices_per_rank;
+    if (out.per_rank > 0 && D == 0 && !why_none.empty())
+      return make_error("--devices-per-rank " + std::to_string(out.per_rank) + ": no " +
+                        accelerator_kind_name(kind) + " can be assigned: " + why_none);
     if (out.per_rank > 0 && static_cast<long long>(out.per_rank) * L > D)
       return make_error("--devices-per-rank " + std::to_string(out.per_rank) + " for " +
                         std::to_string(L) + " local ranks needs " +
@@ -173,6 +278,35 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
       // CUDA numbers devices fastest-first by default; indices here are PCI bus order.
       if (kind == AcceleratorKind::kNvidiaGpu && !user_env("CUDA_DEVICE_ORDER"))
         out.rank_env[r].push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+      // Level Zero otherwise lists discrete GPUs before integrated ones (recent releases) or
+      // in /dev/dri/by-path directory order (older ones); indices here are PCI bus order.
+      if (kind == AcceleratorKind::kIntelGpu && !user_env("ZE_ENABLE_PCI_ID_DEVICE_ORDER"))
+        out.rank_env[r].push_back("ZE_ENABLE_PCI_ID_DEVICE_ORDER=1");
+    }
+  }
+
+  // Ascend scripts pick their NPU from DEVICE_ID (MindSpore, the seeds' shell loops) or
+  // ASCEND_DEVICE_ID (CANN, TF adapter). Both are logical ids as the runtime counts them
+  // after ASCEND_RT_VISIBLE_DEVICES: CANN's environment-variable reference (envref_07_0028,
+  // "ASCEND_RT_VISIBLE_DEVICES") says =1 makes device 1 index 0, and that with both set
+  // ASCEND_DEVICE_ID may only be an index into the visible list. So a rank gets the position
+  // of its first device in the list it sees: 0 when isolated, its slot in the shared list
+  // otherwise; never the /dev/davinciN number.
+  const bool rank_sees_list = ferry_sets_var || user_value.has_value();
+  if (kind == AcceleratorKind::kAscendNpu && out.per_rank > 0 && rank_sees_list) {
+    const auto user_device_id = user_env("DEVICE_ID");
+    const auto user_ascend_id = user_env("ASCEND_DEVICE_ID");
+    if (user_device_id || user_ascend_id) {
+      // One of them chosen by the user: setting the other could name a different NPU.
+      out.notes.push_back(std::string(user_device_id ? "DEVICE_ID" : "ASCEND_DEVICE_ID") + "=" +
+                          (user_device_id ? *user_device_id : *user_ascend_id) +
+                          " set by the user: ferry sets neither DEVICE_ID nor ASCEND_DEVICE_ID");
+    } else {
+      for (int r = 0; r < L; ++r) {
+        const std::string id = std::to_string(ferry_sets_var && isolate ? 0 : r * out.per_rank);
+        out.rank_env[r].push_back("DEVICE_ID=" + id);
+        out.rank_env[r].push_back("ASCEND_DEVICE_ID=" + id);
+      }
     }
   }
   return out;

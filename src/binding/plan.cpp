@@ -203,6 +203,7 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
   auto dev = assign_devices(topology, accelerators, opt, L, user_env);
   if (!dev) return dev.error();
   plan.devices = dev->visible;
+  plan.device_kind = dev->kind;
   plan.devices_per_rank = dev->per_rank;
   plan.warnings = dev->warnings;
   plan.notes = dev->notes;

@@ -2,6 +2,13 @@
 
 namespace ferry {
 
+namespace {
+
+constexpr const char* kShownVariables[] = {"CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
+                                           "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "DEVICE_ID"};
+
+}  // namespace
+
 std::string format_binding_report(std::string_view host, int rank, const RankBinding& b,
                                   const HostBindingPlan& plan) {
   std::string line(host);
@@ -31,8 +38,13 @@ std::string format_binding_report(std::string_view host, int rank, const RankBin
       }
     }
   }
-  for (const auto& kv : b.env)
-    if (kv.find("VISIBLE_DEVICES=") != std::string::npos) line += ", " + kv;
+  // What the rank is told about its devices, as ferry set it: the kind's visible-devices
+  // variable and, for Ascend, the device id it should open.
+  for (const auto& kv : b.env) {
+    const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
+    for (const char* shown : kShownVariables)
+      if (name == shown) line += ", " + kv;
+  }
   return line;
 }
 

@@ -20,6 +20,7 @@ std::string TopologySummary::to_string() const {
   if (nvidia_gpus) s += ", " + count(nvidia_gpus, "NVIDIA GPU", "NVIDIA GPUs");
   if (ascend_npus) s += ", " + count(ascend_npus, "Ascend NPU", "Ascend NPUs");
   if (amd_gpus) s += ", " + count(amd_gpus, "AMD GPU", "AMD GPUs");
+  if (intel_gpus) s += ", " + count(intel_gpus, "Intel GPU", "Intel GPUs");
   return s;
 }
 
@@ -41,6 +42,9 @@ TopologySummary summarize(const Topology& topology, const std::vector<Accelerato
         break;
       case AcceleratorKind::kAmdGpu:
         ++s.amd_gpus;
+        break;
+      case AcceleratorKind::kIntelGpu:
+        ++s.intel_gpus;
         break;
     }
   }

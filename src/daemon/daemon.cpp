@@ -275,7 +275,9 @@ class Daemon::Impl {
                                            "FERRY_JOB_ID=" + spec_.job_id};
     // Cores and devices for every local rank, computed before the first fork.
     std::vector<std::string> bind_lines;
-    auto bind_plan = binder_.plan(spec_.binding, static_cast<int>(spec_.ranks.size()),
+    std::vector<int> global_ranks;
+    for (const auto& rl : spec_.ranks) global_ranks.push_back(rl.rank);
+    auto bind_plan = binder_.plan(spec_.binding, global_ranks, spec_.world_size,
                                   merge_environment({base, spec_.env}), host_name(),
                                   spec_.verbose, bind_lines);
     for (const auto& line : bind_lines) log(line);

@@ -1,8 +1,11 @@
 #include "ferry/daemon/host_binder.hpp"
 
+#include <algorithm>
+
 #include "ferry/binding/apply.hpp"
 #include "ferry/binding/env_lookup.hpp"
 #include "ferry/binding/summary.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
 
 namespace ferry {
 
@@ -42,6 +45,40 @@ Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options, int loca
     for (const auto& n : plan->notes) lines.push_back(host + ": " + n);
   }
   return plan;
+}
+
+Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options,
+                                         const std::vector<int>& global_ranks, int world_size,
+                                         const std::vector<std::string>& user_env,
+                                         const std::string& host, bool verbose,
+                                         std::vector<std::string>& lines) {
+  auto result =
+      plan(options, static_cast<int>(global_ranks.size()), user_env, host, verbose, lines);
+  if (!result) return result;
+  HostBindingPlan& p = result.value();
+  bool ascend = false;
+  if (p.device_kind) {
+    ascend = *p.device_kind == AcceleratorKind::kAscendNpu;
+  } else {
+    // No topology, so no device assignment ran: go by what discovery found.
+    ascend = env_sets(user_env, "ASCEND_RT_VISIBLE_DEVICES") ||
+             std::any_of(devices_.begin(), devices_.end(), [](const Accelerator& a) {
+               return a.kind == AcceleratorKind::kAscendNpu;
+             });
+  }
+  if (!ascend) return result;
+  const EnvLookup lookup = env_lookup_from(user_env);
+  if (auto id = lookup("RANK_ID"); id && world_size > 1)
+    lines.push_back(host + ": warning: RANK_ID=" + *id +
+                    " set by the user: every rank gets it, not its global rank");
+  if (auto size = lookup("RANK_SIZE"); size && *size != std::to_string(world_size))
+    lines.push_back(host + ": warning: RANK_SIZE=" + *size + " set by the user, but the job has " +
+                    std::to_string(world_size) + " ranks");
+  for (size_t k = 0; k < p.ranks.size() && k < global_ranks.size(); ++k) {
+    auto vars = ascend_rank_environment(global_ranks[k], world_size, user_env);
+    p.ranks[k].env.insert(p.ranks[k].env.end(), vars.begin(), vars.end());
+  }
+  return result;
 }
 
 std::string HostBinder::summary() const {

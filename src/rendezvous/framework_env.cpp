@@ -57,6 +57,14 @@ std::vector<std::string> pmi_environment(int fd, int rank, int size, const std::
   };
 }
 
+std::vector<std::string> ascend_rank_environment(int rank, int world_size,
+                                                 const std::vector<std::string>& user_env) {
+  std::vector<std::string> out;
+  add_unless_set(out, user_env, "RANK_ID", std::to_string(rank));
+  add_unless_set(out, user_env, "RANK_SIZE", std::to_string(world_size));
+  return out;
+}
+
 std::vector<std::string> with_local_rank_arg(std::vector<std::string> argv, int local_rank,
                                              LocalRankArgStyle style) {
   argv.push_back((style == LocalRankArgStyle::kDash ? "--local-rank=" : "--local_rank=") +

@@ -14,6 +14,7 @@
 #include <sched.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ struct HostBindingPlan {
   int devices_per_rank = 0;
   /// The accelerators ranks were given (one kind; Accelerator::index order); empty if none.
   std::vector<Accelerator> devices;
+  /// The accelerator kind of this host's ranks (DeviceAssignment::kind): known even when no
+  /// device could be given to a rank; nullopt when the host has none and the user chose none.
+  std::optional<AcceleratorKind> device_kind;
 };
 
 /// Computes the binding of `local_ranks` ranks on the host described by `topology` and

@@ -21,6 +21,7 @@ struct TopologySummary {
   int nvidia_gpus = 0;
   int ascend_npus = 0;
   int amd_gpus = 0;
+  int intel_gpus = 0;
 
   /// One line, e.g. "2 packages, 2 NUMA nodes, 48 cores, 96 hwthreads (cpus 0-95),
   /// 8 NVIDIA GPUs"; devices are left out when there are none.

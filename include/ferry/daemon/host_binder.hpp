@@ -30,6 +30,17 @@ class HostBinder {
                                const std::vector<std::string>& user_env, const std::string& host,
                                bool verbose, std::vector<std::string>& lines);
 
+  /// As above for the local ranks whose global ranks are `global_ranks` (local-rank order)
+  /// in a job of `world_size` ranks. On a host whose ranks use Ascend NPUs (found, or chosen
+  /// by the user through ASCEND_RT_VISIBLE_DEVICES), each rank's env also gets RANK_ID and
+  /// RANK_SIZE (ascend_rank_environment(); a user's value is kept, with a warning when it
+  /// cannot be right for every rank). The overload above knows no global ranks and sets
+  /// neither.
+  Result<HostBindingPlan> plan(const BindingOptions& options, const std::vector<int>& global_ranks,
+                               int world_size, const std::vector<std::string>& user_env,
+                               const std::string& host, bool verbose,
+                               std::vector<std::string>& lines);
+
   /// One line describing the host ("2 packages, 4 NUMA nodes, 96 cores; 8 NVIDIA GPUs"),
   /// or why binding is unavailable.
   std::string summary() const;
