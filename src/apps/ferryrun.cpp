@@ -6,16 +6,18 @@
 #include <vector>
 
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "ferry/cli/personality.hpp"
 #include "ferry/frontend/app.hpp"
 
 int main(int argc, char** argv) {
+  const std::string program = ferry::program_name(argc > 0 ? argv[0] : "ferryrun");
   try {
     std::vector<std::string> args(argv, argv + argc);
     auto parsed = ferry::parse_ferryrun_args(args);
     if (!parsed.config) return parsed.exit_code;
     return ferry::run_ferryrun(*parsed.config);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ferryrun: internal error: %s\n", e.what());
+    std::fprintf(stderr, "%s: internal error: %s\n", program.c_str(), e.what());
     return 2;
   }
 }

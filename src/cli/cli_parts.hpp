@@ -47,6 +47,10 @@ struct RawCli {
   std::vector<std::string> warnings;           ///< said always
 };
 
+/// How the user calls this command line, for the usage line and "see ... --help" hints:
+/// the program, followed by "--compat NAME" when ferryrun speaks another launcher's line.
+std::string invocation(const RawCli& raw);
+
 /// Option names of an app for normalizing: long names (no dashes) and how many values
 /// each spelling ("--np", "-H") takes.
 struct OptionTable {

@@ -17,7 +17,9 @@ namespace {
 
 using cli_detail::RawCli;
 
-const char* description(Personality who) {
+// The text above the options. `name` is the launcher as the user knows it (mpiexec for a
+// link named mpiexec).
+std::string description(Personality who, const std::string& name) {
   switch (who) {
     case Personality::kHorovodrun:
       return "horovodrun (ferry): start a Horovod job of N ranks over hosts reached by SSH.\n"
@@ -25,8 +27,8 @@ const char* description(Personality who) {
              "Ranks get Horovod's gloo variables and the launcher's environment; tunables\n"
              "become HOROVOD_* variables; output lines are tagged [rank]<stdout>:.";
     case Personality::kMpirun:
-      return "mpirun (ferry): start N processes over hosts reached by SSH, Open MPI style.\n"
-             "  mpirun -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n"
+      return name + " (ferry): start N processes over hosts reached by SSH, Open MPI style.\n" +
+             "  " + name + " -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n" +
              "Ranks get OMPI_COMM_WORLD_*, PyTorch and Horovod variables; output is untagged\n"
              "unless --tag-output. Only -x variables are exported.";
     case Personality::kFerryrun:
@@ -40,9 +42,29 @@ const char* description(Personality who) {
          "[rank]<stdout>: like horovodrun.";
 }
 
+// --help as people read it: the usage line shows where the command goes, and a negated
+// flag (horovodrun's --no-autotune) is not shown as "--no-autotune{false}", which reads
+// like a default value.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string name) const override {
+    return get_label("Usage") + ": " + name + " [" + get_label("OPTIONS") +
+           "] [--] COMMAND [ARGS...]\n";
+  }
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, positional);
+    for (size_t at; (at = name.find("{false}")) != std::string::npos;) name.erase(at, 7);
+    return name;
+  }
+};
+
 std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {
-  auto app = std::make_unique<CLI::App>(description(raw.who), raw.program);
+  const std::string name = personality_of_program(raw.program) == raw.who
+                               ? raw.program
+                               : std::string(personality_name(raw.who));
+  auto app = std::make_unique<CLI::App>(description(raw.who, name), cli_detail::invocation(raw));
   app->prefix_command();
+  app->formatter(std::make_shared<HelpFormatter>());
   app->set_help_flag("-h,--help", "Print this help and exit");
   std::string version = std::string("ferryrun ") + FERRY_VERSION;
   if (raw.who != Personality::kFerryrun)
@@ -102,11 +124,16 @@ ParseOutcome fail(const RawCli& raw, const std::string& message) {
 
 }  // namespace
 
+std::string cli_detail::invocation(const RawCli& raw) {
+  if (personality_of_program(raw.program) == raw.who) return raw.program;
+  return raw.program + " --compat " + personality_name(raw.who);
+}
+
 ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   RawCli raw;
   const std::string argv0 = args_in.empty() ? "ferryrun" : args_in[0];
   raw.who = personality_of_program(argv0);
-  raw.program = raw.who == Personality::kFerryrun ? "ferryrun" : cli_detail::base_name(argv0);
+  raw.program = program_name(argv0);
   std::vector<std::string> args(args_in.begin() + (args_in.empty() ? 0 : 1), args_in.end());
 
   // ferryrun --compat NAME ...: the rest is NAME's command line.
@@ -156,7 +183,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
       app->exit(e);
       return {std::nullopt, 0};
     }
-    return fail(raw, std::string(e.what()) + " (see " + raw.program + " --help)");
+    return fail(raw, std::string(e.what()) + " (see " + cli_detail::invocation(raw) + " --help)");
   }
   Status st = cli_detail::finish_config(cfg, raw, app->remaining(), explicit_sep, extras);
   for (const auto& w : raw.warnings) std::cerr << raw.program << ": warning: " << w << "\n";

@@ -70,7 +70,7 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Speak another launcher's command line: horovodrun or mpirun "
                  "(must come first)")
       ->group("Job");
-  app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot)")
+  app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
   app.add_option("-H,--host", raw.host_specs, "Hosts as host[:slots][,host[:slots]...]")

@@ -154,7 +154,7 @@ std::vector<std::string> last_wins(const std::vector<std::string>& items) {
 Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> remaining,
                      bool explicit_separator, const JobFileExtras& file) {
   JobOptions& job = cfg.job;
-  const std::string help = " (see " + raw.program + " --help)";
+  const std::string help = " (see " + invocation(raw) + " --help)";
   if (!raw.compat.empty())
     return make_error("--compat must be the first argument: ferryrun --compat " + raw.compat +
                       " ...");
@@ -162,7 +162,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (!remaining.empty()) {
     // CLI11 starts the command at an unknown option; a typo must not become the command.
     if (!explicit_separator && !remaining.front().empty() && remaining.front()[0] == '-')
-      return make_error("unknown option '" + remaining.front() + "' (see " + raw.program +
+      return make_error("unknown option '" + remaining.front() + "' (see " + invocation(raw) +
                         " --help; put the command after -- if it starts with '-')");
     job.command = std::move(remaining);
   }

@@ -95,7 +95,8 @@ void add_nics(RawCli& raw, const std::string& value) {
 
 void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
-  app.add_option("--np,--num-proc", job.np, "Total number of processes (-np)")
+  app.add_option("--np,--num-proc", job.np,
+                 "Total number of processes (-np; default: one per slot)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
   app.add_option("-H,--hosts", raw.host_specs, "Hosts and slots: host1:2,host2:4")

@@ -8,7 +8,8 @@ namespace ferry::cli_detail {
 
 void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
-  app.add_option("-n,-c,--np", job.np, "Number of processes to run (-np)")
+  app.add_option("-n,-c,--np", job.np,
+                 "Number of processes to run (-np; default: one per slot, or -N on each host)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
   app.add_option("-H,--host", raw.host_specs, "List of hosts: host1:2,host2")

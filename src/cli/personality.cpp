@@ -15,6 +15,11 @@ Personality personality_of_program(const std::string& argv0) {
   return personality_named(cli_detail::base_name(argv0)).value_or(Personality::kFerryrun);
 }
 
+std::string program_name(const std::string& argv0) {
+  std::string base = cli_detail::base_name(argv0);
+  return personality_named(base) ? base : "ferryrun";
+}
+
 const char* personality_name(Personality p) {
   switch (p) {
     case Personality::kHorovodrun:

@@ -2,28 +2,44 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
+#include "ferry/plan/placement.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
 
 namespace ferry {
 
+int ranks_to_launch(const JobOptions& job) {
+  // The job places the ranks again itself; placing is cheap and has no side effects, and
+  // the console must exist (with its file names fixed) before the job starts.
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  return placed ? placed->world_size : 0;
+}
+
+OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
+  OutputOptions out = cfg.output;
+  out.world_size = std::max(world_size, 1);
+  return out;
+}
+
 int run_ferryrun(const FrontendConfig& cfg) {
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io;
-  OutputOptions out_opts = cfg.output;
-  int world = cfg.job.np;
-  if (world <= 0) {
-    world = 0;
-    for (const auto& h : cfg.job.hosts) world += h.slots;
+  const int world = ranks_to_launch(cfg.job);
+  ConsoleOutput console(console_options(cfg, world));
+  Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
+  diag.set_writer(
+      [&console](const std::string& line) { console.print_line(StreamId::kStderr, line); });
+  console.set_warn([&diag](const std::string& message) { diag.warn(message); });
+  // The command line can only check --stdin against -np; here every placement is known.
+  if (world > 0 && cfg.job.stdin_rank >= world) {
+    diag.error("--stdin " + std::to_string(cfg.job.stdin_rank) + ": there is no such rank (" +
+               std::to_string(world) + " ranks, 0-" + std::to_string(world - 1) + ")");
+    return 2;
   }
-  out_opts.world_size = world;
-  ConsoleOutput console(out_opts);
-  Diagnostics diag(&console, 2, cfg.job.verbose);
-  diag.set_writer([&console](const std::string& line) {
-    console.print_line(StreamId::kStderr, line);
-  });
 
   SshOptions ssh;
   ssh.config_file = cfg.ssh.config_file;

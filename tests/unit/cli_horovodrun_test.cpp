@@ -232,5 +232,22 @@ TEST(CliHorovodrun, VersionIsLowerCaseV) {
   EXPECT_NE(out.find("horovodrun personality"), std::string::npos) << out;
 }
 
+TEST(CliHorovodrun, HelpNamesThePersonalityAndShowsNoFlagValues) {
+  testing::internal::CaptureStdout();
+  auto r = hvd({"--help"});
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(out.find("\nUsage: horovodrun [OPTIONS] [--] COMMAND [ARGS...]\n"), std::string::npos)
+      << out;
+  // CLI11 would write the negation as "--no-autotune{false}", which reads like a default.
+  EXPECT_NE(out.find("--autotune,--no-autotune "), std::string::npos) << out;
+  EXPECT_EQ(out.find("{false}"), std::string::npos) << out;
+
+  testing::internal::CaptureStdout();
+  parse_ferryrun_args({"ferryrun", "--compat", "horovodrun", "--help"});
+  out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("\nUsage: ferryrun --compat horovodrun [OPTIONS]"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace ferry

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "ferry/cli/personality.hpp"
 
 namespace ferry {
 namespace {
@@ -85,6 +88,46 @@ TEST(Cli, NormalizeStopsAtTheCommand) {
   auto out = normalize_single_dash({"-np", "2", "-wdir", "/d", "cmd", "-np"}, {"np", "wdir"},
                                    {"--np", "--wdir"});
   EXPECT_EQ(out, (std::vector<std::string>{"--np", "2", "--wdir", "/d", "cmd", "-np"}));
+}
+
+TEST(Cli, ProgramNameIsTheNameCalledWhenItPicksAPersonality) {
+  EXPECT_EQ(program_name("/usr/bin/mpirun"), "mpirun");
+  EXPECT_EQ(program_name("mpiexec"), "mpiexec");
+  EXPECT_EQ(program_name("./orterun"), "orterun");
+  EXPECT_EQ(program_name("/opt/ferry/bin/horovodrun"), "horovodrun");
+  EXPECT_EQ(program_name("ferryrun"), "ferryrun");
+  // A renamed binary speaks ferryrun's command line, and says so.
+  EXPECT_EQ(program_name("/tmp/launch"), "ferryrun");
+  EXPECT_EQ(program_name(""), "ferryrun");
+}
+
+// Each error line, whatever produced it (CLI11, the host parsers, the job file reader),
+// starts with the name the user called: scripts grep for "mpirun:".
+TEST(Cli, ErrorsStartWithTheNameTheUserCalled) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string prefix;
+  };
+  const std::vector<Case> cases = {
+      {{"/usr/bin/mpirun", "-np", "x", "true"}, "mpirun: "},
+      {{"mpiexec", "--no-such-flag", "true"}, "mpiexec: "},
+      {{"mpirun", "-np", "2", "-H", "a:zero", "true"}, "mpirun: -H: "},
+      {{"horovodrun", "-np", "2", "--hostfile", "/nonexistent/hosts", "true"},
+       "horovodrun: /nonexistent/hosts: "},
+      {{"horovodrun", "--config", "/nonexistent/job.toml", "true"},
+       "horovodrun: /nonexistent/job.toml: "},
+      {{"horovodrun", "-np", "2"}, "horovodrun: no command given (see horovodrun --help)"},
+      {{"ferryrun", "--compat", "mpirun", "-np", "x", "true"}, "ferryrun: "},
+      {{"/tmp/launch", "-x", "9=1", "true"}, "ferryrun: "},
+  };
+  for (const auto& c : cases) {
+    testing::internal::CaptureStderr();
+    auto r = parse_ferryrun_args(c.args);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args[1];
+    EXPECT_EQ(err.rfind(c.prefix, 0), 0u) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
 }
 
 }  // namespace

@@ -25,4 +25,9 @@ std::optional<Personality> personality_named(const std::string& name);
 /// The program name a personality answers to in messages ("horovodrun").
 const char* personality_name(Personality p);
 
+/// The name ferry's messages start with when started as `argv0`: its base name when that
+/// picks a personality ("mpiexec", "horovodrun", "ferryrun"), else "ferryrun" (a renamed
+/// binary still speaks ferryrun's command line, so it says so).
+std::string program_name(const std::string& argv0);
+
 }  // namespace ferry

@@ -5,24 +5,30 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "ferry/output/sink.hpp"
 
 namespace ferry {
 
-/// Writes ferryrun's messages as whole lines.
+/// Writes ferryrun's messages as whole lines, each starting with the name the user called
+/// ferry by ("mpirun: ..."), so scripts and people see the tool they ran.
 class Diagnostics {
  public:
-  /// `out` is flushed before each message; `fd` receives the lines (stderr).
-  Diagnostics(OutputSink* out, int fd, bool verbose) : out_(out), fd_(fd), verbose_(verbose) {}
-  /// "ferryrun: <msg>".
-  void error(const std::string& msg) { raw("ferryrun: " + msg + "\n"); }
-  /// "ferryrun: warning: <msg>".
-  void warn(const std::string& msg) { raw("ferryrun: warning: " + msg + "\n"); }
-  /// Only with --verbose: "ferryrun: <msg>".
+  /// `out` is flushed before each message; `fd` receives the lines (stderr); `program`
+  /// starts each line (see program_name in personality.hpp).
+  Diagnostics(OutputSink* out, int fd, bool verbose, std::string program = "ferryrun")
+      : out_(out), fd_(fd), verbose_(verbose), program_(std::move(program)) {}
+  /// "<program>: <msg>".
+  void error(const std::string& msg) { raw(program_ + ": " + msg + "\n"); }
+  /// "<program>: warning: <msg>".
+  void warn(const std::string& msg) { raw(program_ + ": warning: " + msg + "\n"); }
+  /// Only with --verbose: "<program>: <msg>".
   void verbose(const std::string& msg) {
-    if (verbose_) raw("ferryrun: " + msg + "\n");
+    if (verbose_) raw(program_ + ": " + msg + "\n");
   }
+  /// The name lines start with, for multi-line blocks written with raw().
+  const std::string& program() const { return program_; }
   bool is_verbose() const { return verbose_; }
   /// Writes text as is (a multi-line block).
   void raw(const std::string& text);
@@ -35,6 +41,7 @@ class Diagnostics {
   OutputSink* out_;
   int fd_;
   bool verbose_;
+  std::string program_;
 };
 
 }  // namespace ferry

@@ -1,0 +1,195 @@
+// The front end's own decisions before a job starts: how many ranks it launches (which
+// sets the padding of per-rank file names) and the name its messages start with.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "ferry/frontend/app.hpp"
+#include "ferry/frontend/diagnostics.hpp"
+#include "ferry/frontend/job.hpp"
+#include "ferry/transport/local_launcher.hpp"
+
+namespace ferry {
+namespace {
+
+HostList hosts(std::initializer_list<int> slots) {
+  HostList list;
+  int i = 0;
+  for (int s : slots) {
+    HostEntry h;
+    h.name = "node" + std::to_string(++i);
+    h.slots = s;
+    list.push_back(h);
+  }
+  return list;
+}
+
+TEST(FrontendApp, RanksToLaunchFollowThePlacementNotTheSlotTotal) {
+  JobOptions job;
+  job.hosts = hosts({16});
+  job.np = 3;
+  EXPECT_EQ(ranks_to_launch(job), 3);
+  job.np = 0;  // one per slot
+  EXPECT_EQ(ranks_to_launch(job), 16);
+
+  job.hosts = hosts({4, 4, 4});
+  job.placement.per_host = 1;  // -N 1 / --map-by ppr:1:node, no -np
+  EXPECT_EQ(ranks_to_launch(job), 3);
+  job.np = 2;  // -N 1 -np 2: the last host gets none
+  EXPECT_EQ(ranks_to_launch(job), 2);
+
+  job.placement = {};
+  job.placement.mapping = HostMapping::kByNode;
+  job.np = 5;
+  EXPECT_EQ(ranks_to_launch(job), 5);
+
+  job.np = 13;  // more than the 12 slots, no --oversubscribe: the job reports it
+  EXPECT_EQ(ranks_to_launch(job), 0);
+}
+
+TEST(FrontendApp, PerRankFileNamesArePaddedToTheRanksLaunched) {
+  FrontendConfig cfg;
+  cfg.output.output_dir = "/out";
+  cfg.output.layout = FileLayout::kHorovod;
+  cfg.job.hosts = hosts({12, 12});
+  cfg.job.placement.per_host = 2;  // 4 ranks on 24 slots: one digit, as horovodrun
+  auto opts = console_options(cfg, ranks_to_launch(cfg.job));
+  EXPECT_EQ(opts.world_size, 4);
+  EXPECT_EQ(rank_file_path(opts, 3, StreamId::kStdout), "/out/rank.3/stdout");
+
+  cfg.job.placement.per_host = 0;
+  cfg.job.np = 11;  // ranks 0-10: two digits
+  EXPECT_EQ(rank_file_path(console_options(cfg, ranks_to_launch(cfg.job)), 3, StreamId::kStderr),
+            "/out/rank.03/stderr");
+  // A placement error leaves no ranks; the options stay usable.
+  cfg.job.np = 100;
+  EXPECT_EQ(console_options(cfg, ranks_to_launch(cfg.job)).world_size, 1);
+}
+
+TEST(FrontendApp, StdinRankBeyondThePlacedRanksIsBadInput) {
+  // -N 1 on two hosts of 4 slots runs ranks 0-1; --stdin 3 would silently go nowhere.
+  FrontendConfig cfg;
+  cfg.program = "mpirun";
+  cfg.job.hosts = hosts({4, 4});
+  cfg.job.placement.per_host = 1;
+  cfg.job.stdin_rank = 3;
+  cfg.job.command = {"true"};
+  testing::internal::CaptureStderr();
+  int status = run_ferryrun(cfg);  // fails before any host is reached
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err, "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
+}
+
+// Diagnostics write to a file so the test can read back exactly what a user sees.
+class TempFd {
+ public:
+  TempFd() {
+    char path[] = "/tmp/ferry-diag-XXXXXX";
+    fd_ = ::mkstemp(path);
+    ::unlink(path);
+  }
+  ~TempFd() { ::close(fd_); }
+  int fd() const { return fd_; }
+  std::string text() const {
+    std::string s;
+    char buf[4096];
+    ssize_t n;
+    for (off_t at = 0; (n = ::pread(fd_, buf, sizeof buf, at)) > 0; at += n)
+      s.append(buf, static_cast<size_t>(n));
+    return s;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class NullSink : public OutputSink {
+ public:
+  void write(int, StreamId, std::string_view) override {}
+  void close_stream(int, StreamId) override {}
+  void flush() override {}
+};
+
+TEST(FrontendApp, DiagnosticsStartWithTheProgramName) {
+  TempFd f;
+  NullSink out;
+  Diagnostics diag(&out, f.fd(), true, "mpirun");
+  diag.error("fnode9:22: cannot connect: Connection refused");
+  diag.warn("w");
+  diag.verbose("v");
+  EXPECT_EQ(f.text(),
+            "mpirun: fnode9:22: cannot connect: Connection refused\n"
+            "mpirun: warning: w\n"
+            "mpirun: v\n");
+  EXPECT_EQ(diag.program(), "mpirun");
+}
+
+// Fails every open like an unreachable host.
+class RefusingLauncher : public Launcher {
+ public:
+  explicit RefusingLauncher(asio::io_context& io) : io_(io) {}
+  void async_open(const HostEntry& host, const DaemonCommand&, OpenHandler h) override {
+    asio::post(io_, [h, name = host.name] {
+      h(make_error(name + ":22: cannot connect: Connection refused"));
+    });
+  }
+  void cancel_all() override {}
+
+ private:
+  asio::io_context& io_;
+};
+
+std::string run_job(JobOptions opts, const std::string& program, int* status) {
+  asio::io_context io;
+  TempFd f;
+  NullSink out;
+  Diagnostics diag(&out, f.fd(), false, program);
+  LocalLauncher local(io);
+  RefusingLauncher remote(io);
+  opts.ferryd_path = std::string(FERRY_BIN_DIR) + "/ferryd";
+  opts.stdin_rank = -1;
+  opts.wdir = "/tmp";
+  opts.kill_grace_s = 1;
+  Job job(io, std::move(opts), Launchers{local, remote}, out, diag);
+  *status = job.run();
+  return f.text();
+}
+
+TEST(FrontendApp, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
+  JobOptions opts;
+  opts.hosts = hosts({1});  // node1 is not this machine: the refusing launcher
+  opts.np = 1;
+  opts.command = {"true"};
+  int status = 0;
+  std::string err = run_job(opts, "horovodrun", &status);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(err,
+            "horovodrun: node1:22: cannot connect: Connection refused\n"
+            "horovodrun: the job did not start (1 of 1 hosts failed)\n");
+
+  opts.np = 2;
+  err = run_job(opts, "mpiexec", &status);
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err.rfind("mpiexec: -np 2 asks for more ranks", 0), 0u) << err;
+}
+
+TEST(FrontendApp, FailureReportNamesTheProgram) {
+  JobOptions opts;
+  HostEntry h;
+  h.name = "localhost";
+  h.slots = 2;
+  opts.hosts = {h};
+  opts.np = 2;
+  opts.command = {"sh", "-c", "if [ $RANK = 1 ]; then exit 5; fi; sleep 30"};
+  int status = 0;
+  std::string err = run_job(opts, "mpirun", &status);
+  EXPECT_EQ(status, 5);
+  EXPECT_NE(err.find("\nmpirun: rank 1 on host localhost (local rank 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("exited with status 5.\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("ferryrun"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ferry
