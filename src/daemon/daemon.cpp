@@ -3,6 +3,8 @@
 #include "ferry/binding/report.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "ferry/daemon/host_binder.hpp"
+#include "ferry/daemon/output_pump.hpp"
 #include "ferry/daemon/kv_proxy.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/daemon/spawn.hpp"
@@ -32,11 +35,13 @@ namespace {
 
 using asio::posix::stream_descriptor;
 
-// Output flow control: stop reading rank pipes while this much waits behind the frame
-// batch being written, so a slow console throttles the ranks instead of growing ferryd.
+// Copying output (no splice): stop reading rank pipes while this much is queued for the
+// front end, so a slow console throttles the ranks instead of growing ferryd.
 constexpr size_t kHighWater = 1u << 20;
 // One read from a rank pipe: a whole default pipe buffer.
 constexpr size_t kReadChunk = 64u << 10;
+// Largest Output frame spliced at once (a pipe rarely holds more).
+constexpr size_t kMaxForward = 1u << 20;
 // After a rank is reaped, how long its pipes may stay open (held by a background child)
 // before its exit is reported anyway.
 constexpr auto kDrainAfterExit = std::chrono::milliseconds(1000);
@@ -56,6 +61,11 @@ uint16_t find_free_port() {
     port = ntohs(a.sin_port);
   ::close(s);
   return port;
+}
+
+bool env_flag(const char* name) {
+  const char* v = ::getenv(name);
+  return v && *v && std::string_view(v) != "0";
 }
 
 std::string host_name() {
@@ -87,7 +97,10 @@ bool make_pipe(Pipe& p) {
 class Daemon::Impl {
  public:
   Impl(asio::io_context& io, DaemonOptions opts)
-      : io_(io), in_(io, opts.in_fd), out_(io, opts.out_fd), signals_(io),
+      : io_(io), in_(io, opts.in_fd),
+        pump_(io, opts.out_fd,
+              {[this] { output_idle(); }, [this] { front_lost(); }}),
+        signals_(io),
         grace_timer_(io), exit_timer_(io), beat_timer_(io),
         kv_(io, [this](wire::KvRequest r) { queue(wire::encode(r)); },
             [this](const std::string& line) {
@@ -120,12 +133,15 @@ class Daemon::Impl {
   int exit_code() const { return exit_code_; }
 
  private:
-  // A rank's stdout or stderr pipe. It has no buffer of its own: bytes are read straight
-  // into the frame batch bound for the front end.
+  // A rank's stdout or stderr pipe. It has no buffer of its own: its bytes are spliced
+  // from the pipe to the front end's stream (or, without splice, read straight into the
+  // frame batch bound there).
   struct Stream {
     explicit Stream(asio::io_context& io) : sd(io) {}
     stream_descriptor sd;
     bool open = false;
+    bool forwarding = false;     // a frame of its bytes is queued in the pump
+    bool close_pending = false;  // close once that frame left (the pump reads the fd)
   };
 
   struct Rank {
@@ -145,33 +161,14 @@ class Daemon::Impl {
 
   // ---- frames to the front end --------------------------------------------------------
 
-  // Frames gather in filling_ while sending_ is written; each write takes every frame
-  // queued since the last one, so a burst of output costs one write, not one per frame.
   void queue(const std::string& frame) {
     if (front_gone_) return;
-    filling_.append(frame);
-    if (!writing_) write_next();
+    pump_.send(frame);
   }
 
-  void write_next() {
-    if (filling_.empty()) {
-      writing_ = false;
-      if (finished_) stop();
-      return;
-    }
-    writing_ = true;
-    std::swap(filling_, sending_);
+  void output_idle() {
     if (paused_) resume_reads();
-    asio::async_write(out_, asio::buffer(sending_.bytes().data(), sending_.size()),
-                      [this](std::error_code ec, size_t) {
-                        sending_.clear();
-                        if (ec) {
-                          writing_ = false;
-                          front_lost();
-                          return;
-                        }
-                        write_next();
-                      });
+    if (finished_) stop();
   }
 
   void log(const std::string& line) { queue(wire::encode_log(line)); }
@@ -420,7 +417,7 @@ class Daemon::Impl {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     s.sd.assign(fd);
     s.open = true;
-    pull(rank, s, id);
+    read_stream(rank, s, id);
   }
 
   // Waits until the pipe is readable, then pulls from it.
@@ -433,33 +430,66 @@ class Daemon::Impl {
     });
   }
 
-  // One read, straight into the frame batch. One read per turn keeps a chatty rank from
-  // starving the others; a read that filled its room may have left bytes behind, and no
-  // new readiness edge comes for those, so the next turn reads again without waiting.
+  // Moves what the pipe holds towards the front end. Splicing, the pipe is its own
+  // buffer: one frame of what it holds is queued, and the pipe is looked at again only
+  // once that frame left, so a slow front end holds the rank back and ferryd buffers
+  // nothing. Readiness that came while a frame was queued is not seen again (edge
+  // triggered), so the pipe is checked before waiting on it.
   void pull(Rank& rank, Stream& s, uint8_t id) {
     if (!s.open) return;
-    if (paused_ && !front_gone_) {
+    const int fd = s.sd.native_handle();
+    if (front_gone_) return drain(rank, s, id);
+    if (!splice_output_) return copy(rank, s, id);
+    int avail = 0;
+    if (::ioctl(fd, FIONREAD, &avail) == 0 && avail > 0) {
+      s.forwarding = true;
+      pump_.forward(fd, rank.rank, id, std::min<size_t>(static_cast<size_t>(avail), kMaxForward),
+                    [this, &rank, &s, id] { forwarded(rank, s, id); });
+      return;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+      return stream_ended(rank, s);  // nothing left and no writer: EOF
+    read_stream(rank, s, id);
+  }
+
+  void forwarded(Rank& rank, Stream& s, uint8_t id) {
+    s.forwarding = false;
+    if (s.close_pending) {
+      s.close_pending = false;
+      return stream_ended(rank, s);
+    }
+    pull(rank, s, id);
+  }
+
+  // Without splice: one read straight into the frame batch. One read per turn keeps a
+  // chatty rank from starving the others; a read that filled its room may have left bytes
+  // behind, so the next turn reads again without waiting.
+  void copy(Rank& rank, Stream& s, uint8_t id) {
+    if (paused_) {
       paused_streams_.push_back({&rank, &s, id});
       return;
     }
-    ssize_t n;
-    size_t asked;
-    if (!front_gone_) {
-      auto room = filling_.output_room(kReadChunk);
-      asked = room.size();
-      n = ::read(s.sd.native_handle(), room.data(), asked);
-      if (n > 0) filling_.commit_output(rank.rank, id, static_cast<size_t>(n));
-    } else {
-      char sink[4096];  // nobody to send to: drain, so the rank is not blocked on a pipe
-      asked = sizeof sink;
-      n = ::read(s.sd.native_handle(), sink, asked);
-    }
+    auto room = pump_.room(kReadChunk);
+    ssize_t n = ::read(s.sd.native_handle(), room.data(), room.size());
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return stream_ended(rank, s);
-    if (n > 0 && !front_gone_) {
-      if (!writing_) write_next();
-      if (filling_.size() > kHighWater) paused_ = true;
+    if (n > 0) {
+      pump_.commit(rank.rank, id, static_cast<size_t>(n));
+      if (pump_.queued() > kHighWater) paused_ = true;
     }
-    if (n > 0 && static_cast<size_t>(n) == asked)
+    if (n > 0 && static_cast<size_t>(n) == room.size())
+      asio::post(io_, [this, &rank, &s, id] { pull(rank, s, id); });
+    else
+      read_stream(rank, s, id);
+  }
+
+  // The front end is gone: read and discard, so no rank blocks writing before it is
+  // stopped.
+  void drain(Rank& rank, Stream& s, uint8_t id) {
+    char sink[4096];
+    ssize_t n = ::read(s.sd.native_handle(), sink, sizeof sink);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return stream_ended(rank, s);
+    if (n == static_cast<ssize_t>(sizeof sink))
       asio::post(io_, [this, &rank, &s, id] { pull(rank, s, id); });
     else
       read_stream(rank, s, id);
@@ -472,6 +502,10 @@ class Daemon::Impl {
 
   void close_stream(Stream& s) {
     if (!s.open) return;
+    if (s.forwarding) {  // the pump still reads this fd: close once its frame left
+      s.close_pending = true;
+      return;
+    }
     s.open = false;
     std::error_code ignored;
     s.sd.close(ignored);
@@ -614,7 +648,7 @@ class Daemon::Impl {
     beat_timer_.cancel();
     finished_ = true;
     queue(wire::encode_done());
-    if (!writing_) stop();
+    if (pump_.idle()) stop();
   }
 
   std::vector<pid_t> pgids() const {
@@ -650,9 +684,8 @@ class Daemon::Impl {
   void front_lost() {
     if (front_gone_) return;
     front_gone_ = true;
-    // The batch being written must stay alive until its handler runs.
-    filling_.clear(0);
-    resume_reads();  // parked pipes are drained from now on, so no rank blocks writing
+    pump_.drop();    // queued frames' pipes are drained from now on (front_gone_)
+    resume_reads();  // so are parked ones, so no rank blocks writing
     std::error_code ignored;
     in_.close(ignored);
     if (exit_code_ == 0 && !finished_) exit_code_ = 1;
@@ -691,14 +724,17 @@ class Daemon::Impl {
   };
 
   asio::io_context& io_;
-  stream_descriptor in_, out_;
+  stream_descriptor in_;
+  OutputPump pump_;
+  // FERRY_OUTPUT_COPY=1 copies rank output through ferryd instead of splicing it (a
+  // switch for tests and for kernels that refuse splice on these fds).
+  const bool splice_output_ = pump_.can_splice() && !env_flag("FERRY_OUTPUT_COPY");
   asio::signal_set signals_;
   asio::steady_timer grace_timer_, exit_timer_, beat_timer_;
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   std::array<char, 64 * 1024> in_buf_{};
   wire::FrameReader reader_;
-  wire::FrameBatch filling_, sending_;
-  bool writing_ = false;
+
   bool paused_ = false;
   std::vector<PausedRead> paused_streams_;
   wire::HostSpec spec_;

@@ -14,6 +14,14 @@ void put_u32(char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
+void put_output_header(char* h, int32_t rank, uint8_t stream, size_t n) {
+  put_u32(h, static_cast<uint32_t>(kOutputHeader - 4 + n));
+  h[4] = static_cast<char>(MsgType::kOutput);
+  put_u32(h + 5, static_cast<uint32_t>(rank));
+  h[9] = static_cast<char>(stream);
+  put_u32(h + 10, static_cast<uint32_t>(n));
+}
+
 }  // namespace
 
 FrameBatch::~FrameBatch() { std::free(data_); }
@@ -35,7 +43,7 @@ FrameBatch& FrameBatch::operator=(FrameBatch&& other) noexcept {
 
 char* FrameBatch::room(size_t n) {
   if (capacity_ - size_ < n) {
-    size_t want = capacity_ ? capacity_ : 4096;
+    size_t want = capacity_ ? capacity_ : 256;
     while (want - size_ < n) want *= 2;
     char* p = static_cast<char*>(std::realloc(data_, want));
     if (!p) throw std::bad_alloc();
@@ -55,13 +63,13 @@ std::span<char> FrameBatch::output_room(size_t max) {
 }
 
 void FrameBatch::commit_output(int32_t rank, uint8_t stream, size_t n) {
-  char* h = data_ + size_;
-  put_u32(h, static_cast<uint32_t>(kOutputHeader - 4 + n));
-  h[4] = static_cast<char>(MsgType::kOutput);
-  put_u32(h + 5, static_cast<uint32_t>(rank));
-  h[9] = static_cast<char>(stream);
-  put_u32(h + 10, static_cast<uint32_t>(n));
+  put_output_header(data_ + size_, rank, stream, n);
   size_ += kOutputHeader + n;
+}
+
+void FrameBatch::append_output_header(int32_t rank, uint8_t stream, size_t n) {
+  put_output_header(room(kOutputHeader), rank, stream, n);
+  size_ += kOutputHeader;
 }
 
 void FrameBatch::clear(size_t keep) {

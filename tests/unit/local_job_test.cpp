@@ -184,3 +184,42 @@ TEST(LocalJob, DaemonizedGrandchildIsCleanedUp) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// ferryd splices rank output into its stream; FERRY_OUTPUT_COPY=1 takes the copying path.
+// Both must deliver megabytes per rank and stream, byte for byte.
+class LocalJobOutputPath : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) ::setenv("FERRY_OUTPUT_COPY", "1", 1);
+  }
+  void TearDown() override { ::unsetenv("FERRY_OUTPUT_COPY"); }
+};
+
+std::string seq_text(int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) s += std::to_string(i) + "\n";
+  return s;
+}
+
+TEST_P(LocalJobOutputPath, MegabytesPerRankArriveByteForByte) {
+  auto r = run_job(local_job(3, {"sh", "-c", "seq 1 300000; seq 1 70000 >&2; seq 1 5"}));
+  EXPECT_EQ(r.status, 0) << r.diag;
+  const std::string out = seq_text(300000) + seq_text(5), err = seq_text(70000);
+  for (int i = 0; i < 3; ++i) {
+    const auto& got_out = r.out.data[std::make_pair(i, StreamId::kStdout)];
+    const auto& got_err = r.out.data[std::make_pair(i, StreamId::kStderr)];
+    EXPECT_EQ(got_out.size(), out.size()) << "rank " << i;
+    EXPECT_TRUE(got_out == out) << "rank " << i << " stdout differs";
+    EXPECT_TRUE(got_err == err) << "rank " << i << " stderr differs";
+    EXPECT_TRUE(r.out.closed[std::make_pair(i, StreamId::kStdout)]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SpliceAndCopy, LocalJobOutputPath, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Copy" : "Splice"; });
+
+}  // namespace
+}  // namespace ferry

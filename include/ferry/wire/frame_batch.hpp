@@ -32,6 +32,9 @@ class FrameBatch {
   /// Turns the first `n` bytes of the last output_room() into one Output frame, the same
   /// bytes encode(Output{rank, stream, data}) makes.
   void commit_output(int32_t rank, uint8_t stream, size_t n);
+  /// Appends only the header of an Output frame whose `n` data bytes the writer sends
+  /// right after the batch, from elsewhere (a spliced pipe).
+  void append_output_header(int32_t rank, uint8_t stream, size_t n);
 
   std::string_view bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }

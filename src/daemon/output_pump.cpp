@@ -1,0 +1,130 @@
+#include "ferry/daemon/output_pump.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+OutputPump::OutputPump(asio::io_context& io, int fd, Events events)
+    : out_(io, fd), events_(std::move(events)) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  struct stat st {};
+  can_splice_ = ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+OutputPump::Piece& OutputPump::open_piece() {
+  // A piece that already ends in a splice takes no more bytes: they would come after it.
+  if (pieces_.empty() || pieces_.back().splice_fd >= 0) pieces_.emplace_back();
+  return pieces_.back();
+}
+
+void OutputPump::send(std::string_view frame) {
+  if (broken_) return;
+  open_piece().bytes.append(frame);
+  queued_ += frame.size();
+  pump();
+}
+
+void OutputPump::forward(int pipe_fd, int32_t rank, uint8_t stream, size_t n,
+                         std::function<void()> done) {
+  if (broken_) {
+    if (done) asio::post(out_.get_executor(), std::move(done));
+    return;
+  }
+  Piece& p = open_piece();
+  p.bytes.append_output_header(rank, stream, n);
+  p.splice_fd = pipe_fd;
+  p.splice_left = n;
+  p.done = std::move(done);
+  queued_ += wire::kOutputHeader + n;
+  pump();
+}
+
+std::span<char> OutputPump::room(size_t max) { return open_piece().bytes.output_room(max); }
+
+void OutputPump::commit(int32_t rank, uint8_t stream, size_t n) {
+  if (broken_) return;
+  pieces_.back().bytes.commit_output(rank, stream, n);
+  queued_ += wire::kOutputHeader + n;
+  pump();
+}
+
+void OutputPump::pump() {
+  if (pumping_ || waiting_ || broken_) return;
+  pumping_ = true;
+  while (!pieces_.empty() && !broken_) {
+    Piece& p = pieces_.front();
+    if (p.written < p.bytes.size()) {
+      auto rest = p.bytes.bytes().substr(p.written);
+      ssize_t n = ::write(out_.native_handle(), rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;
+      if (n <= 0) {
+        fail();
+        break;
+      }
+      p.written += static_cast<size_t>(n);
+      queued_ -= static_cast<size_t>(n);
+      continue;
+    }
+    if (p.splice_left > 0) {
+      ssize_t n = ::splice(p.splice_fd, nullptr, out_.native_handle(), nullptr, p.splice_left,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) break;  // the stream is full (the pipe holds the bytes)
+      if (n <= 0) {
+        // The frame's length is promised: a pipe that cannot deliver breaks the stream.
+        fail();
+        break;
+      }
+      p.splice_left -= static_cast<size_t>(n);
+      queued_ -= static_cast<size_t>(n);
+      continue;
+    }
+    auto done = std::move(p.done);
+    pieces_.pop_front();
+    if (done) done();  // may queue more; the loop writes it
+  }
+  pumping_ = false;
+  if (broken_) return;
+  if (!pieces_.empty()) {
+    wait_writable();
+  } else if (events_.idle) {
+    events_.idle();
+  }
+}
+
+void OutputPump::wait_writable() {
+  if (waiting_) return;
+  waiting_ = true;
+  out_.async_wait(asio::posix::stream_descriptor::wait_write, [this](std::error_code ec) {
+    waiting_ = false;
+    if (ec == asio::error::operation_aborted) return;
+    if (ec) return fail();
+    pump();
+  });
+}
+
+void OutputPump::fail() {
+  if (broken_) return;
+  broken_ = true;
+  if (events_.broken) events_.broken();  // first, so dropped frames' owners know why
+  drop();
+}
+
+void OutputPump::drop() {
+  std::vector<std::function<void()>> dones;
+  for (auto& p : pieces_)
+    if (p.done) dones.push_back(std::move(p.done));
+  pieces_.clear();
+  queued_ = 0;
+  for (auto& d : dones) d();
+}
+
+}  // namespace ferry

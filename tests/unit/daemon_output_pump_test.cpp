@@ -1,0 +1,142 @@
+#include "ferry/daemon/output_pump.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+namespace {
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    EXPECT_EQ(0, ::pipe2(fds, O_CLOEXEC));
+    r = fds[0];
+    w = fds[1];
+  }
+  ~Pipe() {
+    if (r >= 0) ::close(r);
+    if (w >= 0) ::close(w);
+  }
+};
+
+// Everything readable now from fd (non-blocking).
+std::string read_now(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  std::string s;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  return s;
+}
+
+std::vector<wire::Frame> frames_of(const std::string& bytes) {
+  wire::FrameReader r;
+  r.feed(bytes);
+  std::vector<wire::Frame> v;
+  for (;;) {
+    auto f = r.next();
+    EXPECT_TRUE(f);
+    if (!f || !*f) break;
+    v.push_back(**f);
+  }
+  EXPECT_EQ(0u, r.buffered()) << "a partial frame is left";
+  return v;
+}
+
+TEST(OutputPump, FramesAndSplicedPipeBytesKeepTheirOrder) {
+  asio::io_context io;
+  Pipe out, rank;
+  int idle = 0, done = 0;
+  OutputPump pump(io, out.w, {[&] { ++idle; }, [] { FAIL() << "broken"; }});
+  ASSERT_TRUE(pump.can_splice());
+  ASSERT_EQ(5, ::write(rank.w, "hello", 5));
+  pump.send(wire::encode_log("first"));
+  pump.forward(rank.r, 3, 2, 5, [&] { ++done; });
+  pump.send(wire::encode_log("last"));
+  io.poll();
+  EXPECT_TRUE(pump.idle());
+  EXPECT_EQ(1, done);
+  EXPECT_GE(idle, 1);
+  auto f = frames_of(read_now(out.r));
+  ASSERT_EQ(3u, f.size());
+  EXPECT_EQ("first", f[0].payload);
+  auto o = wire::decode_output(f[1]);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(3, o->rank);
+  EXPECT_EQ(2, o->stream);
+  EXPECT_EQ("hello", o->data);
+  EXPECT_EQ("last", f[2].payload);
+}
+
+TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
+  asio::io_context io;
+  Pipe out, rank;
+  ASSERT_GT(::fcntl(out.w, F_SETPIPE_SZ, 4096), 0);
+  const std::string data(60000, 'x');
+  ::fcntl(rank.w, F_SETFL, O_NONBLOCK);
+  ASSERT_EQ(static_cast<ssize_t>(data.size()), ::write(rank.w, data.data(), data.size()));
+  int done = 0;
+  OutputPump pump(io, out.w, {nullptr, [] { FAIL() << "broken"; }});
+  pump.forward(rank.r, 0, 1, data.size(), [&] { ++done; });
+  pump.send(wire::encode_done());
+  io.poll();
+  EXPECT_FALSE(pump.idle()) << "a 4 KiB stream cannot take 60 KB at once";
+  EXPECT_EQ(0, done);
+  std::string got;
+  for (int i = 0; i < 1000 && !pump.idle(); ++i) {
+    got += read_now(out.r);
+    io.poll();
+  }
+  got += read_now(out.r);
+  ASSERT_TRUE(pump.idle());
+  EXPECT_EQ(1, done);
+  EXPECT_EQ(0u, pump.queued());
+  auto f = frames_of(got);
+  ASSERT_EQ(2u, f.size());
+  EXPECT_EQ(data, wire::decode_output(f[0])->data);
+  EXPECT_EQ(static_cast<uint8_t>(wire::MsgType::kDone), f[1].type);
+}
+
+TEST(OutputPump, CopyingPathCommitsReadBytesAsFrames) {
+  asio::io_context io;
+  Pipe out;
+  OutputPump pump(io, out.w, {nullptr, nullptr});
+  auto room = pump.room(16);
+  std::memcpy(room.data(), "abc", 3);
+  pump.commit(7, 1, 3);
+  io.poll();
+  auto f = frames_of(read_now(out.r));
+  ASSERT_EQ(1u, f.size());
+  EXPECT_EQ("abc", wire::decode_output(f[0])->data);
+}
+
+TEST(OutputPump, ABrokenStreamIsReportedAndDropsWhatWasQueued) {
+  ::signal(SIGPIPE, SIG_IGN);
+  asio::io_context io;
+  Pipe out, rank;
+  ASSERT_EQ(2, ::write(rank.w, "hi", 2));
+  ::close(out.r);
+  out.r = -1;
+  int broken = 0, done = 0;
+  OutputPump pump(io, out.w, {nullptr, [&] { ++broken; }});
+  pump.forward(rank.r, 0, 1, 2, [&] { ++done; });
+  io.poll();
+  EXPECT_EQ(1, broken);
+  EXPECT_EQ(1, done) << "the owner of a dropped frame's pipe gets it back";
+  EXPECT_TRUE(pump.idle());
+  pump.send(wire::encode_done());  // after breaking: ignored
+  io.poll();
+  EXPECT_EQ(1, broken);
+}
+
+}  // namespace
+}  // namespace ferry
