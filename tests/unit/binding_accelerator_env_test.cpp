@@ -12,132 +12,20 @@
 #include "ferry/binding/plan.hpp"
 #include "ferry/binding/report.hpp"
 #include "ferry/binding/summary.hpp"
+#include "binding_fake_root.hpp"
 
 namespace ferry {
 namespace {
 
+using namespace test_support;  // NOLINT: FakeRoot, x86(), discover(), has_env()
+
 namespace fs = std::filesystem;
 
-const std::string kX86Xml = std::string(FERRY_TEST_DATA) + "/binding/x86-2socket-24core-ht.xml";
 const std::string kIntelFlexRoot = std::string(FERRY_TEST_DATA) + "/binding/intel-flex-2gpu";
-
-const char* kNuma0 = "0-23,48-71";
-const char* kNuma1 = "24-47,72-95";
-
-// A fake "/" in a temporary directory, removed afterwards.
-class FakeRoot {
- public:
-  FakeRoot() {
-    std::string tmpl = (fs::temp_directory_path() / "ferry-accel-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
-    EXPECT_FALSE(dir_.empty());
-  }
-  ~FakeRoot() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const std::string& path() const { return dir_; }
-
-  void file(const std::string& rel, const std::string& text) {
-    fs::path p = fs::path(dir_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  void remove(const std::string& rel) { fs::remove_all(fs::path(dir_) / rel); }
-
-  void pci(const std::string& bdf, int numa, const std::string& cpulist, const std::string& vendor,
-           const std::string& device, const std::string& cls) {
-    const std::string d = "sys/bus/pci/devices/" + bdf + "/";
-    file(d + "numa_node", std::to_string(numa) + "\n");
-    file(d + "local_cpulist", cpulist + "\n");
-    file(d + "vendor", vendor + "\n");
-    file(d + "device", device + "\n");
-    file(d + "class", cls + "\n");
-  }
-
-  // An Intel GPU as sysfs shows it: /sys/class/drm/cardN/device -> the PCI function.
-  // `tiles` < 0: i915 without a gt directory; `gts`: i915 gt/gtM entries; xe: device/tileM.
-  void intel_gpu(const std::string& bdf, int card, int render, int numa,
-                 const std::string& driver = "i915", int tiles = 1, int gts = 1,
-                 const std::string& cls = "0x038000") {
-    pci(bdf, numa, numa == 0 ? kNuma0 : kNuma1, "0x8086", "0x56c0", cls);
-    const std::string d = "sys/bus/pci/devices/" + bdf + "/";
-    file(d + "uevent",
-         "DRIVER=" + driver + "\nPCI_CLASS=38000\nPCI_ID=8086:56C0\nPCI_SLOT_NAME=" + bdf + "\n");
-    file(d + "drm/card" + std::to_string(card) + "/dev", "226:0\n");
-    file(d + "drm/renderD" + std::to_string(render) + "/dev", "226:128\n");
-    const std::string c = "sys/class/drm/card" + std::to_string(card);
-    fs::create_directories(fs::path(dir_) / c);
-    fs::create_symlink("../../../bus/pci/devices/" + bdf, fs::path(dir_) / c / "device");
-    if (driver == "xe") {
-      for (int t = 0; t < tiles; ++t)
-        file(d + "tile" + std::to_string(t) + "/physical_vram_size_bytes", "0\n");
-    } else {
-      for (int g = 0; g < gts; ++g) file(c + "/gt/gt" + std::to_string(g) + "/id", "0\n");
-    }
-    file("dev/dri/renderD" + std::to_string(render), "");
-  }
-
-  // 8 Ascend NPUs (/dev/davinci0..7) with their Huawei PCI functions, 0-3 on NUMA 0.
-  void ascend_npus(int n = 8) {
-    for (int i = 0; i < n; ++i) {
-      file("dev/davinci" + std::to_string(i), "");
-      char bdf[16];
-      std::snprintf(bdf, sizeof bdf, "0000:%02x:00.0", 0x10 * (i + 1));
-      pci(bdf, i < 4 ? 0 : 1, i < 4 ? kNuma0 : kNuma1, "0x19e5", "0xd801", "0x120000");
-    }
-  }
-
-  // AMD GPUs in KFD topology order: node 1 behind socket 1, node 2 behind socket 0.
-  void amd_gpus() {
-    file("dev/kfd", "");
-    const std::string nodes = "sys/class/kfd/kfd/topology/nodes/";
-    file(nodes + "0/properties", "cpu_cores_count 48\nsimd_count 0\n");
-    file(nodes + "1/properties", "simd_count 416\nlocation_id 49408\ndomain 0\n");
-    file(nodes + "2/properties", "simd_count 416\nlocation_id 8448\ndomain 0\n");
-    pci("0000:c1:00.0", 1, kNuma1, "0x1002", "0x740f", "0x038000");
-    pci("0000:21:00.0", 0, kNuma0, "0x1002", "0x740f", "0x038000");
-  }
-
-  void nvidia_gpu(const std::string& bdf, int numa) {
-    file("proc/driver/nvidia/gpus/" + bdf + "/information",
-         "Model: \t\t NVIDIA H100\nBus Location: \t " + bdf + "\n");
-    pci(bdf, numa, numa == 0 ? kNuma0 : kNuma1, "0x10de", "0x2330", "0x030200");
-  }
-
- private:
-  std::string dir_;
-};
-
-Topology x86() {
-  auto t = Topology::load_xml(kX86Xml);
-  EXPECT_TRUE(t.ok());
-  return std::move(t.value());
-}
-
-std::vector<Accelerator> discover(const std::string& root) {
-  auto d = discover_accelerators(root);
-  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
-  return d.ok() ? std::move(d.value()) : std::vector<Accelerator>{};
-}
 
 Result<HostBindingPlan> plan_on(const std::vector<Accelerator>& devs, int ranks,
                                 BindingOptions o = {}, std::vector<std::string> env = {}) {
   return plan_bindings(x86(), devs, o, ranks, env_lookup_from(std::move(env)));
-}
-
-bool has_env(const RankBinding& r, const std::string& kv) {
-  return std::find(r.env.begin(), r.env.end(), kv) != r.env.end();
-}
-
-bool has_var(const RankBinding& r, const std::string& name) {
-  return std::any_of(r.env.begin(), r.env.end(),
-                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
-}
-
-bool mentions(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
 // ---- Ascend -------------------------------------------------------------------------------

@@ -9,62 +9,12 @@
 #include "ferry/binding/id_list.hpp"
 #include "ferry/binding/plan.hpp"
 #include "ferry/binding/report.hpp"
+#include "binding_fake_root.hpp"
 
 namespace ferry {
 namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kX86Xml = std::string(FERRY_TEST_DATA) + "/binding/x86-2socket-24core-ht.xml";
-
-// A fake "/" in a temporary directory: procfs, sysfs and devfs entries as drivers show them.
-class FakeRoot {
- public:
-  FakeRoot() {
-    std::string tmpl = (fs::temp_directory_path() / "ferry-binding-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
-    EXPECT_FALSE(dir_.empty());
-  }
-  ~FakeRoot() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const std::string& path() const { return dir_; }
-
-  void file(const std::string& rel, const std::string& text) {
-    fs::path p = fs::path(dir_) / rel;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  void symlink(const std::string& rel, const std::string& target) {
-    fs::path p = fs::path(dir_) / rel;
-    fs::create_directories(p.parent_path());
-    fs::create_symlink(target, p);
-  }
-  void pci(const std::string& bdf, int numa, const std::string& cpulist,
-           const std::string& vendor = "0x10de", const std::string& device = "0x2330",
-           const std::string& cls = "0x030200") {
-    const std::string d = "sys/bus/pci/devices/" + bdf + "/";
-    file(d + "numa_node", std::to_string(numa) + "\n");
-    if (!cpulist.empty()) file(d + "local_cpulist", cpulist + "\n");
-    file(d + "vendor", vendor + "\n");
-    file(d + "device", device + "\n");
-    file(d + "class", cls + "\n");
-  }
-  void nvidia(const std::string& bdf, int numa, const std::string& cpulist) {
-    file("proc/driver/nvidia/gpus/" + bdf + "/information",
-         "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 0\nGPU UUID: \t GPU-" + bdf.substr(5, 2) +
-             "000000-0000-0000-0000-000000000000\nBus Type: \t PCIe\nBus Location: \t " + bdf +
-             "\nDevice Minor: \t 0\n");
-    pci(bdf, numa, cpulist);
-  }
-
- private:
-  std::string dir_;
-};
-
-const char* kNuma0 = "0-23,48-71";
-const char* kNuma1 = "24-47,72-95";
+using namespace test_support;  // NOLINT: FakeRoot, x86(), discover(), has_env()
 
 // 8 H100s: four behind each socket (bus order 18,2a,3a,5d | 9a,ab,ba,db), created out of order.
 void eight_nvidia_gpus(FakeRoot& r, bool interleaved = false) {
@@ -80,35 +30,9 @@ void eight_nvidia_gpus(FakeRoot& r, bool interleaved = false) {
   }
 }
 
-Topology x86() {
-  auto t = Topology::load_xml(kX86Xml);
-  EXPECT_TRUE(t.ok());
-  return std::move(t.value());
-}
-
-std::vector<Accelerator> discover(const FakeRoot& r) {
-  auto d = discover_accelerators(r.path());
-  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
-  return d.ok() ? std::move(d.value()) : std::vector<Accelerator>{};
-}
-
 Result<HostBindingPlan> plan_on(const Topology& t, const std::vector<Accelerator>& devs, int ranks,
                                 BindingOptions o = {}, std::vector<std::string> env = {}) {
   return plan_bindings(t, devs, o, ranks, env_lookup_from(std::move(env)));
-}
-
-bool has_env(const RankBinding& r, const std::string& kv) {
-  return std::find(r.env.begin(), r.env.end(), kv) != r.env.end();
-}
-
-bool has_var(const RankBinding& r, const std::string& name) {
-  return std::any_of(r.env.begin(), r.env.end(),
-                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
-}
-
-bool mentions(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
 TEST(BindingDevices, FindsNvidiaGpusInPciOrderWithLocality) {

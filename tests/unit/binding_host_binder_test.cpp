@@ -3,52 +3,22 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-
 #include "ferry/daemon/host_binder.hpp"
+#include "binding_fake_root.hpp"
 
 namespace ferry {
 namespace {
 
-namespace fs = std::filesystem;
+using test_support::has_env;
+using test_support::has_var;
+using test_support::mentions;
 
-// A temporary "/" holding only `files` (empty).
-class TempRoot {
- public:
+// A fake "/" holding only `files` (empty).
+struct TempRoot : test_support::FakeRoot {
   explicit TempRoot(const std::vector<std::string>& files) {
-    std::string tmpl = (fs::temp_directory_path() / "ferry-binder-XXXXXX").string();
-    dir_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
-    EXPECT_FALSE(dir_.empty());
-    for (const auto& f : files) {
-      fs::create_directories((fs::path(dir_) / f).parent_path());
-      std::ofstream(fs::path(dir_) / f) << "";
-    }
+    for (const auto& f : files) file(f, "");
   }
-  ~TempRoot() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const std::string& path() const { return dir_; }
-
- private:
-  std::string dir_;
 };
-
-bool has_env(const RankBinding& r, const std::string& kv) {
-  return std::find(r.env.begin(), r.env.end(), kv) != r.env.end();
-}
-
-bool has_var(const RankBinding& r, const std::string& name) {
-  return std::any_of(r.env.begin(), r.env.end(),
-                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
-}
-
-bool mentions(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
-}
 
 BindingOptions unbound() {
   BindingOptions o;

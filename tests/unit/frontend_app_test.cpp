@@ -9,6 +9,7 @@
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "refusing_launcher.hpp"
 
 namespace ferry {
 namespace {
@@ -126,28 +127,13 @@ TEST(FrontendApp, DiagnosticsStartWithTheProgramName) {
   EXPECT_EQ(diag.program(), "mpirun");
 }
 
-// Fails every open like an unreachable host.
-class RefusingLauncher : public Launcher {
- public:
-  explicit RefusingLauncher(asio::io_context& io) : io_(io) {}
-  void async_open(const HostEntry& host, const DaemonCommand&, OpenHandler h) override {
-    asio::post(io_, [h, name = host.name] {
-      h(make_error(name + ":22: cannot connect: Connection refused"));
-    });
-  }
-  void cancel_all() override {}
-
- private:
-  asio::io_context& io_;
-};
-
 std::string run_job(JobOptions opts, const std::string& program, int* status) {
   asio::io_context io;
   TempFd f;
   NullSink out;
   Diagnostics diag(&out, f.fd(), false, program);
   LocalLauncher local(io);
-  RefusingLauncher remote(io);
+  test_support::RefusingLauncher remote(io);
   opts.ferryd_path = std::string(FERRY_BIN_DIR) + "/ferryd";
   opts.stdin_rank = -1;
   opts.wdir = "/tmp";

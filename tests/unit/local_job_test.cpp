@@ -12,6 +12,7 @@
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "refusing_launcher.hpp"
 
 namespace ferry {
 namespace {
@@ -23,21 +24,6 @@ class CaptureSink : public OutputSink {
   void flush() override {}
   std::map<std::pair<int, StreamId>, std::string> data;
   std::map<std::pair<int, StreamId>, bool> closed;
-};
-
-// Fails every open with a fixed reason, like an unreachable host.
-class FailingLauncher : public Launcher {
- public:
-  explicit FailingLauncher(asio::io_context& io) : io_(io) {}
-  void async_open(const HostEntry& host, const DaemonCommand&, OpenHandler h) override {
-    asio::post(io_, [h, name = host.name] {
-      h(make_error(name + ":22: cannot connect: Connection refused"));
-    });
-  }
-  void cancel_all() override {}
-
- private:
-  asio::io_context& io_;
 };
 
 struct Run {
@@ -63,7 +49,7 @@ Run run_job(JobOptions opts) {
   ::unlink(path);
   Diagnostics diag(&r.out, fd, false);
   LocalLauncher local(io);
-  FailingLauncher remote(io);
+  test_support::RefusingLauncher remote(io);
   if (opts.ferryd_path.empty()) opts.ferryd_path = std::string(FERRY_BIN_DIR) + "/ferryd";
   opts.stdin_rank = -1;
   Job job(io, std::move(opts), Launchers{local, remote}, r.out, diag);
