@@ -8,12 +8,9 @@ require_root
 require_cluster
 require_nodes 2
 
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
 # Each rank is a shell with a sleeping child: the whole process tree must go.
-start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 4 30  # the sleeps themselves, not their shells
+start_sleeper_job F 4 -- --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2
+tok=$F_tok
 
 kill -INT "$F_pid"
 wait_bg F 10

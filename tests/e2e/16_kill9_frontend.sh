@@ -9,11 +9,8 @@ require_root
 require_cluster
 require_nodes 2
 
-tok=$(unique_token)
-sleeper=$(sleeper_for "$tok")
-start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
-  sh -c '"$0" 1000; : "$1"' "$sleeper" "$tok"
-wait_procs "^$sleeper 1000" 4 30  # the sleeps themselves, not their shells
+start_sleeper_job F 4 -- --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2
+tok=$F_tok
 ferryds=$(cluster_leftovers | grep -c ferryd || true)
 ((ferryds >= 2)) || fail "expected a ferryd on each of the 2 hosts, found $ferryds:
 $(cluster_leftovers)"
