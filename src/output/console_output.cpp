@@ -182,8 +182,12 @@ std::string format_timestamp(std::time_t t) {
 std::string rank_file_path(const OutputOptions& options, int rank, StreamId stream) {
   char buf[64];
   if (options.layout == FileLayout::kOpenMpi) {
-    std::snprintf(buf, sizeof buf, "/1/rank.%d/%s", rank, stream_name(stream));
+    // Open MPI 4.1 pads to the digits of the rank count (10 ranks: rank.00..rank.09;
+    // checked against mpirun.openmpi 4.1.4 --output-filename).
+    const int digits = std::snprintf(nullptr, 0, "%d", std::max(options.world_size, 1));
+    std::snprintf(buf, sizeof buf, "/1/rank.%0*d/%s", digits, rank, stream_name(stream));
   } else {
+    // horovodrun pads to the digits of the last rank (10 ranks: rank.0..rank.9).
     const int digits = std::snprintf(nullptr, 0, "%d", std::max(options.world_size - 1, 0));
     std::snprintf(buf, sizeof buf, "/rank.%0*d/%s", digits, rank, stream_name(stream));
   }

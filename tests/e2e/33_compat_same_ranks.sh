@@ -66,6 +66,17 @@ assert_eq 0 "$FR_rc" "ferryrun exit code"
 assert_eq "$expected_ranks" "$(sed 's/^\[[0-9]*\]<stdout>://' "$T/FR.out" | ranks_of)" \
   "ferryrun: RANK LOCAL_RANK host"
 
+# Per-rank file names as the real Open MPI writes them (padding), when it is installed.
+if command -v mpirun.openmpi >/dev/null; then
+  mpirun.openmpi --allow-run-as-root --oversubscribe --output-filename "$T/real" -np 10 true
+  run_capture PAD -- "$T/mpirun" -np 10 -H localhost:10 --output-filename "$T/ours" true
+  assert_eq 0 "$PAD_rc" "mpirun -np 10 --output-filename exit code"
+  assert_eq "$(cd "$T/real/1" && echo *)" "$(cd "$T/ours/1" && echo *)" \
+    "per-rank folders of mpirun.openmpi and ferry's mpirun, 10 ranks"
+else
+  echo "33_compat_same_ranks: mpirun.openmpi not installed; file names not compared" >&2
+fi
+
 wait_gone "$tok" 5
 wait_cluster_idle 5
 pass

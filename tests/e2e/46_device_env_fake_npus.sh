@@ -3,7 +3,7 @@
 # it through FERRY_DEVICE_ROOT), every rank gets its NPU and the Ascend rank variables
 # from the real ferryrun and ferryd: RANK_ID/RANK_SIZE, ASCEND_RT_VISIBLE_DEVICES, and
 # DEVICE_ID/ASCEND_DEVICE_ID as the index inside the visible list. Local host, no SSH.
-# shellcheck disable=SC2016 # $VARs are for the ranks
+# shellcheck disable=SC2154,SC2016 # I_rc etc. come from run_capture; $VARs are for the ranks
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 

@@ -316,8 +316,13 @@ TEST(ConsoleOutput, RankFilePaths) {
   EXPECT_EQ(rank_file_path(o, 3, StreamId::kStdout), "/d/rank.3/stdout");
   o.world_size = 101;
   EXPECT_EQ(rank_file_path(o, 7, StreamId::kStdout), "/d/rank.007/stdout");
+  // Open MPI pads to the digits of the rank count, horovodrun to those of the last rank.
   o.layout = FileLayout::kOpenMpi;
-  EXPECT_EQ(rank_file_path(o, 7, StreamId::kStderr), "/d/1/rank.7/stderr");
+  EXPECT_EQ(rank_file_path(o, 7, StreamId::kStderr), "/d/1/rank.007/stderr");
+  o.world_size = 10;
+  EXPECT_EQ(rank_file_path(o, 3, StreamId::kStdout), "/d/1/rank.03/stdout");
+  o.world_size = 9;
+  EXPECT_EQ(rank_file_path(o, 3, StreamId::kStdout), "/d/1/rank.3/stdout");
 }
 
 TEST(ConsoleOutput, PerRankFilesHorovodLayout) {
@@ -353,21 +358,21 @@ TEST(ConsoleOutput, PerRankFilesOpenMpiLayout) {
   o.world_size = 16;
   o.layout = FileLayout::kOpenMpi;
   o.output_dir = dir.path.string();
-  fs::create_directories(dir.path / "1" / "rank.5");
-  std::ofstream(dir.path / "1" / "rank.5" / "stdout") << std::string(300000, '!');  // old run
+  fs::create_directories(dir.path / "1" / "rank.05");
+  std::ofstream(dir.path / "1" / "rank.05" / "stdout") << std::string(300000, '!');  // old run
   Console con(o);
   const std::string big(100000, 'q');  // larger than the file buffer
   con.out.write(5, StreamId::kStdout, "small\n");
   con.out.write(5, StreamId::kStdout, big);
   con.out.write(5, StreamId::kStderr, "err\n");
   con.out.flush();
-  EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stdout"), "small\n" + big);
-  EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stderr"), "err\n");
+  EXPECT_EQ(read_file(dir.path / "1" / "rank.05" / "stdout"), "small\n" + big);
+  EXPECT_EQ(read_file(dir.path / "1" / "rank.05" / "stderr"), "err\n");
   con.out.close_stream(5, StreamId::kStderr);
   con.out.write(5, StreamId::kStderr, "late\n");  // after close: appended, not truncated
   con.out.flush();
-  EXPECT_EQ(read_file(dir.path / "1" / "rank.5" / "stderr"), "err\nlate\n");
-  EXPECT_FALSE(fs::exists(dir.path / "1" / "rank.05"));
+  EXPECT_EQ(read_file(dir.path / "1" / "rank.05" / "stderr"), "err\nlate\n");
+  EXPECT_FALSE(fs::exists(dir.path / "1" / "rank.5"));
 }
 
 TEST(ConsoleOutput, FileErrorIsOneWarningNotACrash) {
