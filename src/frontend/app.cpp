@@ -22,6 +22,7 @@ int ranks_to_launch(const JobOptions& job) {
 OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
   OutputOptions out = cfg.output;
   out.world_size = std::max(world_size, 1);
+  out.program = cfg.program;
   return out;
 }
 

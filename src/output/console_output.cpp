@@ -518,7 +518,7 @@ void ConsoleOutput::warn(const std::string& message) {
   if (warn_) {
     warn_(message);
   } else {
-    print_line(StreamId::kStderr, "ferryrun: warning: " + message);
+    print_line(StreamId::kStderr, options_.program + ": warning: " + message);
   }
 }
 

@@ -408,6 +408,20 @@ TEST(ConsoleOutput, DefaultWarningIsAWholeLineOnStderr) {
   EXPECT_EQ(err.back(), '\n');
 }
 
+TEST(ConsoleOutput, DefaultWarningNamesTheProgramTheUserTyped) {
+  Capture cout, cerr;
+  TempDir dir;
+  const fs::path blocker = dir.path / "file";
+  std::ofstream(blocker) << "x";
+  OutputOptions o;
+  o.output_dir = blocker.string();
+  o.program = "mpirun";
+  ConsoleOutput out(o, cout.fd(), cerr.fd());
+  out.write(0, StreamId::kStdout, "a\n");
+  out.flush();
+  EXPECT_EQ(cerr.text().rfind("mpirun: warning: cannot ", 0), 0u) << cerr.text();
+}
+
 TEST(ConsoleOutput, LinesOfOthersWaitBehindALongLine) {
   OutputOptions o;
   o.line_cap = 8;

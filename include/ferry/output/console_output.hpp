@@ -37,8 +37,10 @@ struct OutputOptions {
   bool timestamps = false;
   /// stderr lines go to the stdout fd (still tagged `<stderr>`).
   bool merge_stderr = false;
-  /// Number of ranks; sets the zero padding of kHorovod file names.
+  /// Number of ranks; sets the zero padding of per-rank file names.
   int world_size = 1;
+  /// Prefix of warnings printed without a set_warn() handler (the name the user typed).
+  std::string program = "ferryrun";
   /// Directory for per-rank files (raw bytes, no tags); empty = no files.
   std::string output_dir;
   FileLayout layout = FileLayout::kHorovod;
