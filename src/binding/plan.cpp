@@ -162,6 +162,10 @@ std::optional<std::vector<int>> by_device(const std::vector<Group>& groups,
   return rank_group;
 }
 
+std::string count_of(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 const char* bind_name(BindTo b) {
   switch (b) {
     case BindTo::kHwthread:
@@ -189,8 +193,10 @@ void disable_memory_binding(HostBindingPlan& plan, const std::string& why) {
 Result<HostBindingPlan> plan_bindings(const Topology& topology,
                                       const std::vector<Accelerator>& accelerators,
                                       const BindingOptions& opt, int local_ranks,
-                                      const EnvLookup& user_env) {
+                                      const EnvLookup& user_env,
+                                      const std::optional<CpuQuota>& cpu_quota) {
   HostBindingPlan plan;
+  plan.cpu_quota = cpu_quota;
   const int L = local_ranks;
   if (L <= 0) return plan;
   if (opt.pe < 0 || opt.cpus_per_rank < 0)
@@ -291,6 +297,9 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
 
   // ---- per-rank result ---------------------------------------------------------------------
   const int unbound_threads = asked > 0 ? asked : std::max(1, C / L);
+  // A CPU quota caps the threads, never the masks: L ranks of floor(Q / L) busy threads each
+  // stay within Q CPUs of time, where more would be throttled (docs/binding.md).
+  const int quota_threads = cpu_quota ? cpu_quota->threads_per_rank(L) : 0;
   // --map-by node only spreads ranks over hosts; it asks nothing of this host's cores.
   const bool strict = opt.bind_to != BindTo::kDefault ||
                       (opt.map_by != MapBy::kDefault && opt.map_by != MapBy::kNode) || asked > 0;
@@ -314,6 +323,10 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
         core_ids.insert(c);
       }
       rb.threads = unbound_threads;
+    }
+    if (cpu_quota && quota_threads < rb.threads) {
+      rb.threads = quota_threads;
+      rb.threads_capped_by_quota = true;
     }
     std::sort(rb.cpus.begin(), rb.cpus.end());
     for (int c : core_ids) numas.insert(cores[c].numa);
@@ -353,6 +366,20 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
     plan.ranks.push_back(std::move(rb));
   }
   if (opt.bind_mem && !placed) plan.notes.push_back("--bind-mem ignored: ranks are not bound");
+  const bool capped = std::any_of(plan.ranks.begin(), plan.ranks.end(),
+                                  [](const RankBinding& r) { return r.threads_capped_by_quota; });
+  if (cpu_quota) {
+    const std::string quota = cpu_quota->cpus_text();
+    if (L > 1 && cpu_quota->less_than(L) && cpu_quota->less_than(C))
+      plan.warnings.push_back(std::to_string(L) + " local ranks on a " + quota +
+                              "-CPU quota: oversubscribed, each rank gets less than one CPU" +
+                              " of time (" + cpu_quota->source() + ")");
+    plan.notes.push_back("CPU quota " + cpu_quota->cpus_phrase() + " (" + cpu_quota->source() +
+                         "): " +
+                         (capped ? "at most " + count_of(quota_threads, "thread", "threads") +
+                                       " per rank for " + count_of(L, "local rank", "local ranks")
+                                 : std::string("thread counts unaffected")));
+  }
   for (const char* var : kThreadVars)
     if (defaulted.count(var)) plan.defaulted_env.push_back(var);
   if (!plan.defaulted_env.empty()) {
@@ -363,10 +390,13 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
       lo = std::min(lo, r.threads);
       hi = std::max(hi, r.threads);
     }
-    plan.notes.push_back(
-        names + " not set by the user: set to " + std::to_string(lo) +
-        (hi > lo ? "-" + std::to_string(hi) : "") +
-        (placed ? " (the rank's cores)" : " (allowed cores / local ranks, at least 1)"));
+    std::string why = placed ? " (the rank's cores)" : " (allowed cores / local ranks, at least 1)";
+    if (capped)
+      why = " (CPU quota " + cpu_quota->cpus_phrase() + " / " +
+            count_of(L, "local rank", "local ranks") + ", at least 1; below " +
+            (placed ? "the rank's cores)" : "allowed cores / local ranks)");
+    plan.notes.push_back(names + " not set by the user: set to " + std::to_string(lo) +
+                         (hi > lo ? "-" + std::to_string(hi) : "") + why);
   }
   return plan;
 }

@@ -7,6 +7,13 @@ namespace {
 constexpr const char* kShownVariables[] = {"CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
                                            "ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "DEVICE_ID"};
 
+bool sets_thread_variable(const RankBinding& b) {
+  for (const auto& kv : b.env)
+    for (const char* name : {"OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS="})
+      if (kv.rfind(name, 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string format_binding_report(std::string_view host, int rank, const RankBinding& b,
@@ -45,6 +52,10 @@ std::string format_binding_report(std::string_view host, int rank, const RankBin
     for (const char* shown : kShownVariables)
       if (name == shown) line += ", " + kv;
   }
+  // The thread count follows from the cores shown, except when the CPU quota lowered it.
+  if (b.threads_capped_by_quota && plan.cpu_quota && sets_thread_variable(b))
+    line += ", " + std::to_string(b.threads) + (b.threads == 1 ? " thread" : " threads") +
+            " (CPU quota " + plan.cpu_quota->cpus_text() + ")";
   return line;
 }
 

@@ -10,6 +10,8 @@
 namespace ferry {
 
 void HostBinder::load(const std::string& device_root) {
+  // Read even without a topology: it is part of what summary() reports.
+  cpu_quota_ = read_cpu_quota(device_root);
   auto topo = Topology::load_system();
   if (!topo) {
     load_error_ = topo.error().message;
@@ -32,7 +34,8 @@ Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options, int loca
     none.ranks.resize(static_cast<size_t>(local_ranks));
     return none;
   }
-  auto plan = plan_bindings(*topology_, devices_, options, local_ranks, env_lookup_from(user_env));
+  auto plan = plan_bindings(*topology_, devices_, options, local_ranks, env_lookup_from(user_env),
+                            cpu_quota_);
   if (!plan) return make_error(host + ": " + plan.error().message);
   if (options.bind_mem && !plan->ranks.empty()) {
     if (auto probe = probe_memory_binding(plan->ranks.front()); !probe)
@@ -82,8 +85,9 @@ Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options,
 }
 
 std::string HostBinder::summary() const {
-  if (!topology_) return "no CPU topology (" + load_error_ + ")";
-  return summarize(*topology_, devices_).to_string();
+  const std::string quota = cpu_quota_ ? "; CPU quota " + cpu_quota_->cpus_phrase() : std::string();
+  if (!topology_) return "no CPU topology (" + load_error_ + ")" + quota;
+  return summarize(*topology_, devices_).to_string() + quota;
 }
 
 }  // namespace ferry

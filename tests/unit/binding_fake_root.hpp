@@ -111,6 +111,20 @@ class FakeRoot {
     }
   }
 
+  // cgroup files as the kernel shows them. `self` is proc/self/cgroup's text; `dir` is a
+  // cgroup directory relative to its mount ("" = the mount root, "kubepods/pod1").
+  void proc_self_cgroup(const std::string& self) { file("proc/self/cgroup", self); }
+  void cpu_max(const std::string& dir, const std::string& text) {
+    file(cgroup_dir("sys/fs/cgroup", dir) + "cpu.max", text);
+  }
+  // cgroup v1: `mount` is the controller mount's name ("cpu,cpuacct", "cpu").
+  void cfs(const std::string& mount, const std::string& dir, const std::string& quota,
+           const std::string& period = "100000\n") {
+    const std::string d = cgroup_dir("sys/fs/cgroup/" + mount, dir);
+    file(d + "cpu.cfs_quota_us", quota);
+    file(d + "cpu.cfs_period_us", period);
+  }
+
   // AMD GPUs in KFD topology order: node 1 behind socket 1, node 2 behind socket 0.
   void amd_gpus() {
     file("dev/kfd", "");
@@ -123,6 +137,10 @@ class FakeRoot {
   }
 
  private:
+  static std::string cgroup_dir(const std::string& mount, const std::string& dir) {
+    return mount + "/" + (dir.empty() ? "" : dir + "/");
+  }
+
   std::string dir_;
 };
 

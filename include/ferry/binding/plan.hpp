@@ -9,7 +9,8 @@
 /// spread evenly over the NUMA nodes and none is split across two NUMA nodes whenever such a
 /// placement exists (else the blocks are laid out in core order). When ranks use devices, a
 /// rank's block is taken from its first device's NUMA node. More local ranks than allowed
-/// cores: no binding, a warning. See docs/binding.md for every policy.
+/// cores: no binding, a warning. Thread counts also respect the cgroup's CPU quota when one is
+/// given (read_cpu_quota()). See docs/binding.md for every policy.
 
 #include <sched.h>
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "ferry/binding/accelerators.hpp"
+#include "ferry/binding/cpu_quota.hpp"
 #include "ferry/binding/env_lookup.hpp"
 #include "ferry/binding/options.hpp"
 #include "ferry/binding/topology.hpp"
@@ -49,7 +51,9 @@ struct RankBinding {
   /// Failing to bind CPUs in the child is fatal only when the user asked for a binding
   /// explicitly (`--bind-to`, `--map-by`, `--cpus-per-rank`); the default is best effort.
   bool strict = false;
-  int threads = 1;               ///< default OMP/MKL/OpenBLAS thread count for this rank
+  int threads = 1;  ///< default OMP/MKL/OpenBLAS thread count for this rank
+  /// `threads` was lowered to the rank's share of the CPU quota (its cores allowed more).
+  bool threads_capped_by_quota = false;
   std::vector<int> devices;      ///< Accelerator::index of the devices this rank uses
   std::vector<std::string> env;  ///< "K=V" ferry adds for this rank (never one the user set)
 };
@@ -70,6 +74,8 @@ struct HostBindingPlan {
   /// The accelerator kind of this host's ranks (DeviceAssignment::kind): known even when no
   /// device could be given to a rank; nullopt when the host has none and the user chose none.
   std::optional<AcceleratorKind> device_kind;
+  /// The CPU quota the thread counts respect (as given to plan_bindings()); nullopt: none.
+  std::optional<CpuQuota> cpu_quota;
 };
 
 /// Computes the binding of `local_ranks` ranks on the host described by `topology` and
@@ -77,10 +83,16 @@ struct HostBindingPlan {
 /// CUDA_VISIBLE_DEVICES, ...; those are never overridden. Errors (one line each): a request
 /// that cannot be met, e.g. `--cpus-per-rank 8` for 4 ranks on 24 cores, `--devices 9` on a
 /// host with 8 GPUs, `--map-by ...:PE=2` contradicting `--cpus-per-rank 4`.
+///
+/// `cpu_quota` (the cgroup's CFS quota, Q CPUs) lowers the thread counts only, never the
+/// cpu masks: each rank's threads become min(its count, max(1, floor(Q / local_ranks))),
+/// i.e. floor(min(allowed cores, Q) / local ranks) by default; more than one local rank and
+/// more ranks than Q (when Q is below the allowed cores) adds a warning.
 Result<HostBindingPlan> plan_bindings(const Topology& topology,
                                       const std::vector<Accelerator>& accelerators,
                                       const BindingOptions& options, int local_ranks,
-                                      const EnvLookup& user_env);
+                                      const EnvLookup& user_env,
+                                      const std::optional<CpuQuota>& cpu_quota = std::nullopt);
 
 /// Turns memory binding off for every rank (after probe_memory_binding() found the kernel or
 /// container refuses it) and records `why` as a warning.

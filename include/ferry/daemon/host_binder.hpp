@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ferry/binding/accelerators.hpp"
+#include "ferry/binding/cpu_quota.hpp"
 #include "ferry/binding/options.hpp"
 #include "ferry/binding/plan.hpp"
 #include "ferry/binding/topology.hpp"
@@ -17,9 +18,10 @@ namespace ferry {
 /// Loads the topology and accelerators of this host and plans bindings for its ranks.
 class HostBinder {
  public:
-  /// Loads the topology (restricted to the CPUs ferryd may use) and discovers accelerators
-  /// under `device_root` ("/" normally). A failure is kept as a warning: ranks then run
-  /// unbound.
+  /// Loads the topology (restricted to the CPUs ferryd may use), discovers accelerators and
+  /// reads ferryd's cgroup CPU quota (read_cpu_quota()), both under `device_root` ("/"
+  /// normally; a fake tree without cgroup files means no quota). A topology failure is kept
+  /// as a warning: ranks then run unbound.
   void load(const std::string& device_root);
 
   /// The plan for `local_ranks` ranks, or an Error naming what cannot be met. `user_env` is
@@ -41,13 +43,14 @@ class HostBinder {
                                const std::string& host, bool verbose,
                                std::vector<std::string>& lines);
 
-  /// One line describing the host ("2 packages, 4 NUMA nodes, 96 cores; 8 NVIDIA GPUs"),
-  /// or why binding is unavailable.
+  /// One line describing the host ("2 packages, 4 NUMA nodes, 96 cores; 8 NVIDIA GPUs",
+  /// then "; CPU quota 8 CPUs" when ferryd's cgroup has one), or why binding is unavailable.
   std::string summary() const;
 
  private:
   std::optional<Topology> topology_;
   std::vector<Accelerator> devices_;
+  std::optional<CpuQuota> cpu_quota_;
   std::string load_error_;
 };
 
