@@ -282,9 +282,13 @@ class Job::Impl {
         on_pmi_abort(i, *a);
         break;
       }
-      case wire::MsgType::kLog:
-        diag_.raw(h.name() + ": " + f.payload + "\n");
+      case wire::MsgType::kLog: {
+        // ferryd starts its lines with its own host name; say the host once when that is
+        // the name the user gave too.
+        const std::string label = h.name() + ": ";
+        diag_.raw((f.payload.rfind(label, 0) == 0 ? "" : label) + f.payload + "\n");
         break;
+      }
       case wire::MsgType::kDone:
         h.done = true;
         diag_.verbose(h.name() + ": all ranks ended after " +
