@@ -47,9 +47,11 @@ Result<std::string> resolve_command(const std::string& command,
   while (start <= path.size()) {
     size_t end = path.find(':', start);
     if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string cand = dir + "/" + command;
+    // Built by appending: GCC 12 warns falsely on `dir = "."` and `dir + "/" + command`
+    // here (-Wrestrict, PR 105329).
+    std::string cand = end > start ? path.substr(start, end - start) : std::string(1, '.');
+    cand += '/';
+    cand += command;
     std::string probe = (cand[0] == '/' || wdir.empty()) ? cand : wdir + "/" + cand;
     struct stat st {};
     if (::stat(probe.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
