@@ -393,33 +393,22 @@ TEST(ConsoleOutput, FileErrorIsOneWarningNotACrash) {
             "[3]<stdout>:line\n");
 }
 
-TEST(ConsoleOutput, DefaultWarningIsAWholeLineOnStderr) {
-  Capture cout, cerr;
-  TempDir dir;
-  const fs::path blocker = dir.path / "file";
-  std::ofstream(blocker) << "x";
-  OutputOptions o;
-  o.output_dir = blocker.string();
-  ConsoleOutput out(o, cout.fd(), cerr.fd());
-  out.write(0, StreamId::kStdout, "a\n");
-  out.flush();
-  const std::string err = cerr.text();
-  EXPECT_EQ(err.rfind("ferryrun: warning: cannot ", 0), 0u) << err;
-  EXPECT_EQ(err.back(), '\n');
-}
-
-TEST(ConsoleOutput, DefaultWarningNamesTheProgramTheUserTyped) {
-  Capture cout, cerr;
-  TempDir dir;
-  const fs::path blocker = dir.path / "file";
-  std::ofstream(blocker) << "x";
-  OutputOptions o;
-  o.output_dir = blocker.string();
-  o.program = "mpirun";
-  ConsoleOutput out(o, cout.fd(), cerr.fd());
-  out.write(0, StreamId::kStdout, "a\n");
-  out.flush();
-  EXPECT_EQ(cerr.text().rfind("mpirun: warning: cannot ", 0), 0u) << cerr.text();
+TEST(ConsoleOutput, DefaultWarningIsAWholeLineOnStderrNamingTheProgram) {
+  for (const std::string program : {"ferryrun", "mpirun"}) {
+    Capture cout, cerr;
+    TempDir dir;
+    const fs::path blocker = dir.path / "file";
+    std::ofstream(blocker) << "x";
+    OutputOptions o;
+    o.output_dir = blocker.string();
+    o.program = program;  // the name the user typed
+    ConsoleOutput out(o, cout.fd(), cerr.fd());
+    out.write(0, StreamId::kStdout, "a\n");
+    out.flush();
+    const std::string err = cerr.text();
+    EXPECT_EQ(err.rfind(program + ": warning: cannot ", 0), 0u) << err;
+    EXPECT_EQ(err.back(), '\n');
+  }
 }
 
 TEST(ConsoleOutput, LinesOfOthersWaitBehindALongLine) {
