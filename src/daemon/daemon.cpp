@@ -463,8 +463,7 @@ class Daemon::Impl {
   }
 
   // Without splice: one read straight into the frame batch. One read per turn keeps a
-  // chatty rank from starving the others; a read that filled its room may have left bytes
-  // behind, so the next turn reads again without waiting.
+  // chatty rank from starving the others.
   void copy(Rank& rank, Stream& s, uint8_t id) {
     if (paused_) {
       paused_streams_.push_back({&rank, &s, id});
@@ -472,15 +471,11 @@ class Daemon::Impl {
     }
     auto room = pump_.room(kReadChunk);
     ssize_t n = ::read(s.sd.native_handle(), room.data(), room.size());
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return stream_ended(rank, s);
     if (n > 0) {
       pump_.commit(rank.rank, id, static_cast<size_t>(n));
       if (pump_.queued() > kHighWater) paused_ = true;
     }
-    if (n > 0 && static_cast<size_t>(n) == room.size())
-      asio::post(io_, [this, &rank, &s, id] { pull(rank, s, id); });
-    else
-      read_stream(rank, s, id);
+    next_turn(rank, s, id, n, room.size());
   }
 
   // The front end is gone: read and discard, so no rank blocks writing before it is
@@ -488,8 +483,15 @@ class Daemon::Impl {
   void drain(Rank& rank, Stream& s, uint8_t id) {
     char sink[4096];
     ssize_t n = ::read(s.sd.native_handle(), sink, sizeof sink);
+    next_turn(rank, s, id, n, sizeof sink);
+  }
+
+  // After one read of `n` (read()'s result) of `asked` bytes: EOF or an error ends the
+  // stream; a full read may have left bytes behind, and no new readiness edge comes for
+  // those, so the next turn reads again without waiting; else it waits.
+  void next_turn(Rank& rank, Stream& s, uint8_t id, ssize_t n, size_t asked) {
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return stream_ended(rank, s);
-    if (n == static_cast<ssize_t>(sizeof sink))
+    if (n > 0 && static_cast<size_t>(n) == asked)
       asio::post(io_, [this, &rank, &s, id] { pull(rank, s, id); });
     else
       read_stream(rank, s, id);

@@ -78,6 +78,16 @@ struct TempDir {
   fs::path path;
 };
 
+// Options whose per-rank files cannot be written: the output directory is a regular file
+// in `dir`, so no directory can be made under it.
+OutputOptions unwritable_files(const TempDir& dir) {
+  const fs::path blocker = dir.path / "file";
+  std::ofstream(blocker) << "x";
+  OutputOptions o;
+  o.output_dir = blocker.string();
+  return o;
+}
+
 TEST(ConsoleOutput, TagStyles) {
   const struct {
     TagStyle style;
@@ -377,11 +387,8 @@ TEST(ConsoleOutput, PerRankFilesOpenMpiLayout) {
 
 TEST(ConsoleOutput, FileErrorIsOneWarningNotACrash) {
   TempDir dir;
-  const fs::path blocker = dir.path / "file";
-  std::ofstream(blocker) << "x";
-  OutputOptions o;
+  OutputOptions o = unwritable_files(dir);
   o.world_size = 4;
-  o.output_dir = blocker.string();  // a regular file: directories cannot be made under it
   Console con(o);
   for (int r = 0; r < 4; ++r) con.out.write(r, StreamId::kStdout, "line\n");
   for (int r = 0; r < 4; ++r) con.out.close_stream(r, StreamId::kStdout);
@@ -397,10 +404,7 @@ TEST(ConsoleOutput, DefaultWarningIsAWholeLineOnStderrNamingTheProgram) {
   for (const std::string program : {"ferryrun", "mpirun"}) {
     Capture cout, cerr;
     TempDir dir;
-    const fs::path blocker = dir.path / "file";
-    std::ofstream(blocker) << "x";
-    OutputOptions o;
-    o.output_dir = blocker.string();
+    OutputOptions o = unwritable_files(dir);
     o.program = program;  // the name the user typed
     ConsoleOutput out(o, cout.fd(), cerr.fd());
     out.write(0, StreamId::kStdout, "a\n");
@@ -565,10 +569,7 @@ TEST(ConsoleOutput, WarnHookMayFlushAndPrint) {
   // As ferryrun's Diagnostics does: the hook flushes the console, then prints.
   Capture cout, cerr;
   TempDir dir;
-  const fs::path blocker = dir.path / "file";
-  std::ofstream(blocker) << "x";
-  OutputOptions o;
-  o.output_dir = blocker.string();
+  OutputOptions o = unwritable_files(dir);
   o.line_cap = 4;
   o.queue_cap = 20;
   ConsoleOutput out(o, cout.fd(), cerr.fd());
