@@ -72,13 +72,4 @@ void FrameBatch::append_output_header(int32_t rank, uint8_t stream, size_t n) {
   size_ += kOutputHeader;
 }
 
-void FrameBatch::clear(size_t keep) {
-  size_ = 0;
-  if (capacity_ > keep) {
-    std::free(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-}
-
 }  // namespace ferry::wire

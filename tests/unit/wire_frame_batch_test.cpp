@@ -78,19 +78,6 @@ TEST(FrameBatch, UncommittedRoomIsDropped) {
   EXPECT_EQ(encode_done() + output_frame(2, 1, "zzz"), b.bytes());
 }
 
-TEST(FrameBatch, ClearKeepsOrReleasesMemory) {
-  FrameBatch b;
-  put_output(b, 0, 1, std::string(1000, 'a'));
-  b.clear();
-  EXPECT_TRUE(b.empty());
-  put_output(b, 0, 1, "b");
-  EXPECT_EQ(output_frame(0, 1, "b"), b.bytes());
-  b.clear(0);  // released: next use allocates afresh
-  EXPECT_TRUE(b.empty());
-  b.append(encode_done());
-  EXPECT_EQ(encode_done(), b.bytes());
-}
-
 TEST(FrameBatch, MovesOwnership) {
   FrameBatch a;
   a.append(encode_done());

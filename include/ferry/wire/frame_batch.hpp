@@ -39,8 +39,6 @@ class FrameBatch {
   std::string_view bytes() const { return {data_, size_}; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  /// Forgets the bytes; keeps up to `keep` bytes of memory for the next burst.
-  void clear(size_t keep = 256u << 10);
 
  private:
   char* room(size_t n);
