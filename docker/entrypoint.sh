@@ -81,9 +81,14 @@ if [[ ! -s $host_key ]]; then
 fi
 
 # SSH sessions get the container's environment for the variables named.
+# (A plain CPU container has none of the framework variables: matching none is normal.)
 wanted=${FERRY_SSH_ENV:-}
 if [[ -z $wanted ]]; then
-  wanted="PATH LD_LIBRARY_PATH $(compgen -e | grep -E '^(NVIDIA_|CUDA_|NCCL_|ROCM_|HIP_|ASCEND_|HCCL_|CONDA_|VIRTUAL_ENV|PYTHONPATH)' | tr '\n' ' ')"
+  wanted="PATH LD_LIBRARY_PATH"
+  for name in $(compgen -e); do
+    [[ $name =~ ^(NVIDIA_|CUDA_|NCCL_|ROCM_|HIP_|ASCEND_|HCCL_|CONDA_|VIRTUAL_ENV|PYTHONPATH) ]] &&
+      wanted+=" $name"
+  done
 fi
 setenv=""
 for name in $wanted; do

@@ -255,10 +255,16 @@ SshSession::Step SshSession::host_key_step() {
       log(describe() + ": host key " + fingerprint + " matches " + display_path(known_hosts));
       break;
     case SSH_KNOWN_HOSTS_CHANGED:
-    case SSH_KNOWN_HOSTS_OTHER:
-      fail_open("host key CHANGED (fingerprint " + fingerprint + "); remove the old key from " +
-                display_path(known_hosts) + " if the host was rebuilt");
+    case SSH_KNOWN_HOSTS_OTHER: {
+      // known_hosts names a non-22 port as [host]:port, and so must ssh-keygen -R.
+      std::string entry = port_ == 22 ? target_host_
+                                      : "[" + target_host_ + "]:" + std::to_string(port_);
+      fail_open("host key CHANGED (fingerprint " + fingerprint +
+                "); if the host was rebuilt, remove the old key with: ssh-keygen -R '" + entry +
+                "' -f " + display_path(known_hosts) +
+                " (a container keeps its key across re-creation only with a host-key volume)");
       return Step::kStop;
+    }
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
       if (!accept_new_) {

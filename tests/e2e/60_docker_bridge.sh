@@ -7,8 +7,8 @@
 # Ctrl-C, kill -9 of ferryrun and the no-leftover checks must all work, from
 # the head and from inside a container; ssh_config aliases work too.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
-# shellcheck source=docker_lib.sh
-source "$(dirname "$0")/docker_lib.sh"
+# shellcheck source=docker_sim_lib.sh
+source "$(dirname "$0")/docker_sim_lib.sh"
 require_root
 docker_sim_up bridge
 

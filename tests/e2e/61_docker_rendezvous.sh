@@ -17,8 +17,8 @@
 # Host mode (2 machines x 2 containers sharing the machine's network): the
 # NIC check picks eth0 (the machines' LAN), not docker0, and does not warn.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
-# shellcheck source=docker_lib.sh
-source "$(dirname "$0")/docker_lib.sh"
+# shellcheck source=docker_sim_lib.sh
+source "$(dirname "$0")/docker_sim_lib.sh"
 require_root
 require_ferry
 skip_without_rendezvous "the Horovod KV / PMI-1 exchange and the NIC check in containers"

@@ -8,8 +8,8 @@
 # rank connects, as torch's TCPStore does), and failures leave nothing behind
 # in any container, though two share one network namespace.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
-# shellcheck source=docker_lib.sh
-source "$(dirname "$0")/docker_lib.sh"
+# shellcheck source=docker_sim_lib.sh
+source "$(dirname "$0")/docker_sim_lib.sh"
 require_root
 docker_sim_up host
 

@@ -6,8 +6,8 @@
 # Recreated with the keys kept in a volume (docker/compose.*.yml), the same
 # known_hosts works again.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
-# shellcheck source=docker_lib.sh
-source "$(dirname "$0")/docker_lib.sh"
+# shellcheck source=docker_sim_lib.sh
+source "$(dirname "$0")/docker_sim_lib.sh"
 require_root
 docker_sim_up bridge
 

@@ -12,8 +12,8 @@
 #  - answer its HEALTHCHECK (--health);
 # and a ferry job over it and three other containers works, leaving nothing.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
-# shellcheck source=docker_lib.sh
-source "$(dirname "$0")/docker_lib.sh"
+# shellcheck source=docker_sim_lib.sh
+source "$(dirname "$0")/docker_sim_lib.sh"
 require_root
 docker_sim_up bridge
 

@@ -1,179 +1,117 @@
 # shellcheck shell=bash
-# Helpers for the Docker scenarios (tests/e2e/6N_*.sh), on top of lib.sh.
+# Helpers for the real-engine Docker scenarios (tests/e2e/7N_*.sh), on top of lib.sh.
 #
-# A Docker scenario sources this file (which sources lib.sh), calls require_root
-# and docker_sim_up MODE, which starts the simulated Docker hosts of
-# tests/cluster/ferry-docker-sim for this scenario alone and tears them down
-# when it ends (FERRY_DOCKER_SIM_KEEP=1 leaves them up). It does not need the
-# ferry-cluster hosts (fnode*), and shares no name or address with them.
-#
-# Environment: as lib.sh, plus FERRY_DOCKER_SIM_DIR (state of the simulation,
-# default /tmp/ferry-docker-sim).
-#
-# After docker_sim_up: DSSHCFG (the simulation's ssh_config), DOCKER_SIM (the
-# script), and the FERRY_DOCKER_SIM_* variables of `ferry-docker-sim env`.
+# The CTest fixture `docker` (tests/docker/ferry-docker up) has started dockerd and
+# built the worker image from docker/Dockerfile; the fixture `cluster` has the
+# simulated hosts fnode1..N, which play "another machine" on the LAN: they reach this
+# machine at 10.231.0.1 (the cluster bridge's address), as a head node would reach a
+# Docker machine. A scenario brings up the shipped compose files (docker/compose.*.yml)
+# under a project named ferry-test-MODE and takes them down when it ends.
 
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DOCKER_SIM=$FERRY_SRC/tests/cluster/ferry-docker-sim
-FERRY_DOCKER_SIM_DIR=${FERRY_DOCKER_SIM_DIR:-/tmp/ferry-docker-sim}
-export FERRY_DOCKER_SIM_DIR
-export DSSHCFG=$FERRY_DOCKER_SIM_DIR/ssh_config
-_DOCKER_SIM_STARTED=0
+FERRY_DOCKER=$FERRY_SRC/tests/docker/ferry-docker
+# The Docker machine's address as the cluster's hosts see it.
+DOCKER_MACHINE_ADDR=10.231.0.1
+_DOCKER_PROJECTS=()
 
-# Runs lib.sh's cleanup after taking the simulation down, keeping the exit code.
-_docker_e2e_cleanup() {
-  local rc=$?
+_docker_real_cleanup() {
+  local rc=$? p
   set +e
-  if ((_DOCKER_SIM_STARTED)) && [[ ${FERRY_DOCKER_SIM_KEEP:-0} != 1 ]]; then
-    "$DOCKER_SIM" down >/dev/null 2>&1
-  fi
+  for p in "${_DOCKER_PROJECTS[@]}"; do
+    _compose_cmd "$p" down -v --remove-orphans >/dev/null 2>&1
+  done
   (exit "$rc")
   _e2e_cleanup
 }
-trap _docker_e2e_cleanup EXIT
+trap _docker_real_cleanup EXIT
 
-# require_ferry: the binaries under test and python3 exist (failures, not skips).
-require_ferry() {
-  [[ -x $FERRYRUN ]] || fail "ferryrun not built: $FERRYRUN"
-  [[ -x $FERRYD ]] || fail "ferryd not built: $FERRYD"
-  [[ -n $PY ]] || fail "python3 not found"
-}
-
-# docker_sim_up all|bridge|host: build the simulated Docker hosts for this
-# scenario (replacing any earlier simulation) and load their environment.
-docker_sim_up() {
-  require_ferry
-  _DOCKER_SIM_STARTED=1
-  "$DOCKER_SIM" up "$1" >"$T/sim-up.log" 2>&1 ||
-    fail "ferry-docker-sim up $1 failed: $(tail -n 20 "$T/sim-up.log")"
+# require_docker: the engine runs and the fixture's images exist (failures as root).
+require_docker() {
   local env
-  env=$("$DOCKER_SIM" env) || fail "ferry-docker-sim env failed"
+  env=$("$FERRY_DOCKER" env) || fail "ferry-docker env failed"
   eval "$env"
+  DOCKER=$FERRY_DOCKER_CLI
+  "$DOCKER" info >/dev/null 2>&1 || fail "no Docker engine answers (start one: $FERRY_DOCKER up)"
+  "$DOCKER" image inspect "$FERRY_DOCKER_WORKER_IMAGE" >/dev/null 2>&1 ||
+    fail "image $FERRY_DOCKER_WORKER_IMAGE missing ($FERRY_DOCKER up builds it)"
+  [[ -r $FERRY_DOCKER_KEY ]] || fail "no client key $FERRY_DOCKER_KEY"
+  # The client side of every job: the fixture's key, known_hosts of this test only.
+  DCFG=$T/ssh_config
+  cat >"$DCFG" <<EOF
+Host *
+  User root
+  IdentityFile $FERRY_DOCKER_KEY
+  UserKnownHostsFile $T/known_hosts
+EOF
+  : >"$T/known_hosts"
 }
 
-# sim_field CTR N: field N of container CTR in the simulation's table
-# (1 name, 2 mode, 3 machine netns, 4 machine address, 5 port reached at,
-# 6 container address, 7 sshd port inside).
-sim_field() {
-  awk -v c="$1" -v n="$2" '$1 == c {print $n}' "$FERRY_DOCKER_SIM_CONTAINERS_FILE"
+# _compose_cmd MODE ARGS...: docker-compose on docker/compose.MODE.yml, project
+# ferry-test-MODE, with this test's image, key, ports and the test programs mounted.
+_compose_cmd() {
+  local mode=$1
+  shift
+  FERRY_WORKER_IMAGE=$FERRY_DOCKER_WORKER_IMAGE FERRY_AUTHORIZED_KEYS=$FERRY_DOCKER_KEY.pub \
+    docker-compose -p "ferry-test-$mode" -f "$FERRY_SRC/docker/compose.$mode.yml" \
+    -f "$T/compose.test.yml" "$@"
 }
 
-# sim_hostfile MODE FILE: the simulation's hostfile for MODE (bridge|host), one
-# line per container (`<machine address> slots=2 port=<port>`), with
-# ferryd=<path> added as an image that installs it elsewhere would need.
-sim_hostfile() {
-  local src
-  case $1 in
-    bridge) src=$FERRY_DOCKER_SIM_BRIDGE_HOSTFILE ;;
-    host) src=$FERRY_DOCKER_SIM_HOST_HOSTFILE ;;
-    *) fail "sim_hostfile: bridge or host, not '$1'" ;;
-  esac
-  {
-    echo "# $1-mode containers of ferry-docker-sim"
-    sed "s|\$|  ferryd=$FERRYD|" "$src"
-  } >"$2"
+# compose_up MODE: the shipped compose file for MODE (bridge|host), its two workers up
+# and answering SSH. The override only mounts the test programs (same path inside).
+compose_up() {
+  local mode=$1
+  cat >"$T/compose.test.yml" <<EOF
+services:
+  worker0:
+    volumes: ["$FERRY_SRC/tests/e2e/programs:$FERRY_SRC/tests/e2e/programs:ro"]
+  worker1:
+    volumes: ["$FERRY_SRC/tests/e2e/programs:$FERRY_SRC/tests/e2e/programs:ro"]
+EOF
+  _DOCKER_PROJECTS+=("$mode")
+  _compose_cmd "$mode" up -d --no-build >"$T/compose-$mode.log" 2>&1 ||
+    fail "docker-compose up ($mode) failed: $(tail -n 20 "$T/compose-$mode.log")"
 }
 
-# in_ctr CTR CMD...: run CMD inside container (or machine dmachI) CTR.
-in_ctr() {
-  "$DOCKER_SIM" exec "$@"
+# compose MODE ARGS...: docker-compose on the scenario's project.
+compose() { _compose_cmd "$@"; }
+
+# ctr MODE SERVICE: the container's name (Compose 1.29: PROJECT_SERVICE_1).
+ctr() { compose "$1" ps -q "$2" | head -n 1; }
+
+# wait_ssh ADDR PORT: a banner within 20 s.
+_ssh_banner() {
+  local line
+  exec 3<>"/dev/tcp/$1/$2" || return 1
+  read -r -t 2 line <&3 || return 1
+  exec 3<&-
+  [[ $line == SSH-* ]]
+}
+wait_ssh() { wait_for "sshd on $1:$2" 20 _ssh_banner "$1" "$2"; }
+
+# ctr_job_procs CID: the container's processes other than its init and sshd listener
+# (ferryd, ranks, sshd sessions), as "pid args" lines; empty when idle.
+ctr_job_procs() {
+  "$DOCKER" top "$1" -eo pid,args 2>/dev/null | awk 'NR > 1' |
+    grep -vE '^ *[0-9]+ +(/sbin/docker-init|sshd: .*\[listener\])' || true
 }
 
-# tcp_open_from NAME ADDR PORT: whether a TCP connection from inside container
-# or machine NAME to ADDR:PORT succeeds within 2 s (dropped packets time out).
-tcp_open_from() {
-  in_ctr "$1" timeout 2 bash -c "exec 3<>/dev/tcp/$2/$3" 2>/dev/null
-}
-
-# sim_leftovers: every live process inside the simulated containers other than
-# their sshd listeners (ferryd, ranks, sshd sessions), one line each. A
-# container's processes are those in its UTS namespace (host-mode containers
-# share their machine's network namespace). One find(1) for all: forks are
-# slow on a loaded machine.
-sim_leftovers() {
-  local ctr uts link path pid st
-  declare -A owner=() listener_of=()
-  while read -r ctr _; do
-    uts=$(cat "$FERRY_DOCKER_SIM_DIR/$ctr/uts" 2>/dev/null || true)
-    [[ -n $uts ]] || continue
-    owner[$uts]=$ctr
-    listener_of[$ctr]=$(cat "$FERRY_DOCKER_SIM_DIR/$ctr/sshd.pid" 2>/dev/null || true)
-  done <"$FERRY_DOCKER_SIM_CONTAINERS_FILE"
-  while read -r link path; do
-    uts=${link//[^0-9]/}
-    ctr=${owner[$uts]:-}
-    [[ -n $ctr ]] || continue
-    pid=${path#/proc/}
-    pid=${pid%%/*}
-    [[ $pid == "${listener_of[$ctr]}" ]] && continue
-    st=$(cat "/proc/$pid/stat" 2>/dev/null || true)
-    st=${st##*) }
-    [[ -z $st || $st == Z* ]] && continue
-    echo "  $ctr pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
-  done < <(find /proc/[0-9]*/ns/uts -maxdepth 0 -printf '%l %p\n' 2>/dev/null)
-  return 0
-}
-
-# wait_sim_idle SECONDS: wait until no container runs anything but its sshd
-# listener: no ferryd, no rank, no ssh session of a finished job.
-wait_sim_idle() {
-  wait_no_leftovers sim_leftovers "simulated containers" "$1"
-}
-
-# ferry_has_rendezvous: whether this ferryrun has the rendezvous and NIC choice
-# integration (issue 5); its --help then lists --network-interface.
-ferry_has_rendezvous() {
-  # Not `--help | grep -q`: grep -q closing the pipe early makes the pipeline fail under
-  # pipefail (SIGPIPE), which would read as "not listed".
-  local help
-  help=$("$FERRYRUN" --help 2>&1) || true
-  grep -q -- '--network-interface' <<<"$help"
-}
-
-# skip_without_rendezvous WHAT: exit 77 with a clear message unless
-# ferry_has_rendezvous.
-skip_without_rendezvous() {
-  if ! ferry_has_rendezvous; then
-    echo "SKIP: $TEST_NAME: $1 needs ferryrun's rendezvous and NIC choice (issue 5): '$FERRYRUN --help' does not list --network-interface yet"
-    exit 77
-  fi
-}
-
-# sim_rank_exit_case HOSTFILE RANK CODE HOST: a job over HOSTFILE in which rank RANK exits
-# CODE after 0.5 s while every other rank sleeps. ferryrun must exit CODE, its report must
-# name the rank and HOST (the rank's address:port), and every other rank must be stopped:
-# nothing of the job is left in any container.
-# shellcheck disable=SC2154 # E_rc and E_err come from run_capture
-sim_rank_exit_case() {
-  local hostfile=$1 rank=$2 code=$3 host=$4 tok sleeper
-  tok=$(unique_token)
-  sleeper=$(sleeper_for "$tok")
-  # shellcheck disable=SC2016 # $RANK and $0..$2 are the rank shell's
-  run_capture E --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-    --kill-grace 2 sh -c 'if [ "$RANK" = "$1" ]; then sleep 0.5; exit "$2"; fi; exec "$0" 1000' \
-    "$sleeper" "$rank" "$code"
-  assert_eq "$code" "$E_rc" "ferryrun exit code when rank $rank exits $code"
-  grep -qE "rank $rank([^0-9]|\$)" "$T/E.err" || fail "the failure report does not name rank $rank"
-  assert_contains "$E_err" "$host" "failure report (host of rank $rank)"
-  wait_gone "$tok" 10
-  wait_sim_idle 10
-}
-
-# sim_kill9_case HOSTFILE: kill -9 of ferryrun while 8 ranks sleep over HOSTFILE's four
-# containers. It exits 137; its connections close, and every ferryd must then kill its
-# ranks and exit: nothing of the job is left in any container.
-# shellcheck disable=SC2154 # K_pid, K_tok, K_rc come from start_sleeper_job, wait_bg
-sim_kill9_case() {
-  local ferryds
-  start_sleeper_job K 8 -- --ssh-config "$DSSHCFG" --hostfile "$1"
-  ferryds=$(sim_leftovers | grep -c ferryd || true)
-  ((ferryds >= 4)) || fail "expected a ferryd in each of the 4 containers, found $ferryds:
-$(sim_leftovers)"
-  kill -9 "$K_pid"
-  wait_bg K 5
-  assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
-  wait_gone "$K_tok" 10
-  wait_sim_idle 10
+# wait_ctr_idle SECONDS CID...: nothing of a job left in any of the containers.
+wait_ctr_idle() {
+  local limit=$1 c left i
+  shift
+  for ((i = 0; i < limit * 10; i++)); do
+    left=""
+    for c in "$@"; do
+      left+=$(ctr_job_procs "$c")
+    done
+    [[ -z $left ]] && return 0
+    sleep 0.1
+  done
+  for c in "$@"; do
+    echo "left in $c:" >&2
+    ctr_job_procs "$c" >&2
+  done
+  fail "processes left in the containers ${limit} s later"
 }
