@@ -5,7 +5,7 @@
 #    fetched no frontend image), and starts under its own default environment;
 #  - both compose files (and the NVIDIA override) pass `docker-compose config`;
 #  - no key mounted: the container stops, saying what to mount;
-#  - the entrypoint hands PATH to SSH sessions, so ferryd is found there;
+#  - the entrypoint hands PATH and the framework variables (NCCL_*) to SSH sessions;
 #  - host keys: a container recreated with its host-key volume keeps its key (the same
 #    known_hosts works); recreated without it, ferryrun refuses the changed key with one
 #    line that says what to do;
@@ -52,17 +52,17 @@ keyvol=ferry-test-hostkeys
 start_keyed() { # NAME [VOLUME]
   local vol=()
   [[ -n ${2:-} ]] && vol=(-v "$2:/etc/ssh/host_keys")
-  "$DOCKER" run -d --init --name "$1" -p "$port:2222" "${vol[@]}" \
+  "$DOCKER" run -d --init --name "$1" -p "$port:2222" "${vol[@]}" -e NCCL_DEBUG=INFO \
     -v "$FERRY_DOCKER_KEY.pub:/etc/ferry/authorized_keys:ro" "$FERRY_DOCKER_WORKER_IMAGE" >/dev/null
   wait_ssh 127.0.0.1 "$port"
 }
 start_keyed ferry-test-keyed "$keyvol"
 echo "127.0.0.1 slots=1 port=$port ferryd=/opt/ferry/bin/ferryd" >"$T/hosts.txt"
 run_capture J -- "$FERRYRUN" --ssh-config "$DCFG" --ssh-accept-new --hostfile "$T/hosts.txt" \
-  sh -c 'echo "$(hostname) $RANK $WORLD_SIZE $PATH"'
+  sh -c 'echo "$(hostname) $RANK $WORLD_SIZE $NCCL_DEBUG $PATH"'
 assert_eq 0 "$J_rc" "job on the keyed container ($J_err)"
 cid=$("$DOCKER" inspect -f '{{.Config.Hostname}}' ferry-test-keyed)
-assert_match "$J_out" "^\[0\]<stdout>:$cid 0 1 /opt/ferry/bin:" "rank in the container, image PATH"
+assert_match "$J_out" "^\[0\]<stdout>:$cid 0 1 INFO /opt/ferry/bin:" "rank in the container, image PATH and NCCL_ variables"
 wait_ctr_idle 5 ferry-test-keyed
 # The same address without a port of its own stays this machine, whatever the global -p.
 run_capture G -- "$FERRYRUN" --ssh-config "$DCFG" -H 127.0.0.1:1 -p "$port" hostname

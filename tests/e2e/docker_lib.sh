@@ -22,6 +22,8 @@ _docker_real_cleanup() {
   for p in "${_DOCKER_PROJECTS[@]}"; do
     _compose_cmd "$p" down -v --remove-orphans >/dev/null 2>&1
   done
+  # Whatever else the scenario started: containers and volumes are all ferry-test-*.
+  [[ ${FERRY_E2E_KEEP:-0} == 1 ]] || "$FERRY_DOCKER" clean >/dev/null 2>&1
   (exit "$rc")
   _e2e_cleanup
 }
