@@ -60,6 +60,8 @@ int run_ferryrun(const FrontendConfig& cfg) {
   SshLauncher remote(io, ssh);
   JobOptions job_opts = cfg.job;
   job_opts.heartbeat_s = cfg.ssh.heartbeat_s;
+  job_opts.ssh_port = cfg.ssh.port;
+  job_opts.ssh_user = cfg.ssh.user;
   Job job(io, std::move(job_opts), Launchers{local, remote}, console, diag);
   job_ptr = &job;
   int status = job.run();

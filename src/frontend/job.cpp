@@ -7,12 +7,12 @@
 #include <cstring>
 #include <random>
 
+#include "ferry/frontend/host_reach.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/rendezvous/interfaces.hpp"
-#include "ferry/transport/local_launcher.hpp"
 #include "ferry/wire/messages.hpp"
 #include "rendezvous_service.hpp"
 
@@ -79,7 +79,9 @@ class Job::Impl {
     for (size_t i = 0; i < placement_.hosts.size(); ++i) {
       auto h = std::make_unique<HostState>();
       h->plan = placement_.hosts[i];
-      h->local = is_local_host(h->plan.host.name);
+      HostReach reach = decide_host_reach(h->plan.host, {opts_.ssh_port, opts_.ssh_user});
+      h->local = reach.local;
+      h->reach_reason = std::move(reach.reason);
       for (auto& r : h->plan.ranks) {
         rank_host_[r.rank] = static_cast<int>(i);
         rank_local_[r.rank] = r.local_rank;
@@ -89,10 +91,10 @@ class Job::Impl {
     }
     if (diag_.is_verbose()) {
       for (auto& h : hosts_)
-        diag_.verbose("host " + h->plan.host.name + ": ranks " +
+        diag_.verbose("host " + h->name() + ": ranks " +
                       std::to_string(h->plan.ranks.front().rank) + ".." +
                       std::to_string(h->plan.ranks.back().rank) +
-                      (h->local ? " (local, no SSH)" : ""));
+                      (h->local ? ", local, no SSH (" : ", SSH (") + h->reach_reason + ")");
     }
     started_at_ = Clock::now();
     signals_.add(SIGINT);
@@ -116,6 +118,7 @@ class Job::Impl {
   struct HostState {
     HostPlan plan;
     bool local = false;
+    std::string reach_reason;  // why local or SSH, for --verbose
     std::unique_ptr<Link> link;
     wire::FrameReader reader;
     bool opening = true;      // open in flight

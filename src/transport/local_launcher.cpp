@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <deque>
+#include <memory>
 
 #include "ferry/daemon/spawn.hpp"
 
@@ -174,26 +175,24 @@ bool is_local_host(const std::string& name) {
     auto dot = h.find('.');
     if (dot != std::string::npos && name == h.substr(0, dot)) return true;
   }
-  ifaddrs* ifs = nullptr;
-  bool found = false;
-  if (::getifaddrs(&ifs) == 0) {
-    for (ifaddrs* i = ifs; i && !found; i = i->ifa_next) {
-      if (!i->ifa_addr) continue;
-      char buf[INET6_ADDRSTRLEN] = {};
-      int fam = i->ifa_addr->sa_family;
-      if (fam == AF_INET)
-        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
-                    sizeof buf);
-      else if (fam == AF_INET6)
-        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
-                    sizeof buf);
-      else
-        continue;
-      found = name == buf;
-    }
-    ::freeifaddrs(ifs);
+  ifaddrs* raw = nullptr;
+  if (::getifaddrs(&raw) != 0) return false;
+  std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> ifs(raw, &::freeifaddrs);
+  for (ifaddrs* i = ifs.get(); i; i = i->ifa_next) {
+    if (!i->ifa_addr) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    int fam = i->ifa_addr->sa_family;
+    if (fam == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
+                  sizeof buf);
+    else if (fam == AF_INET6)
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
+                  sizeof buf);
+    else
+      continue;
+    if (name == buf) return true;
   }
-  return found;
+  return false;
 }
 
 }  // namespace ferry

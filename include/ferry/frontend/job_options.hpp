@@ -41,6 +41,8 @@ struct JobOptions {
                                                 ///< frameworks (each host takes the first it has)
   bool torch_local_rank_arg = false;  ///< --torch-local-rank-arg: append --local-rank=N
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
+  int ssh_port = 0;                  ///< -p, for --verbose only: neither it nor -l
+  std::string ssh_user;              ///< (ssh_user) makes a host on this machine SSH
   int heartbeat_s = 0;               ///< >0: ferryrun and each ferryd exchange heartbeats
                                      ///< this often; 3 missed = the other side is gone
 };
