@@ -84,7 +84,7 @@ run_capture N -- "$FERRYRUN" --ssh-config "$DCFG" --ssh-accept-new --hostfile "$
 assert_ne 0 "$N_rc" "exit code with a changed host key"
 assert_contains "$N_err" "host key CHANGED" "changed-key message"
 assert_contains "$N_err" "ssh-keygen -R '[127.0.0.1]:$port'" "changed-key message names the fix"
-assert_eq 1 "$(count_lines "$T/N.err")" "changed-key report lines"
+assert_eq 1 "$(grep -c 'host key CHANGED' "$T/N.err")" "changed-key report: one line"
 wait_ctr_idle 5 ferry-test-keyed
 "$DOCKER" rm -f ferry-test-keyed ferry-test-nokey >/dev/null
 "$DOCKER" volume rm "$keyvol" >/dev/null
