@@ -15,6 +15,7 @@ TITLES = {
     "throughput-cpu": "Where the CPU goes while moving the output (one extra run per tool)",
     "memory": "Peak memory (RSS)",
     "breakdown": "Where the launch time goes (seconds since the launcher was forked)",
+    "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 
 LEGEND = ("Cells: median [min-max] over all runs. `ferry vs X`: how many times better "
@@ -51,10 +52,18 @@ def ratio_cell(s: Summary | None) -> str:
     return f"{s.median:.2f}x [{s.low:.2f}-{s.high:.2f}]"
 
 
+def columns(results: Results, tools: list[Tool], section: str) -> tuple[list, str]:
+    """The section's columns (the launchers unless it has its own) and the name of the
+    first one in the ratio headers."""
+    cols = results.columns.get(section)
+    return (cols, cols[0].label) if cols else (tools, "ferry")
+
+
 def table_rows(results: Results, tools: list[Tool], section: str) -> tuple[list[str], list[list[str]]]:
+    tools, base = columns(results, tools, section)
     ferry = tools[0].key
     peers = tools[1:]
-    head = ["case", "metric"] + [t.label for t in tools] + [f"ferry vs {t.label}" for t in peers]
+    head = ["case", "metric"] + [t.label for t in tools] + [f"{base} vs {t.label}" for t in peers]
     rows = []
     for m in results.metrics:
         if m.section != section:
@@ -95,7 +104,10 @@ def console(results: Results, tools: list[Tool]) -> str:
     for sec in sections(results):
         head, rows = table_rows(results, tools, sec)
         parts.append(f"== {TITLES.get(sec, sec)}\n" + text_table(head, rows))
-    parts.append(LEGEND)
+        if sec in results.legends:
+            parts.append(results.legends[sec])
+    if any(sec not in results.columns for sec in sections(results)):
+        parts.append(LEGEND)
     if results.notes:
         parts.append("Notes:\n" + "\n".join("  - " + n for n in results.notes))
     if results.warnings:
@@ -115,7 +127,10 @@ def write_files(results: Results, tools: list[Tool], out: Path) -> list[Path]:
     for sec in sections(results):
         head, rows = table_rows(results, tools, sec)
         md += [f"## {TITLES.get(sec, sec)}", "", markdown_table(head, rows), ""]
-    md += [LEGEND, ""]
+        if sec in results.legends:
+            md += [results.legends[sec], ""]
+    if any(sec not in results.columns for sec in sections(results)):
+        md += [LEGEND, ""]
     if results.notes:
         md += ["## Notes", ""] + [f"- {n}" for n in results.notes] + [""]
     if results.warnings:
@@ -133,14 +148,15 @@ def write_files(results: Results, tools: list[Tool], out: Path) -> list[Path]:
                     "spread_pct", "ferry_advantage_median", "ferry_advantage_min",
                     "ferry_advantage_max"])
         for m in results.metrics:
-            for t in tools:
+            cols, _ = columns(results, tools, m.section)
+            for t in cols:
                 series = m.by_tool.get(t.key)
                 s = summarize(series.samples()) if series else None
                 if s is None:
                     continue
                 adv = None
-                if t is not tools[0] and tools[0].key in m.by_tool:
-                    adv = paired_advantage(m.by_tool[tools[0].key], series, m.lower_is_better)
+                if t is not cols[0] and cols[0].key in m.by_tool:
+                    adv = paired_advantage(m.by_tool[cols[0].key], series, m.lower_is_better)
                 w.writerow([m.section, m.case, m.name, m.unit, t.key, s.n, f"{s.median:.6g}",
                             f"{s.low:.6g}", f"{s.high:.6g}", f"{s.spread_pct:.1f}",
                             f"{adv.median:.4g}" if adv else "", f"{adv.low:.4g}" if adv else "",

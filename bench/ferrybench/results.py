@@ -36,6 +36,10 @@ class Results:
     failures: list[str] = field(default_factory=list)   # make bench/run exit 1
     breakdowns: list[dict] = field(default_factory=list)  # rows of the launch breakdown
     environment: dict[str, str] = field(default_factory=dict)
+    # Sections whose columns are not the launchers (the docker section's are layouts):
+    # section → objects with .key and .label, the first one the base of the ratios.
+    columns: dict[str, list] = field(default_factory=dict)
+    legends: dict[str, str] = field(default_factory=dict)  # section → its own legend
 
     def metric(self, section: str, case: str, name: str, unit: str,
                lower_is_better: bool = True) -> Metric:
