@@ -52,10 +52,6 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.keepalive_s = cfg.ssh.heartbeat_s;
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
-  Job* job_ptr = nullptr;
-  ssh.on_diag = [&job_ptr](const std::string& host, const std::string& line) {
-    if (job_ptr) job_ptr->daemon_stderr(host, line);
-  };
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   JobOptions job_opts = cfg.job;
@@ -63,7 +59,6 @@ int run_ferryrun(const FrontendConfig& cfg) {
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   Job job(io, std::move(job_opts), Launchers{local, remote}, console, diag);
-  job_ptr = &job;
   int status = job.run();
   console.flush();
   return status;

@@ -61,6 +61,8 @@ class Job::Impl {
        Diagnostics& diag)
       : io_(io), opts_(std::move(opts)), launchers_(launchers), out_(out), diag_(diag),
         signals_(io), start_timer_(io), abort_timer_(io), beat_timer_(io) {}
+  // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
+  ~Impl() { *alive_ = false; }
 
   int run() {
     auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe, opts_.placement);
@@ -106,14 +108,6 @@ class Job::Impl {
     return exit_status();
   }
 
-  void daemon_stderr(const std::string& host, const std::string& line) {
-    for (auto& h : hosts_)
-      if (h->plan.host.name == host && h->hello) {
-        diag_.raw(h->name() + ": " + line + "\n");
-        return;
-      }
-  }
-
  private:
   struct HostState {
     HostPlan plan;
@@ -152,11 +146,22 @@ class Job::Impl {
       HostState& h = *hosts_[i];
       DaemonCommand cmd;
       cmd.ferryd_path = h.plan.host.ferryd.empty() ? opts_.ferryd_path : h.plan.host.ferryd;
+      // By index: hosts may share a name (one address, two ports), never an index.
+      cmd.on_stderr = [this, i, alive = alive_](const std::string& line) {
+        if (*alive) daemon_stderr(i, line);
+      };
       Launcher& l = h.local ? launchers_.local : launchers_.remote;
       l.async_open(h.plan.host, cmd, [this, i](Result<std::unique_ptr<Link>> r) {
         on_open(i, std::move(r));
       });
     }
+  }
+
+  // A line ferryd wrote to its stderr. Shown once that host's ferryd has started; before
+  // that it is part of the start error instead.
+  void daemon_stderr(size_t i, const std::string& line) {
+    HostState& h = *hosts_[i];
+    if (h.hello) diag_.raw(h.name() + ": " + line + "\n");
   }
 
   void on_open(size_t i, Result<std::unique_ptr<Link>> r) {
@@ -681,8 +686,5 @@ Job::Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink&
     : impl_(std::make_unique<Impl>(io, std::move(opts), launchers, out, diag)) {}
 Job::~Job() = default;
 int Job::run() { return impl_->run(); }
-void Job::daemon_stderr(const std::string& host, const std::string& line) {
-  impl_->daemon_stderr(host, line);
-}
 
 }  // namespace ferry

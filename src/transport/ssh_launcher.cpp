@@ -62,7 +62,7 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
                              OpenHandler handler) {
   std::erase_if(opening_, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
   std::string path = !host.ferryd.empty() ? host.ferryd : cmd.ferryd_path;
-  auto session = std::make_shared<SshSession>(io_, options_, host, path);
+  auto session = std::make_shared<SshSession>(io_, options_, host, path, cmd.on_stderr);
   opening_.push_back(session);
   // The completion holds the session until the handler has run; on success ownership moves
   // into the SshLink, on failure the session is released with the handler.

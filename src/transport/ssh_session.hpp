@@ -29,9 +29,10 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
  public:
   using OpenDone = std::function<void(Status)>;
 
-  /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`.
+  /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`. `on_stderr`
+  /// gets ferryd's stderr lines (may be empty).
   SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-             std::string ferryd_path);
+             std::string ferryd_path, std::function<void(const std::string&)> on_stderr);
   ~SshSession();
   SshSession(const SshSession&) = delete;
   SshSession& operator=(const SshSession&) = delete;
@@ -117,6 +118,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   SshOptions options_;
   HostEntry host_;
   std::string ferryd_path_;
+  std::function<void(const std::string&)> on_stderr_;
   std::string command_;
 
   // Effective settings, read back from libssh after the config was applied.

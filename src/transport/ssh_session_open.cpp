@@ -72,11 +72,13 @@ std::string shell_quote(const std::string& word) {
 }
 
 SshSession::SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-                       std::string ferryd_path)
+                       std::string ferryd_path,
+                       std::function<void(const std::string&)> on_stderr)
     : io_(io),
       options_(options),
       host_(std::move(host)),
       ferryd_path_(std::move(ferryd_path)),
+      on_stderr_(std::move(on_stderr)),
       command_(shell_quote(ferryd_path_) + " --stdio"),
       sd_(io),
       timer_(io),

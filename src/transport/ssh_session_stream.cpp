@@ -214,7 +214,7 @@ void SshSession::take_stderr(std::string_view bytes) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) return;
     stderr_last_ = line;
-    if (options_.on_diag) options_.on_diag(host_.name, line);
+    if (on_stderr_) on_stderr_(line);
   };
   for (char c : bytes) {
     if (c == '\n') {

@@ -84,9 +84,6 @@ class SshLauncherTest : public ::testing::Test {
         std::fprintf(stderr, "[%6lld ms] %s\n", static_cast<long long>(ms), line.c_str());
       };
     }
-    o.on_diag = [this](const std::string& host, const std::string& line) {
-      diag_.push_back(host + ": " + line);
-    };
     return o;
   }
 
@@ -95,7 +92,10 @@ class SshLauncherTest : public ::testing::Test {
                              const std::string& ferryd, std::string* error) {
     bool done = false;
     std::unique_ptr<Link> link;
-    launcher.async_open(host, DaemonCommand{ferryd}, [&](Result<std::unique_ptr<Link>> r) {
+    DaemonCommand cmd{ferryd, [this, name = host.name](const std::string& line) {
+                        diag_.push_back(name + ": " + line);
+                      }};
+    launcher.async_open(host, cmd, [&](Result<std::unique_ptr<Link>> r) {
       done = true;
       if (r) {
         link = std::move(r.value());

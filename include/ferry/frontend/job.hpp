@@ -38,9 +38,6 @@ class Job {
   /// was interrupted, 255 when a host was lost, 1 when the job could not start, or 2 for
   /// a placement error.
   int run();
-  /// A line ferryd wrote to its stderr on `host` (as the user named it). Shown once that
-  /// host's ferryd has started; before that it is part of the start error instead.
-  void daemon_stderr(const std::string& host, const std::string& line);
 
  private:
   class Impl;

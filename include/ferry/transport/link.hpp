@@ -24,7 +24,7 @@ class Link {
 
   virtual ~Link() = default;
   /// Starts delivering ferryd's stdout bytes to `on_data`; `on_closed` runs once when the
-  /// stream ends or fails. ferryd's stderr is shown to the user as diagnostics lines.
+  /// stream ends or fails. ferryd's stderr goes to DaemonCommand::on_stderr.
   virtual void start(DataHandler on_data, ClosedHandler on_closed) = 0;
   /// Queues `bytes` for ferryd's stdin; never blocks.
   virtual void send(std::string bytes) = 0;
@@ -44,6 +44,10 @@ class Link {
 /// How ferryd is started on a host.
 struct DaemonCommand {
   std::string ferryd_path;  ///< absolute path on the target host
+  /// Receives ferryd's stderr, one whole line at a time, on the io_context; empty = dropped
+  /// (the last lines still go into the close reason). Per open, not per launcher: two hosts
+  /// may share a name (one address, two ports) and each line belongs to one of them.
+  std::function<void(const std::string& line)> on_stderr = nullptr;
 };
 
 /// Called once with a started link or a one-line reason (already prefixed "host:port: ").

@@ -41,14 +41,12 @@ struct SshOptions {
   bool verbose = false;
   /// Receives verbose lines; empty = none.
   std::function<void(const std::string& line)> log;
-  /// Receives ferryd's stderr, one whole line at a time, with the host name as the user
-  /// wrote it; empty = dropped (the last lines still go into the close reason).
-  std::function<void(const std::string& host, const std::string& line)> on_diag;
 };
 
 /// A Launcher that reaches hosts over SSH. The command run is
 /// `'<ferryd path>' --stdio`, where the path is `HostEntry::ferryd` when set, else
-/// `DaemonCommand::ferryd_path`. Errors are one line prefixed "host:port: ".
+/// `DaemonCommand::ferryd_path`; its stderr lines go to `DaemonCommand::on_stderr`. Errors
+/// are one line prefixed "host:port: ".
 class SshLauncher : public Launcher {
  public:
   /// `io` must outlive the launcher and every link it hands out.
