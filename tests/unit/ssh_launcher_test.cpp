@@ -1,6 +1,6 @@
 // SshLauncher against a real, private sshd on 127.0.0.1 (see ssh_test_server.hpp).
-// Skipped unless root with /usr/sbin/sshd. FERRY_SSH_TEST_VERBOSE=1 prints the launcher's
-// progress lines with timestamps.
+// Skipped unless root with /usr/sbin/sshd; as root, an sshd that does not start fails them.
+// FERRY_SSH_TEST_VERBOSE=1 prints the launcher's progress lines with timestamps.
 
 #include "ferry/transport/ssh_launcher.hpp"
 
@@ -21,8 +21,9 @@ class SshLauncherTest : public ::testing::Test {
   static void SetUpTestSuite() {
     unsetenv("SSH_AUTH_SOCK");  // only the keys of this test
     sshd_ = new TestSshd;
-    skip_reason_ = sshd_->start();
-    if (skip_reason_.empty()) {
+    skip_reason_ = TestSshd::unavailable();
+    if (skip_reason_.empty()) start_error_ = sshd_->start();
+    if (skip_reason_.empty() && start_error_.empty()) {
       const fs::path& d = sshd_->dir();
       write_text(d / "fake_ferryd", "#!/bin/sh\nexec cat\n", fs::perms::owner_all);
       write_text(d / "exit3", "#!/bin/sh\necho starting >&2\necho boom >&2\nexit 3\n",
@@ -44,6 +45,7 @@ class SshLauncherTest : public ::testing::Test {
 
   void SetUp() override {
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    if (!start_error_.empty()) FAIL() << start_error_;
   }
 
   static std::string known_line(const std::string& key) { return sshd_->known_line(key); }
@@ -124,7 +126,8 @@ class SshLauncherTest : public ::testing::Test {
   static inline TestSshd* sshd_ = nullptr;
   static inline fs::path dir_;
   static inline int port_ = 0;
-  static inline std::string skip_reason_;
+  static inline std::string skip_reason_;  // no sshd can run here
+  static inline std::string start_error_;  // it could, but did not start
   static inline int configs_ = 0;
   fs::path known_hosts_;
   std::vector<std::string> diag_;

@@ -2,10 +2,11 @@
 /// \file
 /// A private sshd on 127.0.0.1 for tests (needs root and /usr/sbin/sshd). Everything lives
 /// in one temporary directory: host keys, client keys, authorized_keys, sshd_config, log.
-/// /root/.ssh and /etc/ssh are never touched.
+/// /root/.ssh and /etc/ssh are never touched; /run/sshd is created when missing.
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -13,8 +14,10 @@
 #include <unistd.h>
 
 #include <asio/io_context.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -92,12 +95,20 @@ class TestSshd {
   TestSshd& operator=(const TestSshd&) = delete;
   ~TestSshd() { stop(); }
 
-  /// Starts it on a random free port >= 20000; "" on success, else why it cannot run.
-  std::string start() {
+  /// Why no sshd can run here at all (not root, OpenSSH server not installed): a reason to
+  /// skip. "" when it can; then a start() that fails is a test failure.
+  static std::string unavailable() {
     if (geteuid() != 0) return "needs root (runs a private sshd)";
     if (access("/usr/sbin/sshd", X_OK) != 0 || access("/usr/bin/ssh-keygen", X_OK) != 0) {
-      return "needs /usr/sbin/sshd and /usr/bin/ssh-keygen";
+      return "needs /usr/sbin/sshd and /usr/bin/ssh-keygen (openssh-server, openssh-client)";
     }
+    return "";
+  }
+
+  /// Starts it on a random free port >= 20000; "" on success, else why it did not start.
+  std::string start() {
+    if (std::string why = unavailable(); !why.empty()) return why;
+    if (std::string why = make_privsep_dir(); !why.empty()) return why;
     char tmpl[] = "/tmp/ferry-ssh-test-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return "mkdtemp failed";
     dir_ = tmpl;
@@ -120,6 +131,9 @@ class TestSshd {
 
   void stop() {
     if (pid_ > 0) {
+      // Per-connection sshds outlive their listener until their client goes (or forever
+      // when a test froze them): end them too.
+      for (pid_t pid : sessions()) kill(pid, SIGKILL);
       kill(pid_, SIGTERM);
       waitpid(pid_, nullptr, 0);
       pid_ = -1;
@@ -141,7 +155,15 @@ class TestSshd {
 
   /// SIGSTOPs every process below the listener (the per-connection ones); returns them.
   std::vector<pid_t> freeze_sessions() const {
-    std::vector<pid_t> frozen;
+    std::vector<pid_t> frozen = sessions();
+    for (pid_t pid : frozen) kill(pid, SIGSTOP);
+    return frozen;
+  }
+
+ private:
+  // Every process below the listener, parents before their children.
+  std::vector<pid_t> sessions() const {
+    std::vector<pid_t> found;
     std::function<void(pid_t)> walk = [&](pid_t parent) {
       for (auto& e : fs::directory_iterator("/proc")) {
         pid_t pid = std::atoi(e.path().filename().c_str());
@@ -154,17 +176,34 @@ class TestSshd {
         pid_t ppid = 0;
         fields >> state >> ppid;
         if (ppid == parent) {
-          kill(pid, SIGSTOP);
-          frozen.push_back(pid);
+          found.push_back(pid);
           walk(pid);
         }
       }
     };
     walk(pid_);
-    return frozen;
+    return found;
   }
 
- private:
+  // sshd refuses to start without its privilege-separation directory, root-owned and not
+  // writable by others. Debian creates it only when the ssh service starts (or at boot), so
+  // a fresh machine or container lacks it.
+  static std::string make_privsep_dir() {
+    const std::string dir = "/run/sshd";
+    if (mkdir(dir.c_str(), 0755) == 0) {
+      if (chmod(dir.c_str(), 0755) != 0)  // whatever the umask
+        return "cannot chmod 0755 " + dir + ": " + std::strerror(errno);
+    } else if (errno != EEXIST) {
+      return "cannot create " + dir + ": " + std::strerror(errno);
+    }
+    struct stat st{};
+    if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return dir + " exists but is not a directory";
+    if (st.st_uid != 0 || (st.st_mode & 022) != 0)
+      return dir + " must be root-owned and not writable by group or others (sshd refuses it)";
+    return "";
+  }
+
   void launch(int port) {
     write_text(dir_ / "sshd_config",
                "Port " + std::to_string(port) +
