@@ -52,15 +52,23 @@ class MpichPmi : public ::testing::Test {
   static void SetUpTestSuite() {
     if (::access("/usr/bin/mpicc.mpich", X_OK) != 0) return;
     char dir[] = "/tmp/ferry-pmi-XXXXXX";
-    if (!::mkdtemp(dir)) return;
+    if (!::mkdtemp(dir)) {
+      setup_error_ = "mkdtemp failed";
+      return;
+    }
     std::string src = std::string(dir) + "/ring.c";
     std::ofstream(src) << kProgram;
     binary_ = std::string(dir) + "/ring";
     std::string cmd = "mpicc.mpich -o " + binary_ + " " + src;
-    if (std::system(cmd.c_str()) != 0) binary_.clear();
+    if (std::system(cmd.c_str()) != 0) {
+      // MPICH is installed, so this is a broken install or test, not a machine without it.
+      setup_error_ = "'" + cmd + "' failed (its output is above)";
+      binary_.clear();
+    }
   }
   void SetUp() override {
-    if (binary_.empty()) GTEST_SKIP() << "mpicc.mpich not available";
+    if (!setup_error_.empty()) FAIL() << setup_error_;
+    if (binary_.empty()) GTEST_SKIP() << "needs /usr/bin/mpicc.mpich (the mpich package)";
   }
 
   struct Outcome {
@@ -164,6 +172,7 @@ class MpichPmi : public ::testing::Test {
   }
 
   static std::string binary_;
+  static inline std::string setup_error_;
 };
 std::string MpichPmi::binary_;
 
