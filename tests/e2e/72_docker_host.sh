@@ -57,14 +57,6 @@ assert_eq 0 "$P_rc" "torch job exit code ($P_out $P_err)"
 assert_eq 4 "$(grep -c '^\[[0-3]\]<stdout>:torch rank [0-3]/4 ok' "$T/P.out")" "torch ranks ok"
 wait_ctr_idle 5 "$c0" "$c1"
 
-# --- 3. kill -9 of ferryrun.
-tok=$(unique_token)
-start_bg K -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$T/local.txt" \
-  sh -c 'sleep 1000; : "$1"' sh "$tok"
-wait_procs "$tok" 4 30
-kill -9 "$K_pid"
-wait_bg K 5
-assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
-sleep 2
-assert_eq "" "$(ctr_job_procs "$c0")$(ctr_job_procs "$c1")" "processes in the containers 2 s after kill -9 of ferryrun"
+# --- 3. kill -9 of ferryrun: 2 s later nothing of the job is left in the containers.
+ctr_kill9_case "$T/local.txt" "$c0" "$c1"
 pass

@@ -117,3 +117,23 @@ wait_ctr_idle() {
   done
   fail "processes left in the containers ${limit} s later"
 }
+
+# ctr_kill9_case HOSTFILE CID...: kill -9 of ferryrun while 4 ranks sleep in the
+# containers of HOSTFILE; 2 s later nothing of the job may be left in any of them.
+# shellcheck disable=SC2154 # K_pid, K_rc come from start_bg, wait_bg
+ctr_kill9_case() {
+  local hostfile=$1 tok c left=""
+  shift
+  tok=$(unique_token)
+  start_bg K -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$hostfile" \
+    sh -c 'sleep 1000; : "$1"' sh "$tok"
+  wait_procs "$tok" 4 30
+  kill -9 "$K_pid"
+  wait_bg K 5
+  assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
+  sleep 2
+  for c in "$@"; do
+    left+=$(ctr_job_procs "$c")
+  done
+  assert_eq "" "$left" "processes in the containers 2 s after kill -9 of ferryrun"
+}
