@@ -3,10 +3,10 @@
 # (matmul.cpp, OpenMP) on this machine, in three set-ups:
 #
 #   naive    unbound, OMP_NUM_THREADS unset: every rank starts one thread per CPU, so M ranks
-#            run M x N threads on N CPUs (the seeds' oversubscription).
-#   threads  unbound, OMP_NUM_THREADS = floor(N / M): the seeds' torch.set_num_threads fix.
+#            run M x N threads on N CPUs (the usual oversubscription).
+#   threads  unbound, OMP_NUM_THREADS = floor(N / M): the usual torch.set_num_threads fix.
 #   ferry    each rank bound to its own block of floor(N / M) CPUs, OMP_NUM_THREADS the
-#            same: the seeds' taskset loop, and what ferryrun does by default.
+#            same: the usual hand-written taskset loop, and what ferryrun does by default.
 #
 # Usage: bench/binding/run.sh [--ferryrun PATH] [--ranks M] [--n SIZE] [--iters K] [--reps R]
 #   Without --ferryrun the ranks are started by this script with taskset (the hand-made

@@ -4,7 +4,7 @@
 /// and the thread/device variables each local rank gets. Pure computation over a Topology and
 /// the discovered accelerators; ferryd runs it once per job, before forking any rank.
 ///
-/// Default policy (BindTo::kDefault, MapBy::kDefault), the one the seeds ask for: each local
+/// Default policy (BindTo::kDefault, MapBy::kDefault), the one users ask for: each local
 /// rank gets a contiguous block of floor(allowed cores / local ranks) cores; the blocks are
 /// spread evenly over the NUMA nodes and none is split across two NUMA nodes whenever such a
 /// placement exists (else the blocks are laid out in core order). When ranks use devices, a

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ferryd's end of the Horovod gloo rendezvous (REFERENCE.md §3): an HTTP listener on
+/// ferryd's end of the Horovod gloo rendezvous: an HTTP listener on
 /// 127.0.0.1 that authenticates each connection's process (PeerAuthenticator: the job
 /// secret in its environment) and carries every request, as a kKvRequest frame, over the
 /// host's one connection to the front end's KvStore. Ranks therefore need no route to the

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ferryd's PMI-1 server (REFERENCE.md §4) over real sockets: one AF_UNIX socketpair per
+/// ferryd's PMI-1 server over real sockets: one AF_UNIX socketpair per
 /// rank (the rank's end becomes its PMI_FD), bytes fed to a PmiHost, barriers and aborts
 /// turned into frames for the front end.
 
