@@ -285,7 +285,7 @@ Result<DeviceAssignment> assign_devices(const Topology& topology,
     }
   }
 
-  // Ascend scripts pick their NPU from DEVICE_ID (MindSpore, the seeds' shell loops) or
+  // Ascend scripts pick their NPU from DEVICE_ID (MindSpore, hand-written per-rank launch loops) or
   // ASCEND_DEVICE_ID (CANN, TF adapter). Both are logical ids as the runtime counts them
   // after ASCEND_RT_VISIBLE_DEVICES: CANN's environment-variable reference (envref_07_0028,
   // "ASCEND_RT_VISIBLE_DEVICES") says =1 makes device 1 index 0, and that with both set

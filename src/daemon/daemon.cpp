@@ -171,7 +171,7 @@ class Daemon::Impl {
     if (finished_) stop();
   }
 
-  void log(const std::string& line) { queue(wire::encode_log(line)); }
+  void log(const std::string& line) { queue(wire::encode(wire::Log{line})); }
 
   // ---- frames from the front end ------------------------------------------------------
 
@@ -184,7 +184,7 @@ class Daemon::Impl {
       reader_.feed(std::string_view(in_buf_.data(), n));
       last_heard_ = std::chrono::steady_clock::now();
       for (;;) {
-        auto f = reader_.next();
+        auto f = reader_.next_view();
         if (!f) {
           fatal(f.error().message);
           return;
@@ -197,43 +197,32 @@ class Daemon::Impl {
     });
   }
 
-  void handle(const wire::Frame& f) {
-    switch (static_cast<wire::MsgType>(f.type)) {
-      case wire::MsgType::kHostSpec: {
-        auto spec = wire::decode_host_spec(f);
-        if (!spec) return fatal(spec.error().message);
-        if (have_spec_) return fatal("a second host spec arrived");
-        have_spec_ = true;
-        spec_ = std::move(spec.value());
-        if (spec_.heartbeat_ms > 0) heartbeat();
-        launch();
-        break;
-      }
-      case wire::MsgType::kStdin:
-        feed_stdin(f.payload);
-        break;
-      case wire::MsgType::kSignal:
-        if (auto s = wire::decode_i32(f)) signal_all(*s);
-        break;
-      case wire::MsgType::kTerminate:
-        if (auto g = wire::decode_i32(f)) terminate(std::chrono::milliseconds(*g));
-        break;
-      case wire::MsgType::kHeartbeat:
-        break;
-      case wire::MsgType::kKvReply:
-        if (auto r = wire::decode_kv_reply(f)) kv_.reply(*r);
-        else return fatal(r.error().message);
-        break;
-      case wire::MsgType::kPmiBarrierDone: {
-        auto b = wire::decode_pmi_barrier(f);
-        if (!b) return fatal(b.error().message);
-        if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
-        if (auto s = pmi_->barrier_done(*b); !s) return fatal(s.error().message);
-        break;
-      }
-      default:
-        fatal("unexpected message type " + std::to_string(f.type));
-    }
+  void handle(const wire::FrameView& f) {
+    auto msg = wire::decode_to_daemon(f);
+    if (!msg) return fatal(msg.error().message);
+    std::visit(wire::Overloaded{
+                   [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
+                   [this](wire::Stdin& in) { feed_stdin(in.data); },
+                   [this](wire::Signal& s) { signal_all(s.signo); },
+                   [this](wire::Terminate& t) {
+                     terminate(std::chrono::milliseconds(t.grace_ms));
+                   },
+                   [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
+                   [this](wire::KvReply& r) { kv_.reply(r); },
+                   [this](wire::PmiBarrierDone& b) {
+                     if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
+                     if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
+                   },
+               },
+               *msg);
+  }
+
+  void on_host_spec(wire::HostSpec spec) {
+    if (have_spec_) return fatal("a second host spec arrived");
+    have_spec_ = true;
+    spec_ = std::move(spec);
+    if (spec_.heartbeat_ms > 0) heartbeat();
+    launch();
   }
 
   // With heartbeats on, ferryd sends one every interval and gives up on a front end it
@@ -246,7 +235,7 @@ class Daemon::Impl {
       front_lost();
       return;
     }
-    queue(wire::encode_heartbeat());
+    queue(wire::encode(wire::Heartbeat{}));
     beat_timer_.expires_after(interval);
     beat_timer_.async_wait([this](std::error_code ec) {
       if (!ec && !front_gone_ && !finished_) heartbeat();
@@ -568,7 +557,7 @@ class Daemon::Impl {
   // window of unacknowledged bytes in flight, so a rank that does not read its stdin
   // holds ferryrun's reading back instead of filling ferryd's memory.
   void ack_stdin(size_t bytes) {
-    if (bytes > 0) queue(wire::encode_stdin_ack(static_cast<uint32_t>(bytes)));
+    if (bytes > 0) queue(wire::encode(wire::StdinAck{static_cast<uint32_t>(bytes)}));
   }
 
   void drop_stdin(Rank& r) {
@@ -649,7 +638,7 @@ class Daemon::Impl {
     grace_timer_.cancel();
     beat_timer_.cancel();
     finished_ = true;
-    queue(wire::encode_done());
+    queue(wire::encode(wire::Done{}));
     if (pump_.idle()) stop();
   }
 

@@ -30,7 +30,7 @@ PmiProxy::PmiProxy(asio::io_context& io, PmiHostConfig config, Events events)
       b.keys.push_back(std::move(kv.key));
       b.values.push_back(std::move(kv.value));
     }
-    events_.send(wire::encode(b, false));
+    events_.send(wire::encode(b));
   };
   ev.abort = [this](int rank, int code, std::string message) {
     events_.send(wire::encode(wire::PmiAbort{rank, code, std::move(message)}));

@@ -198,116 +198,92 @@ class Job::Impl {
         return;
       }
       if (!*f) break;
-      // Output is most of the traffic: it goes to the sink without leaving the reader.
-      if (h.hello && (*f)->type == static_cast<uint8_t>(wire::MsgType::kOutput))
-        handle_output(i, **f);
-      else
-        handle_frame(i, (*f)->to_frame());
+      if (h.hello) handle_frame(i, **f);
+      else handle_hello(i, **f);
       if (h.closed) return;
     }
     out_.flush();
   }
 
-  void handle_output(size_t i, const wire::FrameView& f) {
-    auto o = wire::decode_output(f);
-    if (!o) return host_broken(i, o.error().message);
-    if (!valid_rank_of(i, o->rank)) return host_broken(i, "output for a foreign rank");
-    out_.write(o->rank, static_cast<StreamId>(o->stream), o->data);
+  void handle_hello(size_t i, const wire::FrameView& f) {
+    HostState& h = *hosts_[i];
+    auto hello = wire::decode<wire::Hello>(f);
+    if (!hello) return host_broken(i, hello.error().message);
+    h.hello = true;
+    h.hello_msg = std::move(hello.value());
+    diag_.verbose(h.link->describe() + ": ferryd ready on " + h.hello_msg.hostname + " (pid " +
+                  std::to_string(h.hello_msg.pid) + ") after " +
+                  fmt_seconds(seconds_since(started_at_)));
+    check_started();
   }
 
-  void handle_frame(size_t i, const wire::Frame& f) {
+  // Output is most of the traffic: its bytes go to the sink without leaving the reader.
+  void handle_frame(size_t i, const wire::FrameView& f) {
+    auto msg = wire::decode_to_front(f);
+    if (!msg) return host_broken(i, msg.error().message);
+    std::visit(wire::Overloaded{
+                   [&](const wire::OutputView& o) {
+                     if (!valid_rank_of(i, o.rank))
+                       return host_broken(i, "output for a foreign rank");
+                     out_.write(o.rank, static_cast<StreamId>(o.stream), o.data);
+                   },
+                   [&](const wire::Started& s) { on_started(i, s); },
+                   [&](const wire::Exited& e) {
+                     if (!valid_rank_of(i, e.rank))
+                       return host_broken(i, "exit of a foreign rank");
+                     on_rank_exit(i, e);
+                   },
+                   [&](const wire::Failure& m) { on_failure(i, m); },
+                   [](const wire::Heartbeat&) {},  // reading it was the point (last_heard)
+                   [&](const wire::StdinAck& a) {
+                     if (stdin_ && i == stdin_host_) stdin_->acknowledged(a.bytes);
+                   },
+                   [&](const wire::KvRequest& q) {
+                     if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
+                   },
+                   [&](const wire::PmiBarrier& b) {
+                     if (auto s = rdv_->pmi_barrier(static_cast<int>(i), b); !s)
+                       host_broken(i, s.error().message);
+                   },
+                   [&](const wire::PmiAbort& a) {
+                     if (!valid_rank_of(i, a.rank))
+                       return host_broken(i, "abort of a foreign rank");
+                     on_pmi_abort(i, a);
+                   },
+                   [&](const wire::Log& l) { on_log(i, l.line); },
+                   [&](const wire::Done&) { on_done(i); },
+               },
+               *msg);
+  }
+
+  void on_started(size_t i, const wire::Started& s) {
+    if (!valid_rank_of(i, s.rank)) return host_broken(i, "start of a foreign rank");
+    rank_pid_[s.rank] = s.pid;
+    if (!first_start_seen_) {
+      first_start_seen_ = true;
+      diag_.verbose("first rank started after " + fmt_seconds(seconds_since(started_at_)));
+    }
+  }
+
+  void on_failure(size_t i, const wire::Failure& m) {
+    if (m.rank >= 0 && m.rank < placement_.world_size) rank_failure_[m.rank] = m.message;
+    else diag_.error(hosts_[i]->name() + ": " + m.message);
+  }
+
+  // ferryd starts its lines with its own host name; say the host once when that is the
+  // name the user gave too.
+  void on_log(size_t i, const std::string& line) {
+    const std::string label = hosts_[i]->name() + ": ";
+    diag_.raw((line.starts_with(label) ? "" : label) + line + "\n");
+  }
+
+  void on_done(size_t i) {
     HostState& h = *hosts_[i];
-    if (!h.hello) {
-      auto hello = wire::decode_hello(f);
-      if (!hello) {
-        host_broken(i, hello.error().message);
-        return;
-      }
-      h.hello = true;
-      h.hello_msg = std::move(hello.value());
-      diag_.verbose(h.link->describe() + ": ferryd ready on " + h.hello_msg.hostname +
-                    " (pid " + std::to_string(h.hello_msg.pid) + ") after " +
-                    fmt_seconds(seconds_since(started_at_)));
-      check_started();
-      return;
-    }
-    switch (static_cast<wire::MsgType>(f.type)) {
-      case wire::MsgType::kOutput:
-        handle_output(i, wire::FrameView{f.type, f.payload});
-        break;
-      case wire::MsgType::kStarted: {
-        auto s = wire::decode_started(f);
-        if (!s) return host_broken(i, s.error().message);
-        if (!valid_rank_of(i, s->rank)) return host_broken(i, "start of a foreign rank");
-        rank_pid_[s->rank] = s->pid;
-        if (!first_start_seen_) {
-          first_start_seen_ = true;
-          diag_.verbose("first rank started after " + fmt_seconds(seconds_since(started_at_)));
-        }
-        break;
-      }
-      case wire::MsgType::kExited: {
-        auto e = wire::decode_exited(f);
-        if (!e) return host_broken(i, e.error().message);
-        if (!valid_rank_of(i, e->rank)) return host_broken(i, "exit of a foreign rank");
-        on_rank_exit(i, *e);
-        break;
-      }
-      case wire::MsgType::kFailure: {
-        auto m = wire::decode_failure(f);
-        if (!m) return host_broken(i, m.error().message);
-        if (m->rank >= 0 && m->rank < placement_.world_size)
-          rank_failure_[m->rank] = m->message;
-        else
-          diag_.error(h.name() + ": " + m->message);
-        break;
-      }
-      case wire::MsgType::kHeartbeat:
-        break;
-      case wire::MsgType::kStdinAck: {
-        auto n = wire::decode_i32(f);
-        if (!n) return host_broken(i, n.error().message);
-        if (stdin_ && i == stdin_host_) stdin_->acknowledged(static_cast<uint32_t>(*n));
-        break;
-      }
-      case wire::MsgType::kKvRequest: {
-        auto q = wire::decode_kv_request(f);
-        if (!q) return host_broken(i, q.error().message);
-        if (rdv_) h.link->send(wire::encode(rdv_->serve(*q)));
-        break;
-      }
-      case wire::MsgType::kPmiBarrier: {
-        auto b = wire::decode_pmi_barrier(f);
-        if (!b) return host_broken(i, b.error().message);
-        if (auto s = rdv_->pmi_barrier(static_cast<int>(i), *b); !s)
-          return host_broken(i, s.error().message);
-        break;
-      }
-      case wire::MsgType::kPmiAbort: {
-        auto a = wire::decode_pmi_abort(f);
-        if (!a) return host_broken(i, a.error().message);
-        if (!valid_rank_of(i, a->rank)) return host_broken(i, "abort of a foreign rank");
-        on_pmi_abort(i, *a);
-        break;
-      }
-      case wire::MsgType::kLog: {
-        // ferryd starts its lines with its own host name; say the host once when that is
-        // the name the user gave too.
-        const std::string label = h.name() + ": ";
-        diag_.raw((f.payload.rfind(label, 0) == 0 ? "" : label) + f.payload + "\n");
-        break;
-      }
-      case wire::MsgType::kDone:
-        h.done = true;
-        diag_.verbose(h.name() + ": all ranks ended after " +
-                      fmt_seconds(seconds_since(started_at_)));
-        h.link->close();
-        h.closed = true;
-        maybe_finish();
-        break;
-      default:
-        host_broken(i, "unexpected message type " + std::to_string(f.type));
-    }
+    h.done = true;
+    diag_.verbose(h.name() + ": all ranks ended after " + fmt_seconds(seconds_since(started_at_)));
+    h.link->close();
+    h.closed = true;
+    maybe_finish();
   }
 
   bool valid_rank_of(size_t i, int rank) const {
@@ -430,7 +406,7 @@ class Job::Impl {
         host_lost(i, why);
         continue;
       }
-      h.link->send(wire::encode_heartbeat());
+      h.link->send(wire::encode(wire::Heartbeat{}));
     }
     if (finished_) return;
     beat_timer_.expires_after(interval);
@@ -462,7 +438,7 @@ class Job::Impl {
         io_, opts_.stdin_fd, kStdinWindow, [this, host, alive = alive_](std::string chunk) {
           if (!*alive) return;
           HostState& h = *hosts_[host];
-          if (h.link && !h.closed) h.link->send(wire::encode_stdin(chunk));
+          if (h.link && !h.closed) h.link->send(wire::encode(wire::Stdin{std::move(chunk)}));
           else if (stdin_) stdin_->stop();  // nobody left to read it
         });
     stdin_->start();
@@ -525,7 +501,7 @@ class Job::Impl {
   void abort_job(uint32_t grace_ms) {
     aborting_ = true;
     for (auto& h : hosts_)
-      if (h->link && !h->closed && h->spec_sent) h->link->send(wire::encode_terminate(grace_ms));
+      if (h->link && !h->closed && h->spec_sent) h->link->send(wire::encode(wire::Terminate{grace_ms}));
     abort_timer_.expires_after(std::chrono::milliseconds(grace_ms + 3000));
     abort_timer_.async_wait([this](std::error_code ec) {
       if (ec) return;
@@ -634,7 +610,7 @@ class Job::Impl {
                 "; forwarding it to every rank (again to kill them at once)");
     for (auto& h : hosts_)
       if (h->link && !h->closed && h->spec_sent)
-        h->link->send(wire::encode_signal(signo));
+        h->link->send(wire::encode(wire::Signal{signo}));
     // Ranks that survive the signal are ended like an aborted job after the grace period.
     abort_timer_.expires_after(std::chrono::milliseconds(
         static_cast<int64_t>(opts_.kill_grace_s * 1000)));

@@ -10,13 +10,13 @@ RendezvousService::RendezvousService(const Placement& placement,
     : broadcast_(std::move(broadcast)),
       pmi_(static_cast<int>(placement.hosts.size()),
            [this](uint32_t epoch, const std::vector<PmiKv>& kvs) {
-             wire::PmiBarrier done;
+             wire::PmiBarrierDone done;
              done.epoch = epoch;
              for (const auto& kv : kvs) {
                done.keys.push_back(kv.key);
                done.values.push_back(kv.value);
              }
-             broadcast_(wire::encode(done, true));
+             broadcast_(wire::encode(done));
            }) {
   declare_horovod_scopes(kv_, placement);
 }

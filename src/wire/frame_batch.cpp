@@ -10,16 +10,8 @@
 namespace ferry::wire {
 namespace {
 
-void put_u32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-}
-
 void put_output_header(char* h, int32_t rank, uint8_t stream, size_t n) {
-  put_u32(h, static_cast<uint32_t>(kOutputHeader - 4 + n));
-  h[4] = static_cast<char>(MsgType::kOutput);
-  put_u32(h + 5, static_cast<uint32_t>(rank));
-  h[9] = static_cast<char>(stream);
-  put_u32(h + 10, static_cast<uint32_t>(n));
+  write_output_header(std::span<char, kOutputHeader>(h, kOutputHeader), rank, stream, n);
 }
 
 }  // namespace

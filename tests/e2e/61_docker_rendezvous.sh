@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 61_docker_rendezvous: Horovod's and MPICH's rendezvous, and the NIC check, on
 # Docker hosts (tests/cluster/ferry-docker-sim). Needs the rendezvous
-# integration (issue 5); skipped, saying so, while `ferryrun --help` does not
+# integration; skipped, saying so, while `ferryrun --help` does not
 # list --network-interface.
 #
 # Bridge mode (2 machines x 2 containers, only the mapped SSH ports open):

@@ -123,7 +123,7 @@ wait_sim_idle() {
 }
 
 # ferry_has_rendezvous: whether this ferryrun has the rendezvous and NIC choice
-# integration (issue 5); its --help then lists --network-interface.
+# integration; its --help then lists --network-interface.
 ferry_has_rendezvous() {
   # Not `--help | grep -q`: grep -q closing the pipe early makes the pipeline fail under
   # pipefail (SIGPIPE), which would read as "not listed".
@@ -136,7 +136,7 @@ ferry_has_rendezvous() {
 # ferry_has_rendezvous.
 skip_without_rendezvous() {
   if ! ferry_has_rendezvous; then
-    echo "SKIP: $TEST_NAME: $1 needs ferryrun's rendezvous and NIC choice (issue 5): '$FERRYRUN --help' does not list --network-interface yet"
+    echo "SKIP: $TEST_NAME: $1 needs ferryrun's rendezvous and NIC choice: '$FERRYRUN --help' does not list --network-interface yet"
     exit 77
   fi
 }

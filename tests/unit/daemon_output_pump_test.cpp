@@ -59,22 +59,22 @@ TEST(OutputPump, FramesAndSplicedPipeBytesKeepTheirOrder) {
   OutputPump pump(io, out.w, {[&] { ++idle; }, [] { FAIL() << "broken"; }});
   ASSERT_TRUE(pump.can_splice());
   ASSERT_EQ(5, ::write(rank.w, "hello", 5));
-  pump.send(wire::encode_log("first"));
+  pump.send(wire::encode(wire::Log{"first"}));
   pump.forward(rank.r, 3, 2, 5, [&] { ++done; });
-  pump.send(wire::encode_log("last"));
+  pump.send(wire::encode(wire::Log{"last"}));
   io.poll();
   EXPECT_TRUE(pump.idle());
   EXPECT_EQ(1, done);
   EXPECT_GE(idle, 1);
   auto f = frames_of(read_now(out.r));
   ASSERT_EQ(3u, f.size());
-  EXPECT_EQ("first", f[0].payload);
-  auto o = wire::decode_output(f[1]);
+  EXPECT_EQ("first", wire::decode<wire::Log>(f[0])->line);
+  auto o = wire::decode<wire::OutputView>(f[1]);
   ASSERT_TRUE(o);
   EXPECT_EQ(3, o->rank);
   EXPECT_EQ(2, o->stream);
   EXPECT_EQ("hello", o->data);
-  EXPECT_EQ("last", f[2].payload);
+  EXPECT_EQ("last", wire::decode<wire::Log>(f[2])->line);
 }
 
 TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
@@ -87,7 +87,7 @@ TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
   int done = 0;
   OutputPump pump(io, out.w, {nullptr, [] { FAIL() << "broken"; }});
   pump.forward(rank.r, 0, 1, data.size(), [&] { ++done; });
-  pump.send(wire::encode_done());
+  pump.send(wire::encode(wire::Done{}));
   io.poll();
   EXPECT_FALSE(pump.idle()) << "a 4 KiB stream cannot take 60 KB at once";
   EXPECT_EQ(0, done);
@@ -102,7 +102,7 @@ TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
   EXPECT_EQ(0u, pump.queued());
   auto f = frames_of(got);
   ASSERT_EQ(2u, f.size());
-  EXPECT_EQ(data, wire::decode_output(f[0])->data);
+  EXPECT_EQ(data, wire::decode<wire::OutputView>(f[0])->data);
   EXPECT_EQ(static_cast<uint8_t>(wire::MsgType::kDone), f[1].type);
 }
 
@@ -116,7 +116,7 @@ TEST(OutputPump, CopyingPathCommitsReadBytesAsFrames) {
   io.poll();
   auto f = frames_of(read_now(out.r));
   ASSERT_EQ(1u, f.size());
-  EXPECT_EQ("abc", wire::decode_output(f[0])->data);
+  EXPECT_EQ("abc", wire::decode<wire::OutputView>(f[0])->data);
 }
 
 TEST(OutputPump, ABrokenStreamIsReportedAndDropsWhatWasQueued) {
@@ -133,7 +133,7 @@ TEST(OutputPump, ABrokenStreamIsReportedAndDropsWhatWasQueued) {
   EXPECT_EQ(1, broken);
   EXPECT_EQ(1, done) << "the owner of a dropped frame's pipe gets it back";
   EXPECT_TRUE(pump.idle());
-  pump.send(wire::encode_done());  // after breaking: ignored
+  pump.send(wire::encode(wire::Done{}));  // after breaking: ignored
   io.poll();
   EXPECT_EQ(1, broken);
 }

@@ -32,7 +32,7 @@ std::vector<Coord> coords(const Placement& p) {
 }
 
 TEST(Placement, ReferenceExampleFromHorovod) {
-  // REFERENCE.md §1: a:1,b:2, np=3 → (a,r0,l0,c0,cs2) (b,r1,l0,c1,cs2) (b,r2,l1,c0,cs1).
+  // horovodrun's own example: a:1,b:2, np=3 → (a,r0,l0,c0,cs2) (b,r1,l0,c1,cs2) (b,r2,l1,c0,cs1).
   auto p = place_ranks(hosts({{"a", 1}, {"b", 2}}), 3, false);
   ASSERT_TRUE(p.ok());
   auto c = coords(*p);

@@ -35,7 +35,7 @@ TEST(FrameBatch, OutputInPlaceIsTheEncodedFrame) {
 
 TEST(FrameBatch, FramesKeepTheirOrderAndDecode) {
   FrameBatch b;
-  b.append(encode_heartbeat());
+  b.append(encode(Heartbeat{}));
   put_output(b, 0, 1, "a\n");
   put_output(b, -1, 2, std::string(100000, 'x'));  // forces growth mid-batch
   b.append(encode(Exited{3, 0, 9}));
@@ -52,40 +52,40 @@ TEST(FrameBatch, FramesKeepTheirOrderAndDecode) {
   }
   ASSERT_EQ(5u, frames.size());
   EXPECT_EQ(static_cast<uint8_t>(MsgType::kHeartbeat), frames[0].type);
-  auto o1 = decode_output(frames[1]);
+  auto o1 = decode<OutputView>(frames[1]);
   ASSERT_TRUE(o1);
   EXPECT_EQ("a\n", o1->data);
-  auto o2 = decode_output(frames[2]);
+  auto o2 = decode<OutputView>(frames[2]);
   ASSERT_TRUE(o2);
   EXPECT_EQ(-1, o2->rank);
   EXPECT_EQ(2, o2->stream);
   EXPECT_EQ(std::string(100000, 'x'), o2->data);
-  auto e = decode_exited(frames[3]);
+  auto e = decode<Exited>(frames[3]);
   ASSERT_TRUE(e);
   EXPECT_EQ(9, e->signal);
-  auto o4 = decode_output(frames[4]);
+  auto o4 = decode<OutputView>(frames[4]);
   ASSERT_TRUE(o4);
   EXPECT_EQ("", o4->data);
 }
 
 TEST(FrameBatch, UncommittedRoomIsDropped) {
   FrameBatch b;
-  b.append(encode_done());
+  b.append(encode(Done{}));
   auto room = b.output_room(1024);
   std::memset(room.data(), 'z', room.size());
-  EXPECT_EQ(encode_done(), b.bytes());  // nothing committed: the batch is unchanged
+  EXPECT_EQ(encode(Done{}), b.bytes());  // nothing committed: the batch is unchanged
   b.commit_output(2, 1, 3);
-  EXPECT_EQ(encode_done() + output_frame(2, 1, "zzz"), b.bytes());
+  EXPECT_EQ(encode(Done{}) + output_frame(2, 1, "zzz"), b.bytes());
 }
 
 TEST(FrameBatch, MovesOwnership) {
   FrameBatch a;
-  a.append(encode_done());
+  a.append(encode(Done{}));
   FrameBatch b = std::move(a);
   EXPECT_TRUE(a.empty());
-  EXPECT_EQ(encode_done(), b.bytes());
+  EXPECT_EQ(encode(Done{}), b.bytes());
   a = std::move(b);
-  EXPECT_EQ(encode_done(), a.bytes());
+  EXPECT_EQ(encode(Done{}), a.bytes());
 }
 
 }  // namespace
@@ -96,7 +96,7 @@ namespace {
 
 TEST(FrameReaderView, ViewsPointIntoTheReaderUntilTheNextFeed) {
   Output o{3, 2, "abc\n"};
-  std::string stream = encode(o) + encode_done();
+  std::string stream = encode(o) + encode(Done{});
   FrameReader r;
   r.feed(stream.substr(0, 7));  // a partial frame gives nothing yet
   auto none = r.next_view();
@@ -105,7 +105,7 @@ TEST(FrameReaderView, ViewsPointIntoTheReaderUntilTheNextFeed) {
   r.feed(stream.substr(7));
   auto v = r.next_view();
   ASSERT_TRUE(v && *v);
-  auto out = decode_output(**v);
+  auto out = decode<OutputView>(**v);
   ASSERT_TRUE(out);
   EXPECT_EQ(3, out->rank);
   EXPECT_EQ(2, out->stream);
@@ -123,14 +123,14 @@ TEST(FrameReaderView, OutputViewRefusesWrongTypeAndTruncation) {
   auto v = r.next_view();
   ASSERT_TRUE(v && *v);
   FrameView cut{(*v)->type, (*v)->payload.substr(0, (*v)->payload.size() - 1)};
-  EXPECT_FALSE(decode_output(cut));
+  EXPECT_FALSE(decode<OutputView>(cut));
   FrameView wrong{static_cast<uint8_t>(MsgType::kLog), (*v)->payload};
-  EXPECT_FALSE(decode_output(wrong));
+  EXPECT_FALSE(decode<OutputView>(wrong));
   FrameView bad_stream = **v;
   std::string payload(bad_stream.payload);
   payload[4] = 3;  // stream id 3 does not exist
   bad_stream.payload = payload;
-  EXPECT_FALSE(decode_output(bad_stream));
+  EXPECT_FALSE(decode<OutputView>(bad_stream));
 }
 
 }  // namespace

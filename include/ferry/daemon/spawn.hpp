@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Starting one rank: everything the child needs is prepared before fork, so that between
-/// fork and exec only async-signal-safe calls run (STYLE.md rule 9).
+/// fork and exec only async-signal-safe calls run.
 
 #include <sys/types.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The environment each rank gets (REFERENCE.md §2): PyTorch env://, Horovod, Open MPI
+/// The environment each rank gets (docs/frameworks.md): PyTorch env://, Horovod, Open MPI
 /// and DeepSpeed-style variables, plus the user's exported ones.
 
 #include <string>

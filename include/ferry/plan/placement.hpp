@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Placement: which rank runs on which host, and its local/cross coordinates
-/// (horovodrun `get_host_assignments`, REFERENCE.md §1).
+/// (horovodrun `get_host_assignments`).
 
 #include <vector>
 

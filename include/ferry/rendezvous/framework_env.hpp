@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The rendezvous variables each rank gets (REFERENCE.md §2), as "K=V" lists the front end
+/// The rendezvous variables each rank gets (docs/frameworks.md), as "K=V" lists the front end
 /// and ferryd merge into a rank's environment: NIC selection, Horovod's gloo rendezvous,
 /// MPICH's PMI-1, Ascend's RANK_ID/RANK_SIZE, and the legacy torch.distributed.launch
 /// `--local-rank` argument.
@@ -33,11 +33,11 @@ std::vector<std::string> horovod_environment(uint16_t port, const std::string& s
                                              const std::vector<std::string>& user_env);
 
 /// MPICH PMI-1 variables of one rank: PMI_FD (its socketpair end), PMI_RANK, PMI_SIZE,
-/// PMI_HOSTNAME, MPI_LOCALRANKID, MPI_LOCALNRANKS. Never PMIX_* (REFERENCE.md §2).
+/// PMI_HOSTNAME, MPI_LOCALRANKID, MPI_LOCALNRANKS. Never PMIX_*: ferry serves PMI-1 only.
 std::vector<std::string> pmi_environment(int fd, int rank, int size, const std::string& hostname,
                                          int local_rank, int local_size);
 
-/// Ascend's rank variables for global rank `rank` of `world_size` (the seeds' shell loops,
+/// Ascend's rank variables for global rank `rank` of `world_size` (the per-rank shell loops users wrote,
 /// MindSpore and HCCL samples read them): RANK_ID=`rank`, RANK_SIZE=`world_size`, each
 /// skipped when `user_env` sets it. Only for ranks on hosts whose ranks use Ascend NPUs; the
 /// device variables (DEVICE_ID, ASCEND_DEVICE_ID) come with the device binding.

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// A small incremental HTTP/1.1 request parser and response formatter: just what Horovod's
-/// gloo HTTPStore client speaks (REFERENCE.md §3). The client (horovod
+/// gloo HTTPStore client speaks. The client (horovod
 /// `horovod/common/gloo/http_store.cc` over elnormous/HTTPRequest) opens one connection per
 /// request and sends `METHOD /scope/key HTTP/1.1`, `Host:`, always `Content-Length:`, then
 /// the body; it reads the reply until Content-Length bytes arrived or the peer closed.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The job's key-value store for Horovod's gloo rendezvous (REFERENCE.md §3), held by the
+/// The job's key-value store for Horovod's gloo rendezvous, held by the
 /// front end. Requests reach it from every host's ferryd (which parsed and authenticated
 /// them); it answers like horovod's `runner/http/http_server.py` RendezvousHandler, less
 /// that server's quirks.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// ferryd's PMI-1 server for the ranks of one host (REFERENCE.md §4). Pure logic: ferryd
+/// ferryd's PMI-1 server for the ranks of one host. Pure logic: ferryd
 /// feeds each rank's PMI_FD bytes in and writes the replies out; the KV exchange with other
 /// hosts is one message per host per barrier, through the front end's PmiJob.
 ///

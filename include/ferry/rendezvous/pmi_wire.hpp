@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The PMI-1 "simple" wire format (REFERENCE.md §4; MPICH `src/pmi/src/pmi_wire.c`):
+/// The PMI-1 "simple" wire format (MPICH `src/pmi/src/pmi_wire.c`):
 /// one command per line, `cmd=NAME key=val key=val\n`, values without spaces (a backslash
 /// escapes the next character in MPICH >= 4.1; ferry passes values through unchanged, so
 /// escapes survive a put/get round trip). Multi-line commands (`mcmd=spawn\n` ... `endcmd\n`,

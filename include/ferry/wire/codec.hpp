@@ -80,6 +80,10 @@ class Decoder {
   }
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
+  /// Bytes not read yet.
+  size_t left() const { return in_.size() - pos_; }
+  /// Marks the input malformed (a value out of its range): ok() is false from now on.
+  void fail() { ok_ = false; }
 
  private:
   uint64_t fixed(int n) {

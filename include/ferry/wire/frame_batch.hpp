@@ -8,10 +8,10 @@
 #include <span>
 #include <string_view>
 
+#include "ferry/wire/messages.hpp"
+
 namespace ferry::wire {
 
-/// Bytes in front of the data of an Output frame: length, type, rank, stream, data length.
-inline constexpr size_t kOutputHeader = 4 + 1 + 4 + 1 + 4;
 
 /// A growable byte block of whole frames. Memory is malloc'd and never zero-filled, so
 /// room that is reserved but not read into costs address space, not resident pages.

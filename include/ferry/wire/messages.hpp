@@ -1,11 +1,20 @@
 #pragma once
 /// \file
-/// The messages ferryrun and ferryd exchange, and their encoding. Bump kProtocolVersion
-/// whenever a message changes shape; each side refuses a peer of another version.
+/// The messages ferryrun and ferryd exchange. Each message is one struct that names its
+/// type and lists its fields once (`fields()`); that one list drives both its encoder and
+/// its decoder (see schema.hpp). Bump kProtocolVersion whenever a message changes shape;
+/// each side refuses a peer of another version.
+///
+/// Both directions decode into one std::variant (ToDaemon, ToFront), which the two
+/// programs dispatch with std::visit: a message one side does not handle does not compile.
 
+#include <concepts>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <variant>
 #include <vector>
 
 #include "ferry/binding/options.hpp"
@@ -14,23 +23,23 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
 enum class MsgType : uint8_t {
-  kHello = 1,      ///< d→f, first frame: who and what version
-  kHostSpec = 2,   ///< f→d: this host's part of the job
-  kStarted = 3,    ///< d→f: a rank was forked
-  kOutput = 4,     ///< d→f: bytes of a rank's stdout/stderr
-  kExited = 5,     ///< d→f: a rank ended
-  kStdin = 6,      ///< f→d: bytes for the stdin rank; empty = EOF
-  kSignal = 7,     ///< f→d: deliver a signal to every rank
-  kTerminate = 8,  ///< f→d: SIGTERM all, SIGKILL after the grace period (0 = now)
-  kDone = 9,       ///< d→f: every rank reaped; ferryd exits after sending it
-  kFailure = 10,   ///< d→f: a rank or the host failed outside the rank's own code
-  kLog = 11,       ///< d→f: a diagnostic line for the user
-  kHeartbeat = 12, ///< both ways, every HostSpec::heartbeat_ms while a job runs
+  kHello = 1,            ///< d→f, first frame: who and what version
+  kHostSpec = 2,         ///< f→d: this host's part of the job
+  kStarted = 3,          ///< d→f: a rank was forked
+  kOutput = 4,           ///< d→f: bytes of a rank's stdout/stderr
+  kExited = 5,           ///< d→f: a rank ended
+  kStdin = 6,            ///< f→d: bytes for the stdin rank; empty = EOF
+  kSignal = 7,           ///< f→d: deliver a signal to every rank
+  kTerminate = 8,        ///< f→d: SIGTERM all, SIGKILL after the grace period (0 = now)
+  kDone = 9,             ///< d→f: every rank reaped; ferryd exits after sending it
+  kFailure = 10,         ///< d→f: a rank or the host failed outside the rank's own code
+  kLog = 11,             ///< d→f: a diagnostic line for the user
+  kHeartbeat = 12,       ///< both ways, every HostSpec::heartbeat_ms while a job runs
   kKvRequest = 13,       ///< d→f: a rank's Horovod KV request (already authenticated)
   kKvReply = 14,         ///< f→d: the store's answer to one kKvRequest
   kPmiBarrier = 15,      ///< d→f: every local rank entered PMI barrier `epoch`; its puts
@@ -39,14 +48,23 @@ enum class MsgType : uint8_t {
   kStdinAck = 18,        ///< d→f: this many kStdin bytes were written to the rank or dropped
 };
 
+/// The fixed bytes that open a Hello (kMagic without its NUL).
+struct Magic {};
+
 /// First frame from ferryd. Its magic and version fields keep their place in every version.
 struct Hello {
+  static constexpr MsgType kType = MsgType::kHello;
   uint32_t version = kProtocolVersion;
   std::string hostname;
   int32_t pid = 0;
   uint16_t free_port = 0;  ///< a TCP port that was free on this host (MASTER_PORT default)
   uint16_t kv_port = 0;    ///< where ferryd's KV proxy listens on 127.0.0.1 (0: none)
   std::vector<std::string> interfaces;  ///< interfaces_to_lines() of this host
+  template <class M>
+  static auto fields(M& m) {
+    static Magic magic;
+    return std::tie(magic, m.version, m.hostname, m.pid, m.free_port, m.kv_port, m.interfaces);
+  }
 };
 
 /// One rank to start: its global rank and the variables that differ per rank ("K=V").
@@ -54,18 +72,23 @@ struct RankLaunch {
   int32_t rank = 0;
   std::vector<std::string> env;
   std::vector<std::string> extra_args;  ///< appended to HostSpec::argv (--local-rank=N)
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.env, m.extra_args);
+  }
 };
 
 /// A host's part of the job.
 struct HostSpec {
+  static constexpr MsgType kType = MsgType::kHostSpec;
   uint32_t version = kProtocolVersion;
   std::string job_id;
   std::string wdir;                  ///< "" = ferryd's own working directory
   std::vector<std::string> argv;     ///< the command, argv[0] looked up in the rank's PATH
   std::vector<std::string> env;      ///< job-wide "K=V" applied over ferryd's environment
   std::vector<RankLaunch> ranks;
-  int32_t stdin_rank = -1;           ///< rank that receives kStdin bytes; -1 = none
-  uint32_t kill_grace_ms = 5000;
+  int32_t stdin_rank = -1;           ///< rank that receives Stdin bytes; -1 = none
+  uint32_t kill_grace_ms = 5000;     ///< SIGTERM→SIGKILL when ferryrun is gone
   bool verbose = false;
   bool wdir_fallback = false;        ///< wdir missing on this host: use $HOME (default wdir)
   uint32_t heartbeat_ms = 0;         ///< >0: heartbeats both ways; 3 missed = peer lost
@@ -74,102 +97,226 @@ struct HostSpec {
   int32_t world_size = 0;            ///< PMI_SIZE
   std::string pmi_process_mapping;   ///< value of the PMI key PMI_process_mapping
   BindingOptions binding;            ///< cores and devices per rank (binding part)
-};
-
-/// A Horovod KV request carried from a rank through its ferryd to the front end's store.
-struct KvRequest {
-  uint32_t id = 0;  ///< ferryd's number for it; echoed in the reply
-  std::string method;
-  std::string target;
-  std::string body;
-};
-
-struct KvReply {
-  uint32_t id = 0;
-  uint16_t status = 200;
-  std::string body;
-};
-
-/// One PMI barrier, both ways: d→f this host's puts since the previous barrier; f→d the
-/// puts of every host (kPmiBarrierDone). `keys` and `values` have equal length.
-struct PmiBarrier {
-  uint32_t epoch = 0;
-  std::vector<std::string> keys;
-  std::vector<std::string> values;
-};
-
-/// A rank called PMI abort (MPI_Abort).
-struct PmiAbort {
-  int32_t rank = 0;
-  int32_t exit_code = 1;
-  std::string message;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
+                    m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret,
+                    m.pmi, m.world_size, m.pmi_process_mapping, m.binding);
+  }
 };
 
 struct Started {
+  static constexpr MsgType kType = MsgType::kStarted;
   int32_t rank = 0;
   int32_t pid = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.pid);
+  }
 };
 
+/// Bytes in front of the data of an Output frame: length, type, rank, stream, data length.
+inline constexpr size_t kOutputHeader = 4 + 1 + 4 + 1 + 4;
+
+/// Writes the header of an Output frame carrying `n` data bytes: the one place that lays
+/// it out (encode(Output) and FrameBatch both use it).
+void write_output_header(std::span<char, kOutputHeader> out, int32_t rank, uint8_t stream,
+                         size_t n);
+
+/// A rank's output. Encoded by encode(); decoded as OutputView, whose data still lies in
+/// the frame it came in: the hot path of a job's output copies nothing.
 struct Output {
+  static constexpr MsgType kType = MsgType::kOutput;
   int32_t rank = 0;
   uint8_t stream = 1;  ///< 1 stdout, 2 stderr
   std::string data;
 };
 
-/// An Output message whose data still lies in the frame it came in (see FrameView).
 struct OutputView {
+  static constexpr MsgType kType = MsgType::kOutput;
   int32_t rank = 0;
-  uint8_t stream = 1;
+  uint8_t stream = 1;  ///< 1 stdout, 2 stderr
   std::string_view data;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.stream, m.data);
+  }
 };
 
 /// How a rank ended: `signal` != 0 means killed by that signal, else `exit_code`.
 struct Exited {
+  static constexpr MsgType kType = MsgType::kExited;
   int32_t rank = 0;
   int32_t exit_code = 0;
   int32_t signal = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.exit_code, m.signal);
+  }
 };
 
 struct Failure {
+  static constexpr MsgType kType = MsgType::kFailure;
   int32_t rank = -1;  ///< -1: the host as a whole
   std::string message;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.message);
+  }
 };
 
-std::string encode(const Hello& m);
-std::string encode(const HostSpec& m);
-std::string encode(const Started& m);
-std::string encode(const Output& m);
-std::string encode(const Exited& m);
-std::string encode(const Failure& m);
-std::string encode(const KvRequest& m);
-std::string encode(const KvReply& m);
-/// `done` false: kPmiBarrier (d→f); true: kPmiBarrierDone (f→d).
-std::string encode(const PmiBarrier& m, bool done);
-std::string encode(const PmiAbort& m);
-std::string encode_stdin(std::string_view data);
-std::string encode_signal(int32_t signo);
-std::string encode_terminate(uint32_t grace_ms);
-std::string encode_done();
-std::string encode_log(std::string_view line);
-std::string encode_heartbeat();
-std::string encode_stdin_ack(uint32_t bytes);
+/// A Horovod KV request carried from a rank through its ferryd to the front end's store.
+struct KvRequest {
+  static constexpr MsgType kType = MsgType::kKvRequest;
+  uint32_t id = 0;  ///< ferryd's number for it; echoed in the reply
+  std::string method;
+  std::string target;
+  std::string body;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id, m.method, m.target, m.body);
+  }
+};
 
-/// Decodes a Hello; a foreign stream or another protocol version is an Error naming both.
-Result<Hello> decode_hello(const Frame& f);
-Result<HostSpec> decode_host_spec(const Frame& f);
-Result<Started> decode_started(const Frame& f);
-Result<Output> decode_output(const Frame& f);
-/// decode_output() without copying the data: the hot path of a job's output.
-Result<OutputView> decode_output(const FrameView& f);
-Result<Exited> decode_exited(const Frame& f);
-Result<Failure> decode_failure(const Frame& f);
-Result<KvRequest> decode_kv_request(const Frame& f);
-Result<KvReply> decode_kv_reply(const Frame& f);
-/// Decodes kPmiBarrier or kPmiBarrierDone.
-Result<PmiBarrier> decode_pmi_barrier(const Frame& f);
-Result<PmiAbort> decode_pmi_abort(const Frame& f);
-/// Payload of kStdin / kLog (the raw bytes), of kSignal (signo), kTerminate (grace ms),
-/// kStdinAck (bytes, as an unsigned value).
-Result<int32_t> decode_i32(const Frame& f);
+struct KvReply {
+  static constexpr MsgType kType = MsgType::kKvReply;
+  uint32_t id = 0;
+  uint16_t status = 200;
+  std::string body;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id, m.status, m.body);
+  }
+};
+
+/// d→f: this host's PMI puts since the previous barrier; every local rank entered barrier
+/// `epoch`. `keys` and `values` have equal length.
+struct PmiBarrier {
+  static constexpr MsgType kType = MsgType::kPmiBarrier;
+  uint32_t epoch = 0;
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.epoch, m.keys, m.values);
+  }
+};
+
+/// f→d: the puts of every host for barrier `epoch`; release the ranks.
+struct PmiBarrierDone : PmiBarrier {
+  static constexpr MsgType kType = MsgType::kPmiBarrierDone;
+};
+
+/// A rank called PMI abort (MPI_Abort).
+struct PmiAbort {
+  static constexpr MsgType kType = MsgType::kPmiAbort;
+  int32_t rank = 0;
+  int32_t exit_code = 1;
+  std::string message;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.exit_code, m.message);
+  }
+};
+
+/// Bytes for the stdin rank; empty means EOF.
+struct Stdin {
+  static constexpr MsgType kType = MsgType::kStdin;
+  std::string data;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.data);
+  }
+};
+
+struct Signal {
+  static constexpr MsgType kType = MsgType::kSignal;
+  int32_t signo = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.signo);
+  }
+};
+
+struct Terminate {
+  static constexpr MsgType kType = MsgType::kTerminate;
+  uint32_t grace_ms = 0;  ///< 0: SIGKILL now
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.grace_ms);
+  }
+};
+
+struct Done {
+  static constexpr MsgType kType = MsgType::kDone;
+  template <class M>
+  static auto fields(M&) {
+    return std::tie();
+  }
+};
+
+struct Log {
+  static constexpr MsgType kType = MsgType::kLog;
+  std::string line;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.line);
+  }
+};
+
+struct Heartbeat {
+  static constexpr MsgType kType = MsgType::kHeartbeat;
+  template <class M>
+  static auto fields(M&) {
+    return std::tie();
+  }
+};
+
+struct StdinAck {
+  static constexpr MsgType kType = MsgType::kStdinAck;
+  uint32_t bytes = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.bytes);
+  }
+};
+
+/// What ferryd may receive.
+using ToDaemon =
+    std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone>;
+/// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
+using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
+                             PmiBarrier, PmiAbort, StdinAck, Done>;
+
+/// One frame of message `M`.
+template <class M>
+std::string encode(const M& m);
+std::string encode(const Output& m);
+
+/// Decodes a frame that must be an `M`. A Hello from a foreign stream or another protocol
+/// version, and a HostSpec of another version, are Errors naming both versions.
+template <class M>
+Result<M> decode(const FrameView& f);
+template <class M>
+Result<M> decode(const Frame& f) {
+  return decode<M>(FrameView{f.type, f.payload});
+}
+/// An OutputView would point into a frame about to vanish.
+template <class M>
+  requires std::same_as<M, OutputView>
+Result<M> decode(const Frame&& f) = delete;
+
+/// Decodes any frame ferryd may receive; another type is an Error naming it.
+Result<ToDaemon> decode_to_daemon(const FrameView& f);
+/// Decodes any frame ferryrun may receive after Hello. OutputView's data points into `f`.
+Result<ToFront> decode_to_front(const FrameView& f);
+
+/// Builds a visitor out of lambdas, for std::visit over ToDaemon / ToFront.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 }  // namespace ferry::wire
