@@ -12,7 +12,9 @@
 namespace ferry {
 namespace {
 
-constexpr std::size_t names_limit = 1u << 20;
+// More hosts than any Slurm allocation holds (the largest machines have tens of thousands
+// of nodes); it bounds the memory and time a malformed list can cost.
+constexpr std::size_t names_limit = 1u << 17;
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 

@@ -21,8 +21,11 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 1) _exit(0); /* leaves inside MPI: no MPI_Finalize */
+  /* Every rank is past its address exchange first: rank 1 leaving during it would make
+     the others fail in MPI (UCX endpoint timeout) and race rank 1's report. */
   MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) _exit(0); /* leaves inside MPI: no MPI_Finalize */
+  sleep(60);               /* the others wait, outside MPI, until the job is aborted */
   MPI_Finalize();
   return 0;
 }

@@ -56,6 +56,9 @@ TEST(SlurmHostlist, BadExpressionsQuoteTheToken) {
   EXPECT_NE(expand_error("n[[1]]").find("'n[[1]]'"), std::string::npos);
   EXPECT_NE(expand_error("n[0-99999999]").find("too long"), std::string::npos);
   EXPECT_NE(expand_error("r[0-9999]n[0-9999]").find("more than"), std::string::npos);
+  // One range alone past the limit (a fuzzer found that 900,000 names took seconds).
+  EXPECT_EQ(expand_error("r[14-909009]0"), "range '14-909009' in 'r[14-909009]0' is too long");
+  EXPECT_EQ(expand_hostlist("r[1-131072]")->size(), 131072u);
   EXPECT_NE(expand_error("-n[1-2]").find("bad host name '-n1'"), std::string::npos);
 }
 
