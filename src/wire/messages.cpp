@@ -125,7 +125,10 @@ Result<HostSpec> decode_host_spec(const Frame& f) {
   m.argv = d.strs();
   m.env = d.strs();
   uint32_t n = d.u32();
-  if (!d.ok() || n > f.payload.size()) return make_error("malformed host spec message");
+  // Each rank takes at least 12 bytes (rank, two list counts): refuse counts the frame
+  // cannot hold before making room for them, or a 16 MiB frame could make ferryd allocate
+  // a RankLaunch (56 bytes) for each of its bytes.
+  if (!d.ok() || n > f.payload.size() / 12) return make_error("malformed host spec message");
   m.ranks.resize(n);
   for (auto& r : m.ranks) {
     r.rank = d.i32();
