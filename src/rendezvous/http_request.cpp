@@ -13,6 +13,9 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
+// Longest method accepted; real ones are a few letters.
+constexpr std::size_t kMaxMethod = 32;
+
 // RFC 9110 token characters (method and header names).
 bool is_tchar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) ||
@@ -82,6 +85,16 @@ std::optional<HttpRequest> HttpRequestParser::next() {
   if (skip > 2) return fail(400, "blank lines before the request line");
   avail.remove_prefix(skip);
 
+  // Reject an obviously foreign stream early instead of waiting for a blank line (a TLS
+  // hello, an SSH banner): the method must be a short token up to the first space. The
+  // verdict on a stream must not depend on how it was cut into reads, so this looks at as
+  // much of the method as has arrived, but never past what the head may take: beyond that
+  // the head is too long, whatever the method.
+  std::string_view method_part = avail.substr(0, std::min(avail.find(' '), limits_.max_head + 1));
+  if (method_part.size() > kMaxMethod ||
+      !std::all_of(method_part.begin(), method_part.end(), is_tchar))
+    return fail(400, "malformed request line");
+
   // Find the end of the head: an empty line.
   std::size_t head_end = std::string_view::npos, body_start = 0;
   for (std::size_t i = avail.find('\n'); i != std::string_view::npos; i = avail.find('\n', i + 1)) {
@@ -99,13 +112,9 @@ std::optional<HttpRequest> HttpRequestParser::next() {
     if (j > limits_.max_head) break;
   }
   if (head_end == std::string_view::npos) {
-    if (avail.size() > limits_.max_head) return fail(431, "request head over the size limit");
-    // Reject an obviously foreign stream early instead of waiting for a blank line
-    // (a TLS hello, an SSH banner): the method must be a token up to the first space.
-    std::string_view method = avail.substr(0, avail.find(' '));
-    if (!std::all_of(method.begin(), method.end(), is_tchar) ||
-        (method.size() == avail.size() && method.size() > 32))
-      return fail(400, "malformed request line");
+    // One byte of slack: a head of exactly max_head bytes may have the CR of its blank line
+    // here and the LF still on its way.
+    if (avail.size() > limits_.max_head + 1) return fail(431, "request head over the size limit");
     return std::nullopt;
   }
   if (head_end > limits_.max_head) return fail(431, "request head over the size limit");

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferry/wire/codec.hpp"
@@ -63,11 +65,42 @@ inline void get(Decoder& d, std::string_view& v) { v = d.raw(d.u32()); }
 template <HasFields T>
 void get(Decoder& d, T& m);
 
+/// The fewest bytes a `T` takes on the wire, so a list's count can be checked against what
+/// is left before anything is allocated for it.
+template <class T>
+constexpr size_t min_wire_size();
+
+template <class Tuple, size_t... I>
+constexpr size_t sum_min_wire_size(std::index_sequence<I...>) {
+  return (size_t{0} + ... +
+          min_wire_size<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+}
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+template <class T>
+constexpr size_t min_wire_size() {
+  if constexpr (std::is_same_v<T, Magic>) return sizeof kMagic - 1;
+  else if constexpr (std::is_integral_v<T>) return sizeof(T);
+  else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view> ||
+                     IsVector<T>::value)
+    return 4;  // the length
+  else if constexpr (HasFields<T>) {
+    using Tuple = decltype(T::fields(std::declval<T&>()));
+    return sum_min_wire_size<Tuple>(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  } else
+    return 1;  // a type with its own put/get: at least a byte
+}
+
 template <class T>
 void get(Decoder& d, std::vector<T>& v) {
   uint32_t n = d.u32();
-  // Every element takes at least one byte: refuse counts the input cannot hold.
-  if (!d.ok() || n > d.left()) return d.fail();
+  // Refuse counts the input cannot hold, before reserving room for them: a 16 MiB frame
+  // must not make ferryd allocate gigabytes.
+  if (!d.ok() || n > d.left() / min_wire_size<T>()) return d.fail();
   v.clear();
   v.reserve(n);
   for (uint32_t i = 0; i < n && d.ok(); ++i) get(d, v.emplace_back());

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "ferry/rendezvous/http_request.hpp"
 #include "ferry/rendezvous/kv_store.hpp"
@@ -107,6 +109,43 @@ TEST(HttpRequestParser, RefusesGarbageWithTheRightStatus) {
     p.feed(gloo_request("GET", "/a/b", ""));
     EXPECT_FALSE(p.next()) << c.name;
   }
+}
+
+// What a parser made of `bytes`, fed in reads of `read` bytes (0: all at once): the
+// requests' methods and targets, then the error status (0: none).
+std::string outcome(const std::string& bytes, size_t read, HttpLimits limits = {}) {
+  HttpRequestParser p(limits);
+  std::string out;
+  for (size_t at = 0; at < bytes.size();) {
+    size_t n = read == 0 ? bytes.size() : std::min(read, bytes.size() - at);
+    p.feed(std::string_view(bytes).substr(at, n));
+    at += n;
+    while (auto r = p.next()) out += r->method + " " + r->target + "; ";
+  }
+  return out + std::to_string(p.failed() ? p.error()->status : 0);
+}
+
+// The verdict on a stream is the same however it is cut into reads (found by fuzz_http_request).
+TEST(HttpRequestParser, VerdictDoesNotDependOnReads) {
+  // Garbage longer than the head limit: refused as garbage (400), not as too long (431),
+  // when it arrives whole as when it trickles in.
+  const std::string tls = std::string("\x16\x03\x01", 3) + std::string(20000, 'x');
+  // A method longer than any real one: refused, even when the whole head arrives at once.
+  const std::string long_method = std::string(40, 'A') + " /a/b HTTP/1.1\r\n\r\n";
+  for (size_t read : {0, 1, 7, 4096}) {
+    EXPECT_EQ(outcome(tls, read), "400") << read;
+    EXPECT_EQ(outcome(long_method, read), "400") << read;
+  }
+  // A head of exactly max_head bytes is accepted, also when a read ends between the CR and
+  // the LF of its blank line.
+  HttpLimits lim;
+  lim.max_head = 64;
+  std::string head = "GET /a/b HTTP/1.1\r\nX: ";
+  head += std::string(lim.max_head - head.size() - 2, 'x') + "\r\n";
+  ASSERT_EQ(head.size(), lim.max_head);
+  for (size_t read : {0, 1, 5, 65})
+    EXPECT_EQ(outcome(head + "\r\n", read, lim), "GET /a/b; 0") << read;
+  EXPECT_EQ(outcome(head + "X\r\n", 1, lim), "431");
 }
 
 TEST(HttpRequestParser, EnforcesLimits) {
