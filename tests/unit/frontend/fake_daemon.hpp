@@ -1,0 +1,210 @@
+#pragma once
+// Test support: ferryd played in-process, so the job controller can be tested without
+// processes. Each link says Hello at once, keeps the HostSpec it receives, and then plays
+// its host's script (by default: every rank starts and exits 0, then Done). Terminate and
+// Signal end the ranks still running as a ferryd would (killed by SIGTERM / that signal).
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ferry/frontend/job.hpp"
+#include "ferry/transport/link.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry::test_support {
+
+class FakeDaemonLink;
+/// What a host does once it has its HostSpec.
+using FakeScript = std::function<void(FakeDaemonLink&)>;
+
+/// A HostSpec as one host received it.
+struct SentSpec {
+  HostEntry host;
+  wire::HostSpec spec;
+};
+
+class FakeDaemonLink : public Link {
+ public:
+  // `address`: the host's one interface (eth0, a /24), which ferryrun reaches it at.
+  FakeDaemonLink(asio::io_context& io, HostEntry host, std::string address, FakeScript script,
+                 std::vector<SentSpec>* specs)
+      : io_(io),
+        host_(std::move(host)),
+        address_(std::move(address)),
+        script_(std::move(script)),
+        specs_(specs) {}
+  ~FakeDaemonLink() override { *alive_ = false; }
+
+  void start(DataHandler d, ClosedHandler c) override {
+    on_data_ = std::move(d);
+    on_closed_ = std::move(c);
+    wire::Hello hello;
+    hello.hostname = host_.name;
+    hello.pid = 4242;
+    hello.free_port = 29511;
+    hello.interfaces = {"eth0 up " + address_ + "/24"};
+    deliver(wire::encode(hello));
+  }
+  void send(std::string bytes) override {
+    reader_.feed(bytes);
+    for (;;) {
+      auto f = reader_.next();
+      if (!f || !*f) return;
+      const wire::Frame& frame = **f;
+      if (frame.type == static_cast<uint8_t>(wire::MsgType::kHostSpec)) {
+        auto spec = wire::decode<wire::HostSpec>(frame);
+        if (!spec) return;
+        spec_ = *spec;
+        if (specs_) specs_->push_back({host_, spec_});
+        asio::post(io_, [this, alive = alive_] {
+          if (*alive && !closed_) script_ ? script_(*this) : run_all(0);
+        });
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kTerminate)) {
+        end_running(SIGTERM);
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kSignal)) {
+        auto s = wire::decode<wire::Signal>(frame);
+        end_running(s ? s->signo : SIGTERM);
+      }
+    }
+  }
+  size_t pending_bytes() const override { return 0; }
+  void close() override { closed_ = true; }
+  std::string peer_address() const override { return address_; }
+  std::string describe() const override {
+    return host_.name + ":" + std::to_string(host_.port ? host_.port : 22);
+  }
+
+  // ---- for scripts ----
+  const wire::HostSpec& spec() const { return spec_; }
+  /// Every rank of the spec starts (pid 1000 + rank).
+  void start_all() {
+    for (const auto& r : spec_.ranks) deliver(wire::encode(wire::Started{r.rank, 1000 + r.rank}));
+  }
+  void rank_exits(int rank, int code, int sig = 0) {
+    ended_.insert(rank);
+    deliver(wire::encode(wire::Exited{rank, code, sig}));
+  }
+  void send_frame(std::string frame) { deliver(std::move(frame)); }
+  /// Done once every rank has ended.
+  void done_if_all_ended() {
+    if (ended_.size() == spec_.ranks.size() && !done_sent_) {
+      done_sent_ = true;
+      deliver(wire::encode(wire::Done{}));
+    }
+  }
+  /// Every rank starts and exits with `code`; then Done.
+  void run_all(int code) {
+    start_all();
+    for (const auto& r : spec_.ranks) rank_exits(r.rank, code);
+    done_if_all_ended();
+  }
+  /// The connection breaks (`reason` as a transport would say it).
+  void cut(const std::string& reason) {
+    asio::post(io_, [this, reason, alive = alive_] {
+      if (!*alive || closed_) return;
+      closed_ = true;
+      on_closed_(reason);
+    });
+  }
+
+ private:
+  void end_running(int sig) {
+    for (const auto& r : spec_.ranks)
+      if (!ended_.count(r.rank)) rank_exits(r.rank, 0, sig);
+    done_if_all_ended();
+  }
+  // Asynchronously, as a real link delivers bytes from the io_context.
+  void deliver(std::string bytes) {
+    asio::post(io_, [this, bytes = std::move(bytes), alive = alive_] {
+      if (*alive && !closed_) on_data_(bytes);
+    });
+  }
+
+  asio::io_context& io_;
+  HostEntry host_;
+  std::string address_;
+  FakeScript script_;
+  std::vector<SentSpec>* specs_;
+  DataHandler on_data_;
+  ClosedHandler on_closed_;
+  wire::FrameReader reader_;
+  wire::HostSpec spec_;
+  std::set<int> ended_;
+  bool done_sent_ = false;
+  bool closed_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+/// Opens a FakeDaemonLink for every host (the n-th opened at 10.0.0.n); `script_for(host)`
+/// picks each host's script (empty: every rank exits 0). The HostSpecs sent land in
+/// `specs`, in arrival order.
+class FakeDaemonLauncher : public Launcher {
+ public:
+  explicit FakeDaemonLauncher(asio::io_context& io) : io_(io) {}
+  void async_open(const HostEntry& host, const DaemonCommand&, OpenHandler h) override {
+    FakeScript script = script_for ? script_for(host) : nullptr;
+    std::string address = "10.0.0." + std::to_string(++opened_);
+    asio::post(io_, [this, h, host, address, script] {
+      h(std::unique_ptr<Link>(
+          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs)));
+    });
+  }
+  void cancel_all() override {}
+
+  std::function<FakeScript(const HostEntry&)> script_for;
+  std::vector<SentSpec> specs;
+
+ private:
+  asio::io_context& io_;
+  int opened_ = 0;
+};
+
+class DiscardSink : public OutputSink {
+ public:
+  void write(int, StreamId, std::string_view) override {}
+  void close_stream(int, StreamId) override {}
+  void flush() override {}
+};
+
+/// A job run against fake daemons: its exit status, what ferryrun said (exactly as the
+/// user sees it) and the HostSpec each host received.
+struct FakeRun {
+  int status = -1;
+  std::string diag;
+  std::vector<SentSpec> specs;
+};
+
+/// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
+inline FakeRun run_with_fake_daemons(JobOptions opts,
+                                     std::function<FakeScript(const HostEntry&)> script_for = {}) {
+  asio::io_context io;
+  char path[] = "/tmp/ferry-diag-XXXXXX";
+  int fd = ::mkstemp(path);
+  ::unlink(path);
+  DiscardSink sink;
+  Diagnostics diag(&sink, fd, false);
+  FakeDaemonLauncher launcher(io);
+  launcher.script_for = std::move(script_for);
+  if (opts.ferryd_path.empty()) opts.ferryd_path = "/opt/ferry/bin/ferryd";
+  opts.stdin_rank = -1;
+  FakeRun run;
+  {
+    Job job(io, std::move(opts), Launchers{launcher, launcher}, sink, diag);
+    run.status = job.run();
+  }
+  char buf[4096];
+  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(run.diag.size()))) > 0;)
+    run.diag.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  run.specs = std::move(launcher.specs);
+  return run;
+}
+
+}  // namespace ferry::test_support
