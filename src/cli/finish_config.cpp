@@ -51,6 +51,11 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
     auto d = parse_device_list(raw.devices);
     if (!d) return make_error("--devices: " + d.error().message);
     job.binding.devices = *d;
+    // The command line wins over the job file: its list is every host's.
+    if (!job.host_devices.empty()) {
+      job.host_devices.clear();
+      raw.notes.push_back("--devices replaces the job file's per-host devices");
+    }
   }
   if (!raw.tag.empty()) {
     if (raw.tag == "openmpi")

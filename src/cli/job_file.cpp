@@ -136,8 +136,19 @@ void read_host_table(TomlReader& r, const toml::table& t, JobFile& out, HostList
     r.fail(t.source(), "[[hosts]] " + host.error().message);
     return;
   }
-  if (t.get("devices"))
-    out.config.job.host_devices.push_back({host->name, host->user, host->port, devices});
+  if (t.get("devices")) {
+    // A host named twice (its slots add up) has one device list: the entries must agree.
+    auto& all = out.config.job.host_devices;
+    auto same = std::find_if(all.begin(), all.end(), [&](const HostDevices& d) {
+      return d.name == host->name && d.user == host->user && d.port == host->port;
+    });
+    if (same != all.end() && same->devices != devices) {
+      r.fail(t.get("devices")->source(),
+             "[[hosts]] " + host->name + ": devices differ from an earlier entry of this host");
+      return;
+    }
+    if (same == all.end()) all.push_back({host->name, host->user, host->port, devices});
+  }
   hosts.push_back(std::move(*host));
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ferry/frontend/host_reach.hpp"
+#include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/plan/placement.hpp"
@@ -385,6 +386,7 @@ class Job::Impl {
       spec.kill_grace_ms = static_cast<uint32_t>(opts_.kill_grace_s * 1000);
       spec.verbose = opts_.verbose;
       spec.binding = opts_.binding;
+      spec.binding.devices = devices_for_host(opts_, h.plan.host);
       spec.heartbeat_ms = static_cast<uint32_t>(opts_.heartbeat_s * 1000);
       h.link->send(wire::encode(spec));
       h.spec_sent = true;

@@ -107,6 +107,24 @@ TEST(CliSources, TheCommandLineWins) {
   EXPECT_EQ(c.job.exports, (std::vector<std::string>{"NCCL_DEBUG=INFO", "A=cli"}));
 }
 
+TEST(CliSources, CommandLineDevicesReplaceThePerHostOnes) {
+  TempDir dir;
+  const std::string file = dir.write("job.toml",
+                                     "[defaults]\ndevices = [5]\n"
+                                     "[[hosts]]\nname = \"a\"\ndevices = [0, 1]\n"
+                                     "[[hosts]]\nname = \"b\"\n");
+  auto kept = parse({"--config", file, "true"});
+  ASSERT_TRUE(kept.config.has_value());
+  EXPECT_EQ(kept.config->job.binding.devices, (std::vector<int>{5}));
+  ASSERT_EQ(kept.config->job.host_devices.size(), 1u);
+  EXPECT_EQ(kept.config->job.host_devices[0].devices, (std::vector<int>{0, 1}));
+  // --devices is the same setting for every host, and the command line wins.
+  auto cli = parse({"--config", file, "--devices", "3", "true"});
+  ASSERT_TRUE(cli.config.has_value());
+  EXPECT_EQ(cli.config->job.binding.devices, (std::vector<int>{3}));
+  EXPECT_TRUE(cli.config->job.host_devices.empty());
+}
+
 TEST(CliSources, DefaultSlotsApplyToCommandLineHostsToo) {
   TempDir dir;
   auto r =

@@ -141,6 +141,38 @@ TEST(JobFile, HostStringsAndTablesMixAndRepeatsMerge) {
   EXPECT_EQ(h[3].slots, 2);
 }
 
+TEST(JobFile, PerHostDevicesKeepTheHostsIdentity) {
+  // Two containers behind one address are two hosts, each with its own devices; a host
+  // named twice has one list, which both entries must agree on.
+  auto r = parse(R"(
+[[hosts]]
+name = "10.0.0.5"
+port = 2201
+devices = [0, 1]
+[[hosts]]
+name = "10.0.0.5"
+port = 2202
+user = "bob"
+devices = [2, 3]
+[[hosts]]
+name = "10.0.0.5"
+port = 2201
+devices = [0, 1]
+)");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto& hd = r->config.job.host_devices;
+  ASSERT_EQ(hd.size(), 2u);
+  EXPECT_EQ(hd[0].port, 2201);
+  EXPECT_EQ(hd[0].user, "");
+  EXPECT_EQ(hd[0].devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(hd[1].port, 2202);
+  EXPECT_EQ(hd[1].user, "bob");
+  EXPECT_EQ(hd[1].devices, (std::vector<int>{2, 3}));
+  EXPECT_EQ(error_of("[[hosts]]\nname = \"a\"\ndevices = [0]\n"
+                     "[[hosts]]\nname = \"a\"\ndevices = [1]\n"),
+            "job.toml:6: [[hosts]] a: devices differ from an earlier entry of this host");
+}
+
 TEST(JobFile, HostfilePathsAreRelativeToTheJobFile) {
   auto r = parse_job_file_text("hostfile = [\"hosts.txt\", \"/abs/h\"]", "/etc/jobs/job.toml",
                                FrontendConfig{});
