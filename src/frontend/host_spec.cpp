@@ -1,11 +1,57 @@
 #include "ferry/frontend/host_spec.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "ferry/plan/environment.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
+
 namespace ferry {
+
+std::string new_job_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<uint64_t> d;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d(rd)));
+  return buf;
+}
 
 const std::vector<int>& devices_for_host(const JobOptions& opts, const HostEntry& host) {
   for (const auto& hd : opts.host_devices)
     if (hd.name == host.name && hd.user == host.user && hd.port == host.port) return hd.devices;
   return opts.binding.devices;
+}
+
+wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement,
+                              const HostInputs& host, const SharedSpec& shared) {
+  const HostPlan& plan = *host.plan;
+  wire::HostSpec spec;
+  spec.job_id = shared.job_id;
+  spec.wdir = opts.wdir;
+  // The default wdir is this machine's; a remote host may lack it. A local host cannot.
+  spec.wdir_fallback = !opts.wdir_explicit && !host.local;
+  spec.argv = opts.command;
+  spec.env = shared.env;
+  spec.env.insert(spec.env.end(), host.env.begin(), host.env.end());
+  for (const auto& r : plan.ranks) {
+    wire::RankLaunch rl{r.rank, rank_environment(placement, plan, r), {}};
+    if (opts.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
+    spec.ranks.push_back(std::move(rl));
+  }
+  const bool has_stdin_rank = std::any_of(plan.ranks.begin(), plan.ranks.end(),
+                                          [&](auto& r) { return r.rank == opts.stdin_rank; });
+  spec.stdin_rank = opts.stdin_rank >= 0 && has_stdin_rank ? opts.stdin_rank : -1;
+  spec.kill_grace_ms = static_cast<uint32_t>(opts.kill_grace_s * 1000);
+  spec.verbose = opts.verbose;
+  spec.heartbeat_ms = static_cast<uint32_t>(opts.heartbeat_s) * 1000;
+  spec.secret = shared.secret;
+  spec.pmi = true;
+  spec.world_size = placement.world_size;
+  spec.pmi_process_mapping = shared.pmi_process_mapping;
+  spec.binding = opts.binding;
+  spec.binding.devices = devices_for_host(opts, plan.host);
+  return spec;
 }
 
 }  // namespace ferry

@@ -5,14 +5,12 @@
 
 #include <chrono>
 #include <cstring>
-#include <random>
 
 #include "ferry/frontend/host_reach.hpp"
 #include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/plan/placement.hpp"
-#include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/rendezvous/interfaces.hpp"
 #include "ferry/wire/messages.hpp"
 #include "rendezvous_service.hpp"
@@ -30,14 +28,6 @@ std::string signal_name(int sig) {
   const char* desc = ::strsignal(sig);
   if (desc) name += std::string(" (") + desc + ")";
   return name;
-}
-
-std::string new_job_id() {
-  std::random_device rd;
-  std::uniform_int_distribution<uint64_t> d;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d(rd)));
-  return buf;
 }
 
 double seconds_since(Clock::time_point t) {
@@ -356,39 +346,18 @@ class Job::Impl {
     je.master_addr = ferry::master_address(rdv_->choice(), master_address());
     je.master_port = first.hello_msg.free_port ? first.hello_msg.free_port : 29500;
     je.exported = opts_.exports;
-    auto common = job_environment(placement_, je);
     diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" +
                   std::to_string(je.master_port));
-    const std::string pmi_mapping = pmi_host_config(placement_, 0, job_id_).process_mapping;
+    const SharedSpec shared{job_id_, job_environment(placement_, je), rdv_->secret(),
+                            pmi_host_config(placement_, 0, job_id_).process_mapping};
     int stdin_host = opts_.stdin_rank >= 0 && opts_.stdin_rank < placement_.world_size
                          ? rank_host_[opts_.stdin_rank]
                          : -1;
     for (size_t i = 0; i < hosts_.size(); ++i) {
       HostState& h = *hosts_[i];
-      wire::HostSpec spec;
-      spec.job_id = job_id_;
-      spec.wdir = opts_.wdir;
-      spec.wdir_fallback = !opts_.wdir_explicit && !h.local;
-      spec.argv = opts_.command;
-      spec.env = common;
-      auto host_env = rdv_->host_environment(i, h.hello_msg.kv_port, opts_.exports);
-      spec.env.insert(spec.env.end(), host_env.begin(), host_env.end());
-      for (auto& r : h.plan.ranks) {
-        wire::RankLaunch rl{r.rank, rank_environment(placement_, h.plan, r), {}};
-        if (opts_.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
-        spec.ranks.push_back(std::move(rl));
-      }
-      spec.secret = rdv_->secret();
-      spec.pmi = true;
-      spec.world_size = placement_.world_size;
-      spec.pmi_process_mapping = pmi_mapping;
-      spec.stdin_rank = static_cast<int>(i) == stdin_host ? opts_.stdin_rank : -1;
-      spec.kill_grace_ms = static_cast<uint32_t>(opts_.kill_grace_s * 1000);
-      spec.verbose = opts_.verbose;
-      spec.binding = opts_.binding;
-      spec.binding.devices = devices_for_host(opts_, h.plan.host);
-      spec.heartbeat_ms = static_cast<uint32_t>(opts_.heartbeat_s * 1000);
-      h.link->send(wire::encode(spec));
+      HostInputs in{&h.plan, h.local,
+                    rdv_->host_environment(i, h.hello_msg.kv_port, opts_.exports)};
+      h.link->send(wire::encode(make_host_spec(opts_, placement_, in, shared)));
       h.spec_sent = true;
     }
     if (stdin_host >= 0) start_stdin(static_cast<size_t>(stdin_host));

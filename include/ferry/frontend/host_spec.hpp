@@ -1,15 +1,47 @@
 #pragma once
 /// \file
-/// One host's part of the job (wire::HostSpec).
+/// One host's part of the job (wire::HostSpec), built from the job's options, the placement and
+/// what the front end learnt while the hosts started. Pure: every rule about what a host gets is
+/// tested without a host.
 
+#include <string>
 #include <vector>
 
 #include "ferry/frontend/job_options.hpp"
+#include "ferry/plan/placement.hpp"
+#include "ferry/wire/messages.hpp"
 
 namespace ferry {
 
-/// The devices `host`'s ranks may use: its own `host_devices` entry (same name, user and
-/// port; two containers behind one address are two hosts), else the job's binding.devices.
+/// What every host's spec shares, known once every host said Hello.
+struct SharedSpec {
+  std::string job_id;
+  std::vector<std::string> env;     ///< job_environment(): for every rank of every host
+  std::string secret;               ///< the job secret ferryd's KV proxy asks of the ranks
+  std::string pmi_process_mapping;  ///< PMI_process_mapping of the whole placement
+};
+
+/// A fresh random job id (16 hex digits): FERRY_JOB_ID, and the PMI kvsname.
+std::string new_job_id();
+
+/// One host's own inputs besides its plan.
+struct HostInputs {
+  const HostPlan* plan = nullptr;  ///< the host and its ranks (an element of the placement)
+  bool local = false;              ///< started without SSH (see decide_host_reach)
+  /// NIC and Horovod variables for this host's ranks (RendezvousService::host_environment).
+  std::vector<std::string> env;
+};
+
+/// The devices `host`'s ranks may use: its own `host_devices` entry (same name, user and port; two
+/// containers behind one address are two hosts), else the job's binding.devices.
 const std::vector<int>& devices_for_host(const JobOptions& opts, const HostEntry& host);
+
+/// The HostSpec for one host: the command; wdir (a remote host without an explicit wdir falls
+/// back to $HOME when it lacks it); the shared environment, then the host's; each rank's own
+/// variables (and `--local-rank=N` with torch_local_rank_arg); the stdin rank when it is one of
+/// this host's; the binding with this host's devices; the kill grace; the heartbeat interval
+/// (JobOptions::heartbeat_s: ferryd watches ferryrun with it too).
+wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement,
+                              const HostInputs& host, const SharedSpec& shared);
 
 }  // namespace ferry
