@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "ferry/frontend/failure_report.hpp"
 #include "ferry/frontend/host_reach.hpp"
 #include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
@@ -22,21 +23,9 @@ using Clock = std::chrono::steady_clock;
 // Stdin bytes sent to the stdin rank's ferryd and not yet written to the rank.
 constexpr size_t kStdinWindow = 1u << 20;
 
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-  const char* desc = ::strsignal(sig);
-  if (desc) name += std::string(" (") + desc + ")";
-  return name;
-}
-
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
-
-// Frames the failure reports, as Open MPI frames its own (people look for the rule).
-constexpr const char* kRule =
-    "--------------------------------------------------------------------------\n";
 
 std::string fmt_seconds(double s) {
   char buf[32];
@@ -417,20 +406,17 @@ class Job::Impl {
 
   // ---- ends ----------------------------------------------------------------------------
 
+  RankWhere where(size_t i, int rank) const {
+    return {rank, hosts_[i]->name(), rank_local_[rank], rank_pid_[rank]};
+  }
+
   // MPI_Abort: the job ends with the rank's code, whatever the ranks do next.
   void on_pmi_abort(size_t i, const wire::PmiAbort& a) {
     if (aborting_) return;
     first_failure_ = true;
     failure_status_ = a.exit_code;
-    std::string block =
-        kRule + diag_.program() + ": rank " + std::to_string(a.rank) + " on host " +
-        hosts_[i]->name() + " (local rank " + std::to_string(rank_local_[a.rank]) +
-        (rank_pid_[a.rank] ? ", pid " + std::to_string(rank_pid_[a.rank]) : "") +
-        ") called MPI_Abort (PMI abort) with exit code " + std::to_string(a.exit_code) + ".\n";
-    if (!a.message.empty()) block += "  message: " + a.message + "\n";
-    block += "The job was aborted.\n";
-    block += kRule;
-    diag_.raw(block);
+    diag_.raw(format_failure_report(
+        diag_.program(), PmiAbortFailure{where(i, a.rank), a.exit_code, a.message}));
     abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
   }
 
@@ -447,23 +433,10 @@ class Job::Impl {
     if (user_signal_ && e.signal == user_signal_) return;
     first_failure_ = true;
     failure_status_ = e.signal ? 128 + e.signal : (e.exit_code ? e.exit_code : 1);
-    std::string what = e.signal ? "was killed by " + signal_name(e.signal)
-                                : "exited with status " + std::to_string(e.exit_code);
-    std::string block =
-        kRule + diag_.program() + ": rank " + std::to_string(e.rank) + " on host " + h.name() +
-        " (local rank " + std::to_string(rank_local_[e.rank]) +
-        (rank_pid_[e.rank] ? ", pid " + std::to_string(rank_pid_[e.rank]) : "") + ") " +
-        what + ".\n";
-    if (!rank_failure_[e.rank].empty())
-      block += "  reason: " + rank_failure_[e.rank] + "\n";
-    if (placement_.world_size > 1) {
-      char grace[32];
-      std::snprintf(grace, sizeof grace, "%g", opts_.kill_grace_s);
-      block += "The job was aborted: the other ranks get SIGTERM, then SIGKILL after " +
-               std::string(grace) + " s.\n";
-    }
-    block += kRule;
-    diag_.raw(block);
+    diag_.raw(format_failure_report(
+        diag_.program(), RankExitFailure{where(i, e.rank), e.exit_code, e.signal,
+                                         rank_failure_[e.rank], placement_.world_size > 1,
+                                         opts_.kill_grace_s}));
     abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
   }
 
@@ -520,11 +493,8 @@ class Job::Impl {
     }
     if (h.ranks_left > 0 && !aborting_ && !user_signal_) {
       host_lost_ = true;
-      diag_.raw(
-          kRule + diag_.program() + ": lost host " + h.name() + " (" + why + ") with " +
-          std::to_string(h.ranks_left) + " rank(s) still running.\n" +
-          "The job was aborted; ferryd on that host kills its ranks when its connection "
-          "ends.\n" + kRule);
+      diag_.raw(format_failure_report(diag_.program(),
+                                      HostLostFailure{h.name(), why, h.ranks_left}));
       abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
     }
     h.ranks_left = 0;
