@@ -1,19 +1,19 @@
+// The job controller: starts every host's ferryd, hands each its HostSpec once all said Hello, and
+// decides how the job ends. Each host's link and the decoding of its frames are in host_link.cpp;
+// what a host is sent, in host_spec.cpp; the failure reports, in failure_report.cpp.
 #include "ferry/frontend/job.hpp"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstring>
+#include <cstdio>
 
 #include "ferry/frontend/failure_report.hpp"
-#include "ferry/frontend/host_reach.hpp"
 #include "ferry/frontend/host_spec.hpp"
+#include "ferry/frontend/job_end.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/plan/environment.hpp"
-#include "ferry/plan/placement.hpp"
-#include "ferry/rendezvous/interfaces.hpp"
-#include "ferry/wire/messages.hpp"
+#include "host_link.hpp"
 #include "rendezvous_service.hpp"
 
 namespace ferry {
@@ -23,24 +23,13 @@ using Clock = std::chrono::steady_clock;
 // Stdin bytes sent to the stdin rank's ferryd and not yet written to the rank.
 constexpr size_t kStdinWindow = 1u << 20;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string fmt_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", s);
-  return buf;
-}
-
 }  // namespace
 
-class Job::Impl {
+class Job::Impl final : private HostEvents {
  public:
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
        Diagnostics& diag)
-      : io_(io), opts_(std::move(opts)), launchers_(launchers), out_(out), diag_(diag),
-        signals_(io), start_timer_(io), abort_timer_(io), beat_timer_(io) {}
+      : io_(io), opts_(std::move(opts)), launchers_(launchers), out_(out), diag_(diag) {}
   // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
   ~Impl() { *alive_ = false; }
 
@@ -54,29 +43,18 @@ class Job::Impl {
     if (placement_.oversubscribed)
       diag_.verbose("oversubscribed: some hosts run more ranks than they have slots");
     job_id_ = new_job_id();
-    rank_host_.assign(placement_.world_size, -1);
-    rank_local_.assign(placement_.world_size, 0);
     rank_failure_.assign(placement_.world_size, {});
     rank_pid_.assign(placement_.world_size, 0);
     for (size_t i = 0; i < placement_.hosts.size(); ++i) {
-      auto h = std::make_unique<HostState>();
-      h->plan = placement_.hosts[i];
-      HostReach reach = decide_host_reach(h->plan.host, {opts_.ssh_port, opts_.ssh_user});
-      h->local = reach.local;
-      h->reach_reason = std::move(reach.reason);
-      for (auto& r : h->plan.ranks) {
-        rank_host_[r.rank] = static_cast<int>(i);
-        rank_local_[r.rank] = r.local_rank;
-      }
-      h->ranks_left = static_cast<int>(h->plan.ranks.size());
-      hosts_.push_back(std::move(h));
-    }
-    if (diag_.is_verbose()) {
-      for (auto& h : hosts_)
-        diag_.verbose("host " + h->name() + ": ranks " +
-                      std::to_string(h->plan.ranks.front().rank) + ".." +
-                      std::to_string(h->plan.ranks.back().rank) +
-                      (h->local ? ", local, no SSH (" : ", SSH (") + h->reach_reason + ")");
+      const HostPlan& plan = placement_.hosts[i];
+      HostReach reach = decide_host_reach(plan.host, {opts_.ssh_port, opts_.ssh_user});
+      HostEvents& events = *this;
+      hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, out_));
+      const HostLink& h = *hosts_.back();
+      if (h.owns(opts_.stdin_rank)) stdin_host_ = static_cast<int>(i);
+      diag_.verbose("host " + h.name() + ": ranks " + std::to_string(plan.ranks.front().rank) +
+                    ".." + std::to_string(plan.ranks.back().rank) +
+                    (h.local ? ", local, no SSH (" : ", SSH (") + h.reach_reason + ")");
     }
     started_at_ = Clock::now();
     signals_.add(SIGINT);
@@ -85,45 +63,29 @@ class Job::Impl {
     wait_signal();
     open_all();
     io_.run();
-    return exit_status();
+    return end_.exit_status();
   }
 
  private:
-  struct HostState {
-    HostPlan plan;
-    bool local = false;
-    std::string reach_reason;  // why local or SSH, for --verbose
-    std::unique_ptr<Link> link;
-    wire::FrameReader reader;
-    bool opening = true;      // open in flight
-    bool hello = false;
-    wire::Hello hello_msg;
-    std::string start_error;  // set when the host failed to start
-    bool spec_sent = false;
-    bool done = false;        // ferryd said Done
-    Clock::time_point last_heard = Clock::now();
-    bool closed = false;      // link ended (or never opened)
-    int ranks_left = 0;
-    std::string name() const { return plan.label; }
-  };
+  enum class Phase { kStarting, kRunning, kFinishing };
+
+  // "1.234 s" since the job started, for --verbose.
+  std::string since_start() const {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f s",
+                  std::chrono::duration<double>(Clock::now() - started_at_).count());
+    return buf;
+  }
 
   // ---- starting ------------------------------------------------------------------------
 
   void open_all() {
     start_timer_.expires_after(std::chrono::seconds(opts_.start_timeout_s));
     start_timer_.async_wait([this](std::error_code ec) {
-      if (ec || phase_ != Phase::kStarting) return;
-      for (auto& h : hosts_) {
-        if (h->hello || !h->start_error.empty()) continue;
-        std::string where = h->link ? h->link->describe() : h->name();
-        h->start_error = where + ": no answer from ferryd within --start-timeout " +
-                         std::to_string(opts_.start_timeout_s) + " s";
-      }
-      launchers_.remote.cancel_all();
-      check_started();
+      if (!ec && phase_ == Phase::kStarting) start_timed_out();
     });
     for (size_t i = 0; i < hosts_.size(); ++i) {
-      HostState& h = *hosts_[i];
+      HostLink& h = *hosts_[i];
       DaemonCommand cmd;
       cmd.ferryd_path = h.plan.host.ferryd.empty() ? opts_.ferryd_path : h.plan.host.ferryd;
       // By index: hosts may share a name (one address, two ports), never an index.
@@ -131,239 +93,129 @@ class Job::Impl {
         if (*alive) daemon_stderr(i, line);
       };
       Launcher& l = h.local ? launchers_.local : launchers_.remote;
-      l.async_open(h.plan.host, cmd, [this, i](Result<std::unique_ptr<Link>> r) {
-        on_open(i, std::move(r));
-      });
+      l.async_open(h.plan.host, cmd,
+                   [this, i](Result<std::unique_ptr<Link>> r) { on_open(i, std::move(r)); });
     }
   }
 
-  // A line ferryd wrote to its stderr. Shown once that host's ferryd has started; before
-  // that it is part of the start error instead.
+  void start_timed_out() {
+    for (auto& h : hosts_) {
+      if (h->hello || !h->start_error.empty()) continue;
+      h->start_error = h->where() + ": no answer from ferryd within --start-timeout " +
+                       std::to_string(opts_.start_timeout_s) + " s";
+    }
+    launchers_.remote.cancel_all();
+    check_started();
+  }
+
+  // A line ferryd wrote to its stderr. Shown once that host's ferryd has started; before that it is
+  // part of the start error instead.
   void daemon_stderr(size_t i, const std::string& line) {
-    HostState& h = *hosts_[i];
+    HostLink& h = *hosts_[i];
     if (h.hello) diag_.raw(h.name() + ": " + line + "\n");
   }
 
   void on_open(size_t i, Result<std::unique_ptr<Link>> r) {
-    HostState& h = *hosts_[i];
+    HostLink& h = *hosts_[i];
     h.opening = false;
-    if (!r) {
-      if (h.start_error.empty()) h.start_error = r.error().message;
-      h.closed = true;
-      check_started();
-      return;
+    if (r && phase_ == Phase::kStarting && h.start_error.empty()) {
+      diag_.verbose(r.value()->describe() + ": connected after " + since_start());
+      return h.attach(std::move(r.value()));
     }
-    if (phase_ != Phase::kStarting || !h.start_error.empty()) {
-      // Too late (timed out or the job is over): closing makes that ferryd exit.
-      r.value()->close();
-      h.closed = true;
-      check_started();
-      return;
-    }
-    h.link = std::move(r.value());
-    diag_.verbose(h.link->describe() + ": connected after " +
-                  fmt_seconds(seconds_since(started_at_)));
-    h.link->start([this, i](std::string_view bytes) { on_data(i, bytes); },
-                  [this, i](const std::string& reason) { on_closed(i, reason); });
-  }
-
-  void on_data(size_t i, std::string_view bytes) {
-    HostState& h = *hosts_[i];
-    h.last_heard = Clock::now();
-    h.reader.feed(bytes);
-    for (;;) {
-      auto f = h.reader.next_view();
-      if (!f) {
-        host_broken(i, f.error().message);
-        return;
-      }
-      if (!*f) break;
-      if (h.hello) handle_frame(i, **f);
-      else handle_hello(i, **f);
-      if (h.closed) return;
-    }
-    out_.flush();
-  }
-
-  void handle_hello(size_t i, const wire::FrameView& f) {
-    HostState& h = *hosts_[i];
-    auto hello = wire::decode<wire::Hello>(f);
-    if (!hello) return host_broken(i, hello.error().message);
-    h.hello = true;
-    h.hello_msg = std::move(hello.value());
-    diag_.verbose(h.link->describe() + ": ferryd ready on " + h.hello_msg.hostname + " (pid " +
-                  std::to_string(h.hello_msg.pid) + ") after " +
-                  fmt_seconds(seconds_since(started_at_)));
+    if (!r && h.start_error.empty()) h.start_error = r.error().message;
+    // Too late (timed out or the job is over): closing makes that ferryd exit.
+    if (r) r.value()->close();
+    h.closed = true;
     check_started();
   }
 
-  // Output is most of the traffic: its bytes go to the sink without leaving the reader.
-  void handle_frame(size_t i, const wire::FrameView& f) {
-    auto msg = wire::decode_to_front(f);
-    if (!msg) return host_broken(i, msg.error().message);
-    std::visit(wire::Overloaded{
-                   [&](const wire::OutputView& o) {
-                     if (!valid_rank_of(i, o.rank))
-                       return host_broken(i, "output for a foreign rank");
-                     out_.write(o.rank, static_cast<StreamId>(o.stream), o.data);
-                   },
-                   [&](const wire::Started& s) { on_started(i, s); },
-                   [&](const wire::Exited& e) {
-                     if (!valid_rank_of(i, e.rank))
-                       return host_broken(i, "exit of a foreign rank");
-                     on_rank_exit(i, e);
-                   },
-                   [&](const wire::Failure& m) { on_failure(i, m); },
-                   [](const wire::Heartbeat&) {},  // reading it was the point (last_heard)
-                   [&](const wire::StdinAck& a) {
-                     if (stdin_ && i == stdin_host_) stdin_->acknowledged(a.bytes);
-                   },
-                   [&](const wire::KvRequest& q) {
-                     if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
-                   },
-                   [&](const wire::PmiBarrier& b) {
-                     if (auto s = rdv_->pmi_barrier(static_cast<int>(i), b); !s)
-                       host_broken(i, s.error().message);
-                   },
-                   [&](const wire::PmiAbort& a) {
-                     if (!valid_rank_of(i, a.rank))
-                       return host_broken(i, "abort of a foreign rank");
-                     on_pmi_abort(i, a);
-                   },
-                   [&](const wire::Log& l) { on_log(i, l.line); },
-                   [&](const wire::Done&) { on_done(i); },
-               },
-               *msg);
-  }
-
-  void on_started(size_t i, const wire::Started& s) {
-    if (!valid_rank_of(i, s.rank)) return host_broken(i, "start of a foreign rank");
-    rank_pid_[s.rank] = s.pid;
-    if (!first_start_seen_) {
-      first_start_seen_ = true;
-      diag_.verbose("first rank started after " + fmt_seconds(seconds_since(started_at_)));
-    }
-  }
-
-  void on_failure(size_t i, const wire::Failure& m) {
-    if (m.rank >= 0 && m.rank < placement_.world_size) rank_failure_[m.rank] = m.message;
-    else diag_.error(hosts_[i]->name() + ": " + m.message);
-  }
-
-  // ferryd starts its lines with its own host name; say the host once when that is the
-  // name the user gave too.
-  void on_log(size_t i, const std::string& line) {
-    const std::string label = hosts_[i]->name() + ": ";
-    diag_.raw((line.starts_with(label) ? "" : label) + line + "\n");
-  }
-
-  void on_done(size_t i) {
-    HostState& h = *hosts_[i];
-    h.done = true;
-    diag_.verbose(h.name() + ": all ranks ended after " + fmt_seconds(seconds_since(started_at_)));
-    h.link->close();
-    h.closed = true;
-    maybe_finish();
-  }
-
-  bool valid_rank_of(size_t i, int rank) const {
-    return rank >= 0 && rank < placement_.world_size && rank_host_[rank] == static_cast<int>(i);
+  void on_hello(size_t i) override {
+    HostLink& h = *hosts_[i];
+    diag_.verbose(h.where() + ": ferryd ready on " + h.hello_msg.hostname + " (pid " +
+                  std::to_string(h.hello_msg.pid) + ") after " + since_start());
+    check_started();
   }
 
   void check_started() {
-    if (phase_ != Phase::kStarting) {
-      maybe_finish();
-      return;
-    }
-    for (auto& h : hosts_)
+    if (phase_ != Phase::kStarting) return maybe_finish();
+    size_t failed = 0;
+    for (auto& h : hosts_) {
       if (!h->hello && h->start_error.empty()) return;  // still waiting for this one
-    start_timer_.cancel();
-    bool failed = false;
-    for (auto& h : hosts_) failed |= !h->start_error.empty();
-    if (failed) {
-      // Every failing host at once, one line each; the hosts that did start get their
-      // stream closed, so their ferryd exits with nothing started.
-      for (auto& h : hosts_)
-        if (!h->start_error.empty()) diag_.error(h->start_error);
-      diag_.error("the job did not start (" + std::to_string(count_failed()) + " of " +
-                  std::to_string(hosts_.size()) + " hosts failed)");
-      start_failed_ = true;
-      phase_ = Phase::kFinishing;
-      for (auto& h : hosts_) close_host(*h);
-      maybe_finish();
-      return;
+      failed += !h->start_error.empty();
     }
-    launch();
-  }
-
-  size_t count_failed() const {
-    size_t n = 0;
-    for (auto& h : hosts_) n += !h->start_error.empty();
-    return n;
-  }
-
-  // The frameworks' interface on every host (NCCL_SOCKET_IFNAME, ...), from what each
-  // ferryd reported and the address ferryrun reached it at.
-  void choose_network() {
-    std::string this_machine;  // a local host in a mixed job is reached at this address
+    start_timer_.cancel();
+    if (failed == 0) return launch();
+    // Every failing host at once, one line each; the hosts that did start get their stream closed,
+    // so their ferryd exits with nothing started.
     for (auto& h : hosts_)
-      if (h->link && !h->local && this_machine.empty()) this_machine = h->link->local_address();
+      if (!h->start_error.empty()) diag_.error(h->start_error);
+    diag_.error("the job did not start (" + std::to_string(failed) + " of " +
+                std::to_string(hosts_.size()) + " hosts failed)");
+    end_.start_failed();
+    phase_ = Phase::kFinishing;
+    for (auto& h : hosts_) h->close();
+    maybe_finish();
+  }
+
+  // ---- launching -----------------------------------------------------------------------
+
+  void launch() {
+    phase_ = Phase::kRunning;
+    rdv_ = std::make_unique<RendezvousService>(placement_, [this](const std::string& frame) {
+      for (auto& h : hosts_) h->send_running(frame);
+    });
+    if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
+    choose_network();
+    const SharedSpec shared = shared_spec();
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      HostLink& h = *hosts_[i];
+      HostInputs in{&h.plan, h.local,
+                    rdv_->host_environment(i, h.hello_msg.kv_port, opts_.exports)};
+      h.link->send(wire::encode(make_host_spec(opts_, placement_, in, shared)));
+      h.spec_sent = true;
+    }
+    if (stdin_host_ >= 0) start_stdin(static_cast<size_t>(stdin_host_));
+    if (opts_.heartbeat_s > 0) heartbeat();
+  }
+
+  SharedSpec shared_spec() {
+    JobEnvironment je;
+    je.master_addr = master_address(rdv_->choice(), rank0_address(hosts_));
+    const wire::Hello& first = hosts_.front()->hello_msg;
+    je.master_port = first.free_port ? first.free_port : 29500;
+    je.exported = opts_.exports;
+    diag_.verbose("MASTER_ADDR=" + je.master_addr +
+                  " MASTER_PORT=" + std::to_string(je.master_port));
+    return {job_id_, job_environment(placement_, je), rdv_->secret(),
+            pmi_host_config(placement_, 0, job_id_).process_mapping};
+  }
+
+  // The frameworks' interface on every host (NCCL_SOCKET_IFNAME, ...), from what each ferryd
+  // reported and the address ferryrun reached it at.
+  void choose_network() {
+    const std::string this_machine = this_machine_address(hosts_);
     std::vector<HostNetwork> nets;
     for (auto& h : hosts_) {
-      HostNetwork n;
-      n.label = h->name();
-      n.reached_at = h->local ? this_machine : h->link->peer_address();
-      if (auto ifs = interfaces_from_lines(h->hello_msg.interfaces)) n.interfaces = *ifs;
-      else diag_.verbose(h->name() + ": " + ifs.error().message);
-      nets.push_back(std::move(n));
+      std::string problem;
+      nets.push_back(h->network(this_machine, problem));
+      if (!problem.empty()) diag_.verbose(h->name() + ": " + problem);
     }
     const NicChoice& c = rdv_->choose(nets, opts_.network_interfaces);
     for (const auto& line : c.explanation) diag_.verbose(line);
     if (!c.warning.empty()) diag_.warn(c.warning);
   }
 
-  void launch() {
-    phase_ = Phase::kRunning;
-    HostState& first = *hosts_.front();
-    rdv_ = std::make_unique<RendezvousService>(placement_, [this](const std::string& frame) {
-      for (auto& h : hosts_)
-        if (h->link && !h->closed && h->spec_sent) h->link->send(frame);
-    });
-    if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
-    choose_network();
-    JobEnvironment je;
-    je.master_addr = ferry::master_address(rdv_->choice(), master_address());
-    je.master_port = first.hello_msg.free_port ? first.hello_msg.free_port : 29500;
-    je.exported = opts_.exports;
-    diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" +
-                  std::to_string(je.master_port));
-    const SharedSpec shared{job_id_, job_environment(placement_, je), rdv_->secret(),
-                            pmi_host_config(placement_, 0, job_id_).process_mapping};
-    int stdin_host = opts_.stdin_rank >= 0 && opts_.stdin_rank < placement_.world_size
-                         ? rank_host_[opts_.stdin_rank]
-                         : -1;
-    for (size_t i = 0; i < hosts_.size(); ++i) {
-      HostState& h = *hosts_[i];
-      HostInputs in{&h.plan, h.local,
-                    rdv_->host_environment(i, h.hello_msg.kv_port, opts_.exports)};
-      h.link->send(wire::encode(make_host_spec(opts_, placement_, in, shared)));
-      h.spec_sent = true;
-    }
-    if (stdin_host >= 0) start_stdin(static_cast<size_t>(stdin_host));
-    if (opts_.heartbeat_s > 0) heartbeat();
-  }
-
-  // Heartbeats both ways: a host silent for three intervals is lost (a cut link can keep
-  // a TCP connection looking open for many minutes).
+  // One interval drives both sides: ferryrun loses a host silent for three intervals here, and each
+  // ferryd loses ferryrun the same way (HostSpec::heartbeat_ms). A cut link can keep a TCP
+  // connection looking open for many minutes.
   void heartbeat() {
     const auto interval = std::chrono::seconds(opts_.heartbeat_s);
     for (size_t i = 0; i < hosts_.size(); ++i) {
-      HostState& h = *hosts_[i];
+      HostLink& h = *hosts_[i];
       if (h.closed || !h.link) continue;
       if (Clock::now() - h.last_heard > 3 * interval) {
-        std::string why = "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s";
-        close_host(h);
-        host_lost(i, why);
+        h.close();
+        host_lost(i, "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s");
         continue;
       }
       h.link->send(wire::encode(wire::Heartbeat{}));
@@ -375,135 +227,145 @@ class Job::Impl {
     });
   }
 
-  // MASTER_ADDR: where every rank can reach the rank-0 host.
-  std::string master_address() const {
-    const HostState& first = *hosts_.front();
-    std::string peer = first.link ? first.link->peer_address() : "";
-    if (!peer.empty()) return peer;
-    // Rank 0 is on this machine: loopback if every host is, else this machine's address
-    // on the connection to a remote host.
-    for (auto& h : hosts_)
-      if (h->link && !h->local) {
-        std::string a = h->link->local_address();
-        if (!a.empty()) return a;
-      }
-    return "127.0.0.1";
-  }
-
-  // ---- stdin ---------------------------------------------------------------------------
-
   void start_stdin(size_t host) {
-    stdin_host_ = host;
     stdin_ = std::make_unique<StdinForwarder>(
         io_, opts_.stdin_fd, kStdinWindow, [this, host, alive = alive_](std::string chunk) {
           if (!*alive) return;
-          HostState& h = *hosts_[host];
-          if (h.link && !h.closed) h.link->send(wire::encode(wire::Stdin{std::move(chunk)}));
-          else if (stdin_) stdin_->stop();  // nobody left to read it
+          HostLink& h = *hosts_[host];
+          if (h.link && !h.closed)
+            h.link->send(wire::encode(wire::Stdin{std::move(chunk)}));
+          else if (stdin_)
+            stdin_->stop();  // nobody left to read it
         });
     stdin_->start();
+  }
+
+  // ---- what the hosts report -----------------------------------------------------------
+
+  void on_started(size_t, const wire::Started& s) override {
+    rank_pid_[s.rank] = s.pid;
+    if (!first_start_seen_) {
+      first_start_seen_ = true;
+      diag_.verbose("first rank started after " + since_start());
+    }
+  }
+
+  void on_failure(size_t i, const wire::Failure& m) override {
+    if (m.rank >= 0 && m.rank < placement_.world_size)
+      rank_failure_[m.rank] = m.message;
+    else
+      diag_.error(hosts_[i]->name() + ": " + m.message);
+  }
+
+  void on_stdin_ack(size_t i, uint32_t bytes) override {
+    if (stdin_ && static_cast<int>(i) == stdin_host_) stdin_->acknowledged(bytes);
+  }
+
+  void on_kv_request(size_t i, const wire::KvRequest& q) override {
+    if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
+  }
+
+  void on_pmi_barrier(size_t i, const wire::PmiBarrier& b) override {
+    if (!rdv_) return on_broken(i, "PMI barrier before the job started");
+    if (auto s = rdv_->pmi_barrier(static_cast<int>(i), b); !s) on_broken(i, s.error().message);
+  }
+
+  // ferryd starts its lines with its own host name; say the host once when that is the name the
+  // user gave too.
+  void on_log(size_t i, const std::string& line) override {
+    const std::string label = hosts_[i]->name() + ": ";
+    diag_.raw((line.starts_with(label) ? "" : label) + line + "\n");
+  }
+
+  void on_done(size_t i) override {
+    HostLink& h = *hosts_[i];
+    h.done = true;
+    diag_.verbose(h.name() + ": all ranks ended after " + since_start());
+    h.close();
+    maybe_finish();
   }
 
   // ---- ends ----------------------------------------------------------------------------
 
   RankWhere where(size_t i, int rank) const {
-    return {rank, hosts_[i]->name(), rank_local_[rank], rank_pid_[rank]};
+    return {rank, hosts_[i]->name(), hosts_[i]->slot(rank)->local_rank, rank_pid_[rank]};
+  }
+
+  uint32_t kill_grace_ms() const { return static_cast<uint32_t>(opts_.kill_grace_s * 1000); }
+
+  // The first failure: reported, and every other rank is ended.
+  void fail_job(const JobFailure& failure) {
+    diag_.raw(format_failure_report(diag_.program(), failure));
+    abort_job(kill_grace_ms());
   }
 
   // MPI_Abort: the job ends with the rank's code, whatever the ranks do next.
-  void on_pmi_abort(size_t i, const wire::PmiAbort& a) {
-    if (aborting_) return;
-    first_failure_ = true;
-    failure_status_ = a.exit_code;
-    diag_.raw(format_failure_report(
-        diag_.program(), PmiAbortFailure{where(i, a.rank), a.exit_code, a.message}));
-    abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
+  void on_pmi_abort(size_t i, const wire::PmiAbort& a) override {
+    if (end_.rank_aborted(a.exit_code))
+      fail_job(PmiAbortFailure{where(i, a.rank), a.exit_code, a.message});
   }
 
-  void on_rank_exit(size_t i, const wire::Exited& e) {
-    HostState& h = *hosts_[i];
-    --h.ranks_left;
+  void on_exited(size_t i, const wire::Exited& e) override {
+    --hosts_[i]->ranks_left;
     out_.close_stream(e.rank, StreamId::kStdout);
     out_.close_stream(e.rank, StreamId::kStderr);
-    // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank
-    // even when it exited 0.
-    const bool reported = !rank_failure_[e.rank].empty();
-    bool failed = e.signal != 0 || e.exit_code != 0 || reported;
-    if (!failed || aborting_) return;
-    if (user_signal_ && e.signal == user_signal_) return;
-    first_failure_ = true;
-    failure_status_ = e.signal ? 128 + e.signal : (e.exit_code ? e.exit_code : 1);
-    diag_.raw(format_failure_report(
-        diag_.program(), RankExitFailure{where(i, e.rank), e.exit_code, e.signal,
-                                         rank_failure_[e.rank], placement_.world_size > 1,
-                                         opts_.kill_grace_s}));
-    abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
+    // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank even
+    // when it exited 0.
+    const std::string& reason = rank_failure_[e.rank];
+    if (end_.rank_ended(e.exit_code, e.signal, !reason.empty()))
+      fail_job(RankExitFailure{where(i, e.rank), e.exit_code, e.signal, reason,
+                               placement_.world_size > 1, opts_.kill_grace_s});
   }
 
-  // Asks every ferryd to end its ranks; after the grace period plus a margin, closes the
-  // links, which makes every ferryd kill what is left and exit on its own.
+  // Asks every ferryd to end its ranks; after the grace period plus a margin, closes the links,
+  // which makes every ferryd kill what is left and exit on its own.
   void abort_job(uint32_t grace_ms) {
-    aborting_ = true;
-    for (auto& h : hosts_)
-      if (h->link && !h->closed && h->spec_sent) h->link->send(wire::encode(wire::Terminate{grace_ms}));
+    end_.abort_started();
+    for (auto& h : hosts_) h->send_running(wire::encode(wire::Terminate{grace_ms}));
     abort_timer_.expires_after(std::chrono::milliseconds(grace_ms + 3000));
     abort_timer_.async_wait([this](std::error_code ec) {
       if (ec) return;
       for (auto& h : hosts_)
         if (!h->closed) {
           diag_.error(h->name() + ": ranks did not end after SIGKILL; closing the connection");
-          close_host(*h);
+          h->close();
         }
       maybe_finish();
     });
   }
 
-  void on_closed(size_t i, const std::string& reason) {
-    HostState& h = *hosts_[i];
+  void on_closed(size_t i, const std::string& reason) override {
+    HostLink& h = *hosts_[i];
     if (h.closed) return;
     h.closed = true;
     if (h.done) return maybe_finish();
     if (phase_ == Phase::kStarting) {
       if (h.start_error.empty())
-        h.start_error = h.link->describe() + ": " +
-                        (reason.empty() ? "ferryd exited before answering" : reason);
-      check_started();
-      return;
+        h.start_error =
+            h.where() + ": " + (reason.empty() ? "ferryd exited before answering" : reason);
+      return check_started();
     }
     host_lost(i, reason.empty() ? "ferryd ended without reporting its ranks" : reason);
   }
 
-  void host_broken(size_t i, const std::string& why) {
-    HostState& h = *hosts_[i];
-    if (phase_ == Phase::kStarting && !h.hello) {
-      h.start_error = (h.link ? h.link->describe() : h.name()) + ": " + why;
-      close_host(h);
-      check_started();
-      return;
-    }
-    close_host(h);
+  void on_broken(size_t i, const std::string& why) override {
+    HostLink& h = *hosts_[i];
+    const bool starting = phase_ == Phase::kStarting && !h.hello;
+    if (starting) h.start_error = h.where() + ": " + why;
+    h.close();
+    if (starting) return check_started();
     host_lost(i, why);
   }
 
   void host_lost(size_t i, const std::string& why) {
-    HostState& h = *hosts_[i];
+    HostLink& h = *hosts_[i];
     for (auto& r : h.plan.ranks) {
       out_.close_stream(r.rank, StreamId::kStdout);
       out_.close_stream(r.rank, StreamId::kStderr);
     }
-    if (h.ranks_left > 0 && !aborting_ && !user_signal_) {
-      host_lost_ = true;
-      diag_.raw(format_failure_report(diag_.program(),
-                                      HostLostFailure{h.name(), why, h.ranks_left}));
-      abort_job(static_cast<uint32_t>(opts_.kill_grace_s * 1000));
-    }
+    if (end_.host_lost(h.ranks_left)) fail_job(HostLostFailure{h.name(), why, h.ranks_left});
     h.ranks_left = 0;
     maybe_finish();
-  }
-
-  void close_host(HostState& h) {
-    if (h.link) h.link->close();
-    h.closed = true;
   }
 
   void maybe_finish() {
@@ -531,70 +393,50 @@ class Job::Impl {
     });
   }
 
+  // First signal: forwarded to every rank; ranks that survive it are ended like an aborted job
+  // after the grace period. Second: every rank is killed at once.
   void on_signal(int signo) {
+    const bool first = end_.interrupted(signo);
     if (phase_ == Phase::kStarting) {
-      user_signal_ = signo;
       diag_.error("got " + signal_name(signo) + " while starting; stopping");
       phase_ = Phase::kFinishing;
       launchers_.remote.cancel_all();
-      for (auto& h : hosts_) close_host(*h);
-      maybe_finish();
-      return;
+      for (auto& h : hosts_) h->close();
+      return maybe_finish();
     }
-    if (user_signal_) {
+    if (!first) {
       diag_.error("got " + signal_name(signo) + " again; killing every rank now");
-      abort_job(0);
-      return;
+      return abort_job(0);
     }
-    user_signal_ = signo;
     diag_.error("got " + signal_name(signo) +
                 "; forwarding it to every rank (again to kill them at once)");
-    for (auto& h : hosts_)
-      if (h->link && !h->closed && h->spec_sent)
-        h->link->send(wire::encode(wire::Signal{signo}));
-    // Ranks that survive the signal are ended like an aborted job after the grace period.
-    abort_timer_.expires_after(std::chrono::milliseconds(
-        static_cast<int64_t>(opts_.kill_grace_s * 1000)));
+    for (auto& h : hosts_) h->send_running(wire::encode(wire::Signal{signo}));
+    abort_timer_.expires_after(std::chrono::milliseconds(kill_grace_ms()));
     abort_timer_.async_wait([this](std::error_code ec) {
       if (!ec) abort_job(0);
     });
   }
-
-  int exit_status() const {
-    if (start_failed_) return user_signal_ ? 128 + user_signal_ : 1;
-    if (first_failure_) return failure_status_;
-    if (host_lost_) return 255;
-    if (user_signal_) return 128 + user_signal_;
-    return 0;
-  }
-
-  enum class Phase { kStarting, kRunning, kFinishing };
 
   asio::io_context& io_;
   JobOptions opts_;
   Launchers launchers_;
   OutputSink& out_;
   Diagnostics& diag_;
-  asio::signal_set signals_;
-  asio::steady_timer start_timer_, abort_timer_, beat_timer_;
+  asio::signal_set signals_{io_};
+  asio::steady_timer start_timer_{io_}, abort_timer_{io_}, beat_timer_{io_};
   Placement placement_;
   std::string job_id_;
-  std::vector<std::unique_ptr<HostState>> hosts_;
-  std::vector<int> rank_host_, rank_local_, rank_pid_;
-  std::vector<std::string> rank_failure_;
+  HostLinks hosts_;
+  std::vector<int> rank_pid_;              // 0 until its Started
+  std::vector<std::string> rank_failure_;  // ferryd's reason, "" none
   Phase phase_ = Phase::kStarting;
+  JobEnd end_;
   Clock::time_point started_at_;
   bool first_start_seen_ = false;
-  bool aborting_ = false;
-  bool first_failure_ = false;
-  int failure_status_ = 0;
-  bool host_lost_ = false;
-  bool start_failed_ = false;
   bool finished_ = false;
-  int user_signal_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<StdinForwarder> stdin_;
-  size_t stdin_host_ = 0;
+  int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
 };
 
