@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "ferry/app/app.hpp"
 #include "ferry/cli/ferryrun_cli.hpp"
 #include "ferry/cli/personality.hpp"
-#include "ferry/frontend/app.hpp"
 
 int main(int argc, char** argv) {
   const std::string program = ferry::program_name(argc > 0 ? argv[0] : "ferryrun");

@@ -1,4 +1,4 @@
-#include "ferry/frontend/app.hpp"
+#include "ferry/app/app.hpp"
 
 #include <signal.h>
 

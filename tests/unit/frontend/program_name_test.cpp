@@ -1,11 +1,9 @@
-// The front end's own decisions before a job starts: how many ranks it launches (which
-// sets the padding of per-rank file names) and the name its messages start with.
+// The name ferryrun's messages start with ("mpirun: ...", "horovodrun: ..."): the name the
+// user called it by, in diagnostics, connection and placement errors, and failure reports.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
-#include "ferry/frontend/app.hpp"
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
@@ -24,63 +22,6 @@ HostList hosts(std::initializer_list<int> slots) {
     list.push_back(h);
   }
   return list;
-}
-
-TEST(FrontendApp, RanksToLaunchFollowThePlacementNotTheSlotTotal) {
-  JobOptions job;
-  job.hosts = hosts({16});
-  job.np = 3;
-  EXPECT_EQ(ranks_to_launch(job), 3);
-  job.np = 0;  // one per slot
-  EXPECT_EQ(ranks_to_launch(job), 16);
-
-  job.hosts = hosts({4, 4, 4});
-  job.placement.per_host = 1;  // -N 1 / --map-by ppr:1:node, no -np
-  EXPECT_EQ(ranks_to_launch(job), 3);
-  job.np = 2;  // -N 1 -np 2: the last host gets none
-  EXPECT_EQ(ranks_to_launch(job), 2);
-
-  job.placement = {};
-  job.placement.mapping = HostMapping::kByNode;
-  job.np = 5;
-  EXPECT_EQ(ranks_to_launch(job), 5);
-
-  job.np = 13;  // more than the 12 slots, no --oversubscribe: the job reports it
-  EXPECT_EQ(ranks_to_launch(job), 0);
-}
-
-TEST(FrontendApp, PerRankFileNamesArePaddedToTheRanksLaunched) {
-  FrontendConfig cfg;
-  cfg.output.output_dir = "/out";
-  cfg.output.layout = FileLayout::kHorovod;
-  cfg.job.hosts = hosts({12, 12});
-  cfg.job.placement.per_host = 2;  // 4 ranks on 24 slots: one digit, as horovodrun
-  auto opts = console_options(cfg, ranks_to_launch(cfg.job));
-  EXPECT_EQ(opts.world_size, 4);
-  EXPECT_EQ(rank_file_path(opts, 3, StreamId::kStdout), "/out/rank.3/stdout");
-
-  cfg.job.placement.per_host = 0;
-  cfg.job.np = 11;  // ranks 0-10: two digits
-  EXPECT_EQ(rank_file_path(console_options(cfg, ranks_to_launch(cfg.job)), 3, StreamId::kStderr),
-            "/out/rank.03/stderr");
-  // A placement error leaves no ranks; the options stay usable.
-  cfg.job.np = 100;
-  EXPECT_EQ(console_options(cfg, ranks_to_launch(cfg.job)).world_size, 1);
-}
-
-TEST(FrontendApp, StdinRankBeyondThePlacedRanksIsBadInput) {
-  // -N 1 on two hosts of 4 slots runs ranks 0-1; --stdin 3 would silently go nowhere.
-  FrontendConfig cfg;
-  cfg.program = "mpirun";
-  cfg.job.hosts = hosts({4, 4});
-  cfg.job.placement.per_host = 1;
-  cfg.job.stdin_rank = 3;
-  cfg.job.command = {"true"};
-  testing::internal::CaptureStderr();
-  int status = run_ferryrun(cfg);  // fails before any host is reached
-  std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
 }
 
 // Diagnostics write to a file so the test can read back exactly what a user sees.
@@ -113,7 +54,7 @@ class NullSink : public OutputSink {
   void flush() override {}
 };
 
-TEST(FrontendApp, DiagnosticsStartWithTheProgramName) {
+TEST(ProgramName, DiagnosticsStartWithTheProgramName) {
   TempFd f;
   NullSink out;
   Diagnostics diag(&out, f.fd(), true, "mpirun");
@@ -143,7 +84,7 @@ std::string run_job(JobOptions opts, const std::string& program, int* status) {
   return f.text();
 }
 
-TEST(FrontendApp, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
+TEST(ProgramName, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
   JobOptions opts;
   opts.hosts = hosts({1});  // node1 is not this machine: the refusing launcher
   opts.np = 1;
@@ -161,7 +102,7 @@ TEST(FrontendApp, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
   EXPECT_EQ(err.rfind("mpiexec: -np 2 asks for more ranks", 0), 0u) << err;
 }
 
-TEST(FrontendApp, FailureReportNamesTheProgram) {
+TEST(ProgramName, FailureReportNamesTheProgram) {
   JobOptions opts;
   HostEntry h;
   h.name = "localhost";

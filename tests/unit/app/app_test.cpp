@@ -1,0 +1,108 @@
+// ferryrun as a whole, before a job starts: how many ranks it launches (which sets the
+// padding of per-rank file names), and --stdin checked against the placed ranks.
+#include "ferry/app/app.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ferry/frontend/host_spec.hpp"
+
+namespace ferry {
+namespace {
+
+HostList hosts(std::initializer_list<int> slots) {
+  HostList list;
+  int i = 0;
+  for (int s : slots) {
+    HostEntry h;
+    h.name = "node" + std::to_string(++i);
+    h.slots = s;
+    list.push_back(h);
+  }
+  return list;
+}
+
+TEST(App, RanksToLaunchFollowThePlacementNotTheSlotTotal) {
+  JobOptions job;
+  job.hosts = hosts({16});
+  job.np = 3;
+  EXPECT_EQ(ranks_to_launch(job), 3);
+  job.np = 0;  // one per slot
+  EXPECT_EQ(ranks_to_launch(job), 16);
+
+  job.hosts = hosts({4, 4, 4});
+  job.placement.per_host = 1;  // -N 1 / --map-by ppr:1:node, no -np
+  EXPECT_EQ(ranks_to_launch(job), 3);
+  job.np = 2;  // -N 1 -np 2: the last host gets none
+  EXPECT_EQ(ranks_to_launch(job), 2);
+
+  job.placement = {};
+  job.placement.mapping = HostMapping::kByNode;
+  job.np = 5;
+  EXPECT_EQ(ranks_to_launch(job), 5);
+
+  job.np = 13;  // more than the 12 slots, no --oversubscribe: the job reports it
+  EXPECT_EQ(ranks_to_launch(job), 0);
+}
+
+TEST(App, PerRankFileNamesArePaddedToTheRanksLaunched) {
+  FrontendConfig cfg;
+  cfg.output.output_dir = "/out";
+  cfg.output.layout = FileLayout::kHorovod;
+  cfg.job.hosts = hosts({12, 12});
+  cfg.job.placement.per_host = 2;  // 4 ranks on 24 slots: one digit, as horovodrun
+  auto opts = console_options(cfg, ranks_to_launch(cfg.job));
+  EXPECT_EQ(opts.world_size, 4);
+  EXPECT_EQ(rank_file_path(opts, 3, StreamId::kStdout), "/out/rank.3/stdout");
+
+  cfg.job.placement.per_host = 0;
+  cfg.job.np = 11;  // ranks 0-10: two digits
+  EXPECT_EQ(rank_file_path(console_options(cfg, ranks_to_launch(cfg.job)), 3, StreamId::kStderr),
+            "/out/rank.03/stderr");
+  // A placement error leaves no ranks; the options stay usable.
+  cfg.job.np = 100;
+  EXPECT_EQ(console_options(cfg, ranks_to_launch(cfg.job)).world_size, 1);
+}
+
+TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
+  // -N 1 on two hosts of 4 slots runs ranks 0-1; --stdin 3 would silently go nowhere.
+  FrontendConfig cfg;
+  cfg.program = "mpirun";
+  cfg.job.hosts = hosts({4, 4});
+  cfg.job.placement.per_host = 1;
+  cfg.job.stdin_rank = 3;
+  cfg.job.command = {"true"};
+  testing::internal::CaptureStderr();
+  int status = run_ferryrun(cfg);  // fails before any host is reached
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err, "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
+}
+
+TEST(App, DeepSpeedIncludeTranslationReachesEachHost) {
+  // `deepspeed --include a:0,1@b:2,3 train.py` as the README translates it: a job file,
+  // read as ferryrun reads it, then each placed host's spec as the job builds it.
+  char tmpl[] = "/tmp/ferry-app-test.XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(tmpl);
+  const std::string file = dir / "job.toml";
+  std::ofstream(file) << "[[hosts]]\nname = \"a\"\nslots = 2\ndevices = [0, 1]\n"
+                         "[[hosts]]\nname = \"b\"\nslots = 2\ndevices = [2, 3]\n";
+  auto parsed = parse_ferryrun_args({"ferryrun", "--config", file, "python", "train.py"});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(parsed.config.has_value());
+  const JobOptions& job = parsed.config->job;
+  EXPECT_EQ(ranks_to_launch(job), 4);  // one rank per listed device
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  ASSERT_TRUE(placed.ok());
+  std::vector<std::vector<int>> devices;
+  for (const HostPlan& plan : placed->hosts)
+    devices.push_back(
+        make_host_spec(job, *placed, HostInputs{&plan, false, {}}, {}).binding.devices);
+  EXPECT_EQ(devices, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+}
+
+}  // namespace
+}  // namespace ferry
