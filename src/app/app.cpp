@@ -49,13 +49,12 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.default_user = cfg.ssh.user;
   ssh.accept_new_host_keys = cfg.ssh.accept_new;
   ssh.connect_timeout_s = cfg.job.start_timeout_s;
-  ssh.keepalive_s = cfg.ssh.heartbeat_s;
+  ssh.keepalive_s = cfg.job.heartbeat_s;
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   JobOptions job_opts = cfg.job;
-  job_opts.heartbeat_s = cfg.ssh.heartbeat_s;
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   Job job(io, std::move(job_opts), Launchers{local, remote}, console, diag);

@@ -26,8 +26,9 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_flag("--ssh-accept-new", cfg.ssh.accept_new,
                "Add unknown host keys to known_hosts (changed keys are still refused)")
       ->group("SSH");
-  app.add_option("--heartbeat", cfg.ssh.heartbeat_s,
-                 "Seconds between keepalives; a host silent for 3 is lost (default off)")
+  app.add_option("--heartbeat", job.heartbeat_s,
+                 "Seconds between heartbeats both ways (and SSH keepalives): ferryrun loses a "
+                 "host, and ferryd loses ferryrun, after 3 silent intervals (default off)")
       ->check(CLI::Range(0, 86400))
       ->group("SSH");
   app.add_option("--devices", raw.devices, "Use only these device indices on each host (0,2,4)")

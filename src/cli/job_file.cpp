@@ -199,7 +199,7 @@ void read_ssh(TomlReader& r, const toml::table& s, FrontendConfig& cfg) {
   cfg.ssh.identity_file = expand_home(cfg.ssh.identity_file);
   cfg.ssh.config_file = expand_home(cfg.ssh.config_file);
   r.get(s, "accept_new", cfg.ssh.accept_new);
-  r.get(s, "heartbeat", cfg.ssh.heartbeat_s, 0, 86400);
+  r.get(s, "heartbeat", cfg.job.heartbeat_s, 0, 86400);
 }
 
 // Applies one binding word through the command-line parser, naming the key on error.

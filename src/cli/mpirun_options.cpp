@@ -63,7 +63,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
   for (const auto& [key, value] : raw.mca) {
     if (key == "plm_rsh_args" || key == "orte_rsh_args") {
-      Status st = apply_plm_rsh_args(value, cfg.ssh, raw.notes);
+      Status st = apply_plm_rsh_args(value, cfg.ssh, cfg.job.heartbeat_s, raw.notes);
       if (!st) return make_error("--mca " + key + ": " + st.error().message);
     } else if (key == "plm_rsh_agent" || key == "orte_rsh_agent") {
       std::string agent = value.substr(0, value.find(' '));

@@ -60,7 +60,8 @@ Status set_user(const std::string& value, SshSettings& ssh, const std::string& w
   return {};
 }
 
-Status apply_o(const std::string& option, SshSettings& ssh, std::vector<std::string>& notes) {
+Status apply_o(const std::string& option, SshSettings& ssh, int& heartbeat_s,
+               std::vector<std::string>& notes) {
   auto sep = option.find_first_of("= ");
   if (sep == std::string::npos || sep == 0 || sep + 1 >= option.size())
     return make_error("'-o " + option + "' is not Key=Value");
@@ -92,7 +93,7 @@ Status apply_o(const std::string& option, SshSettings& ssh, std::vector<std::str
   if (key == "serveraliveinterval") {
     auto n = parse_int(value, 0, 86400);
     if (!n) return make_error("bad seconds in '-o " + option + "'");
-    ssh.heartbeat_s = static_cast<int>(*n);
+    heartbeat_s = static_cast<int>(*n);
     return {};
   }
   static const char* const ignored[] = {"loglevel",
@@ -117,7 +118,7 @@ Status apply_o(const std::string& option, SshSettings& ssh, std::vector<std::str
 
 }  // namespace
 
-Status apply_plm_rsh_args(const std::string& text, SshSettings& ssh,
+Status apply_plm_rsh_args(const std::string& text, SshSettings& ssh, int& heartbeat_s,
                           std::vector<std::string>& notes) {
   auto words = words_of(text);
   if (!words) return words.error();
@@ -148,7 +149,7 @@ Status apply_plm_rsh_args(const std::string& text, SshSettings& ssh,
           ssh.config_file = value;
           break;
         case 'o':
-          st = apply_o(value, ssh, notes);
+          st = apply_o(value, ssh, heartbeat_s, notes);
           break;
       }
       if (!st) return st;

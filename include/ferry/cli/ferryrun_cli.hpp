@@ -18,7 +18,6 @@ struct SshSettings {
   int port = 0;               ///< -p; 0 = ssh config / 22
   std::string user;           ///< -l / --ssh-user
   bool accept_new = false;    ///< --ssh-accept-new
-  int heartbeat_s = 0;        ///< --heartbeat: SSH keepalive interval
 };
 
 /// Everything ferryrun was asked to do.

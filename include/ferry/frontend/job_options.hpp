@@ -43,8 +43,10 @@ struct JobOptions {
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
   int ssh_port = 0;                  ///< -p, for --verbose only: neither it nor -l
   std::string ssh_user;              ///< (ssh_user) makes a host on this machine SSH
-  int heartbeat_s = 0;               ///< >0: ferryrun and each ferryd exchange heartbeats
-                                     ///< this often; 3 missed = the other side is gone
+  /// --heartbeat, the job's one liveness interval; 0 = off. It drives three things:
+  /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
+  /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.
+  int heartbeat_s = 0;
 };
 
 }  // namespace ferry

@@ -104,5 +104,22 @@ TEST(App, DeepSpeedIncludeTranslationReachesEachHost) {
   EXPECT_EQ(devices, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
 }
 
+TEST(App, OneHeartbeatSettingWhereverItIsWritten) {
+  // --heartbeat, mpirun's ServerAliveInterval and the job file's [ssh] heartbeat all land in
+  // JobOptions::heartbeat_s, which ferryrun watches hosts with and each ferryd gets.
+  auto cli = parse_ferryrun_args({"ferryrun", "--heartbeat", "3", "-H", "a", "true"});
+  ASSERT_TRUE(cli.config.has_value());
+  EXPECT_EQ(cli.config->job.heartbeat_s, 3);
+  auto mpirun = parse_ferryrun_args(
+      {"mpirun", "--mca", "plm_rsh_args", "-o ServerAliveInterval=2", "-H", "a", "true"});
+  ASSERT_TRUE(mpirun.config.has_value());
+  EXPECT_EQ(mpirun.config->job.heartbeat_s, 2);
+  const JobOptions& job = cli.config->job;
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(make_host_spec(job, *placed, HostInputs{&placed->hosts[0], false, {}}, {}).heartbeat_ms,
+            3000u);
+}
+
 }  // namespace
 }  // namespace ferry

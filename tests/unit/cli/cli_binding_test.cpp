@@ -64,8 +64,11 @@ TEST(CliBinding, DeviceLists) {
 
 TEST(CliSshArgs, ShortOptionsJoinedOrSeparate) {
   SshSettings s;
+  int heartbeat_s = 0;
   std::vector<std::string> notes;
-  ASSERT_TRUE(apply_plm_rsh_args("-p2222 -i '/my keys/id' -l root -F /cfg -q -x", s, notes).ok());
+  ASSERT_TRUE(
+      apply_plm_rsh_args("-p2222 -i '/my keys/id' -l root -F /cfg -q -x", s, heartbeat_s, notes)
+          .ok());
   EXPECT_EQ(s.port, 2222);
   EXPECT_EQ(s.identity_file, "/my keys/id");
   EXPECT_EQ(s.user, "root");
@@ -75,25 +78,27 @@ TEST(CliSshArgs, ShortOptionsJoinedOrSeparate) {
 
 TEST(CliSshArgs, DashOOptions) {
   SshSettings s;
+  int heartbeat_s = 0;
   std::vector<std::string> notes;
   ASSERT_TRUE(
       apply_plm_rsh_args("-oPort=2301 -o \"User alice\" -o StrictHostKeyChecking=accept-new "
                          "-o ServerAliveInterval=15 -o UserKnownHostsFile=/dev/null",
-                         s, notes)
+                         s, heartbeat_s, notes)
           .ok());
   EXPECT_EQ(s.port, 2301);
   EXPECT_EQ(s.user, "alice");
   EXPECT_TRUE(s.accept_new);
-  EXPECT_EQ(s.heartbeat_s, 15);
+  EXPECT_EQ(heartbeat_s, 15);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("UserKnownHostsFile"), std::string::npos);
 }
 
 TEST(CliSshArgs, ErrorsNameTheWord) {
   SshSettings s;
+  int heartbeat_s = 0;
   std::vector<std::string> notes;
   auto e = [&](const char* text) {
-    auto st = apply_plm_rsh_args(text, s, notes);
+    auto st = apply_plm_rsh_args(text, s, heartbeat_s, notes);
     return st.ok() ? std::string("(ok)") : st.error().message;
   };
   EXPECT_EQ(e("-p"), "'-p' needs a value");

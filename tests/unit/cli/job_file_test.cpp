@@ -107,7 +107,7 @@ layout = "openmpi"
   EXPECT_EQ(c.ssh.identity_file, "/keys/id_ed25519");
   EXPECT_EQ(c.ssh.config_file, "/etc/ferry/ssh_config");
   EXPECT_TRUE(c.ssh.accept_new);
-  EXPECT_EQ(c.ssh.heartbeat_s, 10);
+  EXPECT_EQ(c.job.heartbeat_s, 10);
   EXPECT_EQ(r->exports,
             (std::vector<std::string>{"NCCL_DEBUG=INFO", "OMP_NUM_THREADS=4", "NCCL_IB_DISABLE=1",
                                       "RATIO=0.5", "PATH", "A=1"}));
