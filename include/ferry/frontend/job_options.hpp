@@ -34,7 +34,7 @@ struct JobOptions {
   bool verbose = false;
   std::string ferryd_path;           ///< for hosts whose entry names none
   int stdin_rank = 0;                ///< -1: ranks get /dev/null
-  int stdin_fd = 0;                  ///< where ferryrun reads the stdin it forwards
+  int stdin_fd = 0;                  ///< where ferryrun reads the stdin it forwards (tests: a pipe)
   BindingOptions binding;            ///< --bind-to, --map-by, devices: for the binding part
   PlacementPolicy placement;         ///< --map-by node, --rank-by, -N: for place_ranks
   std::vector<std::string> network_interfaces;  ///< --network-interface(s): NIC for the

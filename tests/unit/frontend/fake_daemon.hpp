@@ -2,13 +2,15 @@
 // Test support: ferryd played in-process, so the job controller can be tested without
 // processes. Each link says Hello at once, keeps the HostSpec it receives, and then plays
 // its host's script (by default: every rank starts and exits 0, then Done). Terminate and
-// Signal end the ranks still running as a ferryd would (killed by SIGTERM / that signal).
+// Signal end the ranks still running as a ferryd would (killed by SIGTERM / that signal);
+// stdin bytes are kept and acknowledged.
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <asio.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,12 +36,13 @@ class FakeDaemonLink : public Link {
  public:
   // `address`: the host's one interface (eth0, a /24), which ferryrun reaches it at.
   FakeDaemonLink(asio::io_context& io, HostEntry host, std::string address, FakeScript script,
-                 std::vector<SentSpec>* specs)
+                 std::vector<SentSpec>* specs, std::map<std::string, std::string>* stdin)
       : io_(io),
         host_(std::move(host)),
         address_(std::move(address)),
         script_(std::move(script)),
-        specs_(specs) {}
+        specs_(specs),
+        stdin_(stdin) {}
   ~FakeDaemonLink() override { *alive_ = false; }
 
   void start(DataHandler d, ClosedHandler c) override {
@@ -68,6 +71,12 @@ class FakeDaemonLink : public Link {
         });
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kTerminate)) {
         end_running(SIGTERM);
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kStdin)) {
+        auto in = wire::decode<wire::Stdin>(frame);
+        if (!in) return;
+        (*stdin_)[host_.name] += in->data;
+        deliver(wire::encode(wire::StdinAck{static_cast<uint32_t>(in->data.size())}));
+        if (in->data.empty() && exit_at_stdin_eof_) run_all(0);
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kSignal)) {
         auto s = wire::decode<wire::Signal>(frame);
         end_running(s ? s->signo : SIGTERM);
@@ -92,6 +101,11 @@ class FakeDaemonLink : public Link {
     deliver(wire::encode(wire::Exited{rank, code, sig}));
   }
   void send_frame(std::string frame) { deliver(std::move(frame)); }
+  /// The ranks run until stdin's EOF arrives; then every rank exits 0.
+  void exit_at_stdin_eof() {
+    start_all();
+    exit_at_stdin_eof_ = true;
+  }
   /// Done once every rank has ended.
   void done_if_all_ended() {
     if (ended_.size() == spec_.ranks.size() && !done_sent_) {
@@ -132,6 +146,8 @@ class FakeDaemonLink : public Link {
   std::string address_;
   FakeScript script_;
   std::vector<SentSpec>* specs_;
+  std::map<std::string, std::string>* stdin_;
+  bool exit_at_stdin_eof_ = false;
   DataHandler on_data_;
   ClosedHandler on_closed_;
   wire::FrameReader reader_;
@@ -153,13 +169,14 @@ class FakeDaemonLauncher : public Launcher {
     std::string address = "10.0.0." + std::to_string(++opened_);
     asio::post(io_, [this, h, host, address, script] {
       h(std::unique_ptr<Link>(
-          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs)));
+          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs, &stdin)));
     });
   }
   void cancel_all() override {}
 
   std::function<FakeScript(const HostEntry&)> script_for;
   std::vector<SentSpec> specs;
+  std::map<std::string, std::string> stdin;  ///< stdin bytes each host got, by host name
 
  private:
   asio::io_context& io_;
@@ -174,11 +191,12 @@ class DiscardSink : public OutputSink {
 };
 
 /// A job run against fake daemons: its exit status, what ferryrun said (exactly as the
-/// user sees it) and the HostSpec each host received.
+/// user sees it), the HostSpec each host received and the stdin bytes each host got.
 struct FakeRun {
   int status = -1;
   std::string diag;
   std::vector<SentSpec> specs;
+  std::map<std::string, std::string> stdin;  ///< stdin bytes each host got, by host name
 };
 
 /// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
@@ -193,7 +211,7 @@ inline FakeRun run_with_fake_daemons(JobOptions opts,
   FakeDaemonLauncher launcher(io);
   launcher.script_for = std::move(script_for);
   if (opts.ferryd_path.empty()) opts.ferryd_path = "/opt/ferry/bin/ferryd";
-  opts.stdin_rank = -1;
+  if (opts.stdin_fd == 0) opts.stdin_rank = -1;  // never the test runner's own stdin
   FakeRun run;
   {
     Job job(io, std::move(opts), Launchers{launcher, launcher}, sink, diag);
@@ -204,6 +222,7 @@ inline FakeRun run_with_fake_daemons(JobOptions opts,
     run.diag.append(buf, static_cast<size_t>(n));
   ::close(fd);
   run.specs = std::move(launcher.specs);
+  run.stdin = std::move(launcher.stdin);
   return run;
 }
 
