@@ -103,6 +103,9 @@ class Job::Impl {
     signals_.add(SIGTERM);
     signals_.add(SIGHUP);
     wait_signal();
+    out_.set_flow_handler([this, alive = alive_](bool behind) {
+      if (*alive) pause_reading(behind);
+    });
     open_all();
     io_.run();
     return exit_status();
@@ -185,6 +188,7 @@ class Job::Impl {
                   fmt_seconds(seconds_since(started_at_)));
     h.link->start([this, i](std::string_view bytes) { on_data(i, bytes); },
                   [this, i](const std::string& reason) { on_closed(i, reason); });
+    if (reading_paused_) h.link->pause_reading();
   }
 
   void on_data(size_t i, std::string_view bytes) {
@@ -400,7 +404,7 @@ class Job::Impl {
     for (size_t i = 0; i < hosts_.size(); ++i) {
       HostState& h = *hosts_[i];
       if (h.closed || !h.link) continue;
-      if (Clock::now() - h.last_heard > 3 * interval) {
+      if (!reading_paused_ && Clock::now() - h.last_heard > 3 * interval) {
         std::string why = "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s";
         close_host(h);
         host_lost(i, why);
@@ -413,6 +417,18 @@ class Job::Impl {
     beat_timer_.async_wait([this](std::error_code ec) {
       if (!ec) heartbeat();
     });
+  }
+
+  // The console fell behind, or caught up. Paused, a host's frames (heartbeats too) wait in
+  // its link, so its silence says nothing; each gets a fresh start when reading resumes.
+  void pause_reading(bool paused) {
+    reading_paused_ = paused;
+    for (auto& h : hosts_) {
+      h->last_heard = Clock::now();
+      if (!h->link || h->closed) continue;
+      if (paused) h->link->pause_reading();
+      else h->link->resume_reading();
+    }
   }
 
   // MASTER_ADDR: where every rank can reach the rank-0 host.
@@ -650,6 +666,7 @@ class Job::Impl {
   bool host_lost_ = false;
   bool start_failed_ = false;
   bool finished_ = false;
+  bool reading_paused_ = false;  // the console is behind: no link is read
   int user_signal_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<StdinForwarder> stdin_;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <asio/post.hpp>
 #include <cstring>
 #include <utility>
 
@@ -31,9 +32,10 @@ ConsoleOutput::ConsoleOutput(OutputOptions options, int stdout_fd, int stderr_fd
 }
 
 ConsoleOutput::~ConsoleOutput() {
-  // The owner's hook may capture objects already destroyed (declared after this one);
+  // The owner's hooks may capture objects already destroyed (declared after this one);
   // late warnings take the default path.
   warn_ = nullptr;
+  flow_ = nullptr;
   for (std::size_t i = 0; i < streams_.size(); ++i) {
     if (streams_[i] &&
         (streams_[i]->assembler.mid_line() || streams_[i]->assembler.held_size() > 0 ||
@@ -41,7 +43,57 @@ ConsoleOutput::~ConsoleOutput() {
       close_stream(streams_[i]->rank, streams_[i]->stream);
     }
   }
+  // Everything goes out before the program ends: wait for the writing threads, then write
+  // directly (the warnings of errors they met included).
+  for (Destination* d : {out_.get(), err_.get()})
+    if (d != nullptr) d->out.stop_behind();
+  self_.reset();
   flush();
+}
+
+void ConsoleOutput::write_behind(asio::io_context& io) {
+  if (self_) return;
+  self_ = std::make_shared<ConsoleOutput*>(this);
+  // Runs on a writing thread: only posts, and the loop finds out whether this still exists.
+  auto wake = [&io, weak = std::weak_ptr<ConsoleOutput*>(self_)] {
+    asio::post(io, [weak] {
+      if (auto self = weak.lock()) (*self)->caught_up();
+    });
+  };
+  for (Destination* d : {out_.get(), err_.get()})
+    if (d != nullptr) d->out.start_behind(wake);
+}
+
+void ConsoleOutput::set_flow_handler(std::function<void(bool behind)> handler) {
+  flow_ = std::move(handler);
+}
+
+// Tells the flow handler to stop once too much waits for the writing threads.
+void ConsoleOutput::check_flow() {
+  if (behind_ || !self_) return;
+  std::size_t waiting = 0;
+  for (Destination* d : {out_.get(), err_.get()})
+    if (d != nullptr) waiting += d->out.queued();
+  if (waiting <= options_.behind_limit) return;
+  behind_ = true;
+  for (Destination* d : {out_.get(), err_.get()})
+    if (d != nullptr) d->out.behind()->wake_at(options_.behind_limit / 2);
+  if (flow_) flow_(true);
+}
+
+// A writing thread got down to half the limit (or failed, dropping its queue).
+void ConsoleOutput::caught_up() {
+  report_errors();
+  if (!behind_) return;
+  bool waiting = false;
+  for (Destination* d : {out_.get(), err_.get()}) {
+    if (d == nullptr || d->out.queued() <= options_.behind_limit / 2) continue;
+    d->out.behind()->wake_at(options_.behind_limit / 2);
+    waiting = true;
+  }
+  if (waiting) return;
+  behind_ = false;
+  if (flow_) flow_(false);
 }
 
 void ConsoleOutput::set_warn(std::function<void(const std::string&)> warn) {
@@ -136,11 +188,12 @@ void ConsoleOutput::print_line(StreamId stream, std::string_view line) {
     d.out.append(line);
     if (!nl) d.out.append("\n", 1);
   }
+  check_flow();
 }
 
 std::size_t ConsoleOutput::buffered_bytes() const {
-  std::size_t n = out_->out.size() + out_->queue.size();
-  if (err_) n += err_->out.size() + err_->queue.size();
+  std::size_t n = out_->out.size() + out_->out.queued() + out_->queue.size();
+  if (err_) n += err_->out.size() + err_->out.queued() + err_->queue.size();
   for (const auto& s : streams_) {
     if (!s) continue;
     n += s->assembler.held_size();
@@ -149,6 +202,7 @@ std::size_t ConsoleOutput::buffered_bytes() const {
   return n;
 }
 
+// Also checks the flow: every call that can hand bytes to a writing thread ends here.
 void ConsoleOutput::report_errors() {
   for (Destination* d : {out_.get(), err_.get()}) {
     if (d == nullptr || d->out.error() == 0 || d->reported) continue;
@@ -156,6 +210,7 @@ void ConsoleOutput::report_errors() {
     warn("cannot write output to fd " + std::to_string(d->out.fd()) + ": " +
          std::strerror(d->out.error()) + "; further output to it is discarded");
   }
+  check_flow();
 }
 
 void ConsoleOutput::warn(const std::string& message) {

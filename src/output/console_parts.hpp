@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// ConsoleOutput's inner parts, shared by its source files: console_output.cpp (the
-/// OutputSink calls and buffers), console_lines.cpp (tags and the fd a long line
+/// OutputSink calls, buffers and flow), console_lines.cpp (tags and the fd a long line
 /// holds) and rank_files.cpp (per-rank files).
 
 #include <cstddef>

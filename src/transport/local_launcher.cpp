@@ -43,7 +43,8 @@ class LocalLink : public Link {
   void start(DataHandler on_data, ClosedHandler on_closed) override {
     on_data_ = std::move(on_data);
     on_closed_ = std::move(on_closed);
-    read();
+    started_ = true;
+    if (!paused_) read();
   }
 
   void send(std::string bytes) override {
@@ -54,6 +55,13 @@ class LocalLink : public Link {
   }
 
   size_t pending_bytes() const override { return pending_; }
+
+  void pause_reading() override { paused_ = true; }
+
+  void resume_reading() override {
+    paused_ = false;
+    if (started_ && !reading_ && !closed_) read();
+  }
 
   void close() override {
     on_closed_ = nullptr;  // also silences a report still waiting for ferryd's status
@@ -69,7 +77,9 @@ class LocalLink : public Link {
 
  private:
   void read() {
+    reading_ = true;
     sock_.async_read_some(asio::buffer(buf_), [this](std::error_code ec, size_t n) {
+      reading_ = false;
       if (closed_) return;
       if (ec) {
         std::string reason;
@@ -78,7 +88,7 @@ class LocalLink : public Link {
         return;
       }
       on_data_(std::string_view(buf_.data(), n));
-      if (!closed_) read();
+      if (!closed_ && !paused_) read();
     });
   }
 
@@ -130,6 +140,9 @@ class LocalLink : public Link {
   std::deque<std::string> queue_;
   size_t pending_ = 0;
   bool writing_ = false;
+  bool reading_ = false;
+  bool started_ = false;
+  bool paused_ = false;
   bool closed_ = false;
   DataHandler on_data_;
   ClosedHandler on_closed_;

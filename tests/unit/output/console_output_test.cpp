@@ -1,6 +1,6 @@
 // ConsoleOutput: ranks' bytes become whole tagged lines, per stream and fd, whatever the
 // chunking (long lines: console_long_lines_test.cpp; files: console_files_test.cpp; the
-// fds themselves: console_fd_test.cpp).
+// fds themselves: console_fd_test.cpp and console_write_behind_test.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
