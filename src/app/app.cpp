@@ -31,6 +31,7 @@ int run_ferryrun(const FrontendConfig& cfg) {
   asio::io_context io;
   const int world = ranks_to_launch(cfg.job);
   ConsoleOutput console(console_options(cfg, world));
+  console.write_behind(io);  // a console that stops reading must not stop the loop
   Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
   diag.set_writer(
       [&console](const std::string& line) { console.print_line(StreamId::kStderr, line); });

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <thread>
 
 namespace ferry {
 
@@ -44,7 +45,11 @@ std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
   return out;
 }
 
-int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids) {
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
+              std::chrono::milliseconds limit) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kGap = std::chrono::milliseconds(10);
+  const auto deadline = Clock::now() + limit;
   int killed = 0;
   for (pid_t g : pgids)
     if (g > 0 && ::kill(-g, SIGKILL) == 0) ++killed;
@@ -54,7 +59,8 @@ int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids) {
     if (pids.empty()) break;
     for (pid_t p : pids)
       if (::kill(p, SIGKILL) == 0) ++killed;
-    ::usleep(10000);
+    if (Clock::now() + kGap > deadline) break;
+    std::this_thread::sleep_for(kGap);
   }
   return killed;
 }
@@ -108,7 +114,7 @@ bool Guard::start() {
       if (line == "release") released = true;
     }
   }
-  if (!released) sweep_job(job_id, pgids);
+  if (!released) sweep_job(job_id, pgids, std::chrono::seconds(2));  // no loop to hold up here
   _exit(0);
 }
 

@@ -61,6 +61,9 @@ class Job::Impl final : private HostEvents {
     signals_.add(SIGTERM);
     signals_.add(SIGHUP);
     wait_signal();
+    out_.set_flow_handler([this, alive = alive_](bool behind) {
+      if (*alive) pause_reading(behind);
+    });
     open_all();
     io_.run();
     return end_.exit_status();
@@ -120,7 +123,9 @@ class Job::Impl final : private HostEvents {
     h.opening = false;
     if (r && phase_ == Phase::kStarting && h.start_error.empty()) {
       diag_.verbose(r.value()->describe() + ": connected after " + since_start());
-      return h.attach(std::move(r.value()));
+      h.attach(std::move(r.value()));
+      if (reading_paused_) h.link->pause_reading();
+      return;
     }
     if (!r && h.start_error.empty()) h.start_error = r.error().message;
     // Too late (timed out or the job is over): closing makes that ferryd exit.
@@ -213,7 +218,7 @@ class Job::Impl final : private HostEvents {
     for (size_t i = 0; i < hosts_.size(); ++i) {
       HostLink& h = *hosts_[i];
       if (h.closed || !h.link) continue;
-      if (Clock::now() - h.last_heard > 3 * interval) {
+      if (!reading_paused_ && Clock::now() - h.last_heard > 3 * interval) {
         h.close();
         host_lost(i, "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s");
         continue;
@@ -225,6 +230,18 @@ class Job::Impl final : private HostEvents {
     beat_timer_.async_wait([this](std::error_code ec) {
       if (!ec) heartbeat();
     });
+  }
+
+  // The console fell behind, or caught up. Paused, a host's frames (heartbeats too) wait in
+  // its link, so its silence says nothing; each gets a fresh start when reading resumes.
+  void pause_reading(bool paused) {
+    reading_paused_ = paused;
+    for (auto& h : hosts_) {
+      h->last_heard = Clock::now();
+      if (!h->link || h->closed) continue;
+      if (paused) h->link->pause_reading();
+      else h->link->resume_reading();
+    }
   }
 
   void start_stdin(size_t host) {
@@ -434,6 +451,7 @@ class Job::Impl final : private HostEvents {
   Clock::time_point started_at_;
   bool first_start_seen_ = false;
   bool finished_ = false;
+  bool reading_paused_ = false;  // the console is behind: no link is read
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none

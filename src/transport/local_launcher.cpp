@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <utility>
 
+#include "child_reaper.hpp"
 #include "ferry/daemon/spawn.hpp"
 
 extern char** environ;
@@ -20,17 +23,28 @@ namespace {
 
 using asio::local::stream_protocol;
 
+// ferryd closes its end of the socket only when exiting, so its status follows EOF closely;
+// the report waits this long for it at most.
+constexpr auto kExitStatusWait = std::chrono::milliseconds(1000);
+// After close(), ferryd stops its ranks and exits (about a second); it is reaped in the
+// background meanwhile, so no zombie stays for the rest of the job.
+constexpr auto kCloseReapWait = std::chrono::seconds(30);
+
 class LocalLink : public Link {
  public:
-  LocalLink(asio::io_context& io, int fd, pid_t pid) : sock_(io), pid_(pid) {
+  LocalLink(asio::io_context& io, int fd, pid_t pid) : io_(io), sock_(io), pid_(pid) {
     sock_.assign(stream_protocol(), fd);
   }
-  ~LocalLink() override { close(); }
+  ~LocalLink() override {
+    close();
+    *alive_ = false;
+  }
 
   void start(DataHandler on_data, ClosedHandler on_closed) override {
     on_data_ = std::move(on_data);
     on_closed_ = std::move(on_closed);
-    read();
+    started_ = true;
+    if (!paused_) read();
   }
 
   void send(std::string bytes) override {
@@ -42,12 +56,20 @@ class LocalLink : public Link {
 
   size_t pending_bytes() const override { return pending_; }
 
+  void pause_reading() override { paused_ = true; }
+
+  void resume_reading() override {
+    paused_ = false;
+    if (started_ && !reading_ && !closed_) read();
+  }
+
   void close() override {
+    on_closed_ = nullptr;  // also silences a report still waiting for ferryd's status
     if (closed_) return;
     closed_ = true;
     std::error_code ignored;
     sock_.close(ignored);
-    reap(false);
+    async_reap(io_, std::exchange(pid_, -1), kCloseReapWait, nullptr);
   }
 
   std::string peer_address() const override { return ""; }
@@ -55,7 +77,9 @@ class LocalLink : public Link {
 
  private:
   void read() {
+    reading_ = true;
     sock_.async_read_some(asio::buffer(buf_), [this](std::error_code ec, size_t n) {
+      reading_ = false;
       if (closed_) return;
       if (ec) {
         std::string reason;
@@ -64,7 +88,7 @@ class LocalLink : public Link {
         return;
       }
       on_data_(std::string_view(buf_.data(), n));
-      if (!closed_) read();
+      if (!closed_ && !paused_) read();
     });
   }
 
@@ -87,46 +111,43 @@ class LocalLink : public Link {
     });
   }
 
+  // The stream ended: the close reason waits for ferryd's exit status, off the loop.
   void finish(std::string reason) {
     closed_ = true;
     std::error_code ignored;
     sock_.close(ignored);
-    int status = reap(true);
-    if (reason.empty() && status > 0) reason = "ferryd exited with status " + std::to_string(status);
-    if (reason.empty() && status < -1) reason = "ferryd killed by signal " + std::to_string(-status);
-    auto cb = std::move(on_closed_);
-    if (cb) cb(reason);
+    async_reap(io_, std::exchange(pid_, -1), kExitStatusWait,
+               [this, alive = alive_, reason](std::optional<int> status) mutable {
+                 if (!*alive) return;
+                 if (reason.empty() && status) reason = exit_reason(*status);
+                 auto cb = std::move(on_closed_);
+                 on_closed_ = nullptr;
+                 if (cb) cb(reason);
+               });
   }
 
-  // Returns the exit status, -signal, or -1 when not reaped.
-  int reap(bool wait) {
-    if (pid_ <= 0) return -1;
-    int status = 0;
-    pid_t r;
-    // ferryd closes its end only when exiting, so after EOF the wait is short; bounded
-    // anyway so a stuck child never blocks the front end.
-    for (int i = 0; i < (wait ? 200 : 1); ++i) {
-      r = ::waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        pid_ = -1;
-        if (WIFSIGNALED(status)) return -WTERMSIG(status);
-        return WEXITSTATUS(status);
-      }
-      if (r < 0) break;
-      if (wait) ::usleep(5000);
-    }
-    return -1;
+  static std::string exit_reason(int status) {
+    if (WIFSIGNALED(status)) return "ferryd killed by signal " + std::to_string(WTERMSIG(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      return "ferryd exited with status " + std::to_string(WEXITSTATUS(status));
+    return "";
   }
 
+  asio::io_context& io_;
   stream_protocol::socket sock_;
   pid_t pid_;
   std::array<char, 256 * 1024> buf_{};
   std::deque<std::string> queue_;
   size_t pending_ = 0;
   bool writing_ = false;
+  bool reading_ = false;
+  bool started_ = false;
+  bool paused_ = false;
   bool closed_ = false;
   DataHandler on_data_;
   ClosedHandler on_closed_;
+  // Cleared on destruction: a reap finishing later must not touch this link.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace

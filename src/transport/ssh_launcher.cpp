@@ -35,6 +35,8 @@ class SshLink : public Link {
   }
   void send(std::string bytes) override { session_->send(std::move(bytes)); }
   size_t pending_bytes() const override { return session_->pending_bytes(); }
+  void pause_reading() override { session_->pause_reading(true); }
+  void resume_reading() override { session_->pause_reading(false); }
   void close() override { session_->close(); }
   std::string peer_address() const override { return session_->peer_address(); }
   std::string local_address() const override { return session_->local_address(); }

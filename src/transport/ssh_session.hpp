@@ -50,6 +50,10 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void send(std::string bytes);
   /// Link::pending_bytes.
   size_t pending_bytes() const { return queued_; }
+  /// Link::pause_reading / resume_reading. Paused, ferryd's stdout is left in libssh's
+  /// channel buffer, whose window then closes, while packets (keepalive replies, window
+  /// adjusts, ferryd's stderr) are still processed.
+  void pause_reading(bool paused);
   /// Link::close: no callbacks afterwards; flushes queued bytes and EOF in the background
   /// (at most 5 s), then disconnects.
   void close();
@@ -87,6 +91,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void pump();
   bool process_packets();
   bool drain_channel(bool deliver);
+  void take_held_back();
   bool deliver_rx(bool deliver);
   void flush_sends();
   void take_stderr(std::string_view bytes);
@@ -161,6 +166,8 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   bool eof_sent_ = false;
   bool user_closed_ = false;
   bool got_stdout_ = false;
+  bool paused_ = false;     // pause_reading(true)
+  bool held_back_ = false;  // stdout was refused while paused: libssh holds it
   int exit_status_ = -1;
   std::string exit_signal_;
   std::string stderr_partial_;

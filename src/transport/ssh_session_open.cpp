@@ -397,6 +397,11 @@ void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self
 int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len,
                                 int is_stderr, void* self) {
   auto* me = static_cast<SshSession*>(self);
+  // Paused: refused, so libssh keeps it and grants the sender no new window for it.
+  if (me->paused_ && !is_stderr) {
+    me->held_back_ = true;
+    return 0;
+  }
   (is_stderr ? me->rx_err_ : me->rx_out_).append(static_cast<const char*>(data), len);
   me->rx_total_ += len;
   return static_cast<int>(len);  // all consumed: libssh buffers nothing

@@ -45,8 +45,16 @@ void SshSession::send(std::string bytes) {
   }
 }
 
+void SshSession::pause_reading(bool paused) {
+  if (paused_ == paused) return;
+  paused_ = paused;
+  // What was held back is announced by no fd readiness: look at it now.
+  if (!paused && phase_ == Phase::kStreaming) post_pump();
+}
+
 void SshSession::close() {
   user_closed_ = true;
+  paused_ = false;  // what ferryd still sends is read and dropped, so it can finish
   on_data_ = nullptr;
   on_closed_ = nullptr;
   if (phase_ == Phase::kDone || phase_ == Phase::kLinger) return;
@@ -81,6 +89,7 @@ void SshSession::pump() {
   if (!drain_channel(true)) return;
   flush_sends();
   if (phase_ != Phase::kStreaming) return;
+  if (paused_ && !rx_out_.empty()) return;  // the end waits until every byte is delivered
   ssh_channel ch = channel_.get();
   bool exited = exit_status_ >= 0 || !exit_signal_.empty();
   if (ssh_channel_is_closed(ch) || !ssh_is_connected(session_.get()) ||
@@ -117,6 +126,7 @@ bool SshSession::process_packets() {
 bool SshSession::drain_channel(bool deliver) {
   size_t budget = kPumpBudget;
   ssh_channel ch = channel_.get();
+  if (held_back_ && !paused_) take_held_back();
   for (;;) {
     const uint64_t before = rx_total_;
     // With our callback taking all data the channel buffers stay empty, so each poll runs
@@ -149,6 +159,20 @@ bool SshSession::drain_channel(bool deliver) {
   return true;
 }
 
+// Stdout refused while paused waits in libssh's channel buffer; the data callback sees it
+// again only when another packet comes, which a closed window may never let happen.
+void SshSession::take_held_back() {
+  held_back_ = false;
+  ssh_channel ch = channel_.get();
+  char buf[64 * 1024];
+  int n;
+  // Reads only buffered bytes (and grows the window); an empty buffer ends the loop.
+  while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
+    rx_out_.append(buf, static_cast<size_t>(n));
+    rx_total_ += static_cast<uint64_t>(n);
+  }
+}
+
 // Hands taken stdout bytes to the data handler and stderr bytes to the diagnostics;
 // returns false when the handler ended the stream.
 bool SshSession::deliver_rx(bool deliver) {
@@ -157,6 +181,7 @@ bool SshSession::deliver_rx(bool deliver) {
     err.swap(rx_err_);
     if (deliver && phase_ == Phase::kStreaming) take_stderr(err);
   }
+  if (paused_ && phase_ == Phase::kStreaming) return true;  // kept until resumed
   if (rx_out_.empty() || !deliver || phase_ != Phase::kStreaming) {
     if (deliver && phase_ != Phase::kStreaming && phase_ != Phase::kReady) rx_out_.clear();
     return true;

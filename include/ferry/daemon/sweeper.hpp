@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,18 @@ inline constexpr char kJobTagVar[] = "FERRY_SWEEP_TAG";
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root = "/proc");
 
+/// How long sweep_job may take by default. ferryd sweeps on its event loop, but only at
+/// the very end (every rank ended, or the front end is gone): nothing is served then but
+/// the last frames, and its heartbeat timer is stopped; this bound keeps even that stall
+/// well below one heartbeat interval (1 s at least).
+inline constexpr std::chrono::milliseconds kSweepLimit{200};
+
 /// SIGKILLs every process group in `pgids` and every tagged process, repeating until none
-/// is found (a forking process may spawn while we sweep). Returns how many were killed.
-int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids);
+/// is found (a forking process may spawn while we sweep), at most 20 passes and about
+/// `limit` (plus one scan of /proc). It blocks: passes that found something are 10 ms
+/// apart. Returns how many were killed.
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
+              std::chrono::milliseconds limit = kSweepLimit);
 
 /// A process that outlives ferryd just long enough to clean up after it. ferryd forks it at
 /// start; it learns the job id and each rank's pgid through a pipe, and when the pipe

@@ -3,6 +3,7 @@
 /// The console OutputSink: ranks' bytes become whole tagged lines on two fds (stdout and
 /// stderr), optionally copied raw into per-rank files.
 
+#include <asio/io_context.hpp>
 #include <cstddef>
 #include <ctime>
 #include <functional>
@@ -50,6 +51,9 @@ struct OutputOptions {
   std::size_t queue_cap = std::size_t{64} << 20;
   /// Console write buffer per fd.
   std::size_t buffer_size = std::size_t{256} << 10;
+  /// With write_behind(): console bytes waiting for a slow reader before the flow handler
+  /// is told to stop reading output; it is told to go on once half of that is left.
+  std::size_t behind_limit = std::size_t{8} << 20;
 };
 
 /// The tag of `rank`'s `stream` in `style`, without timestamp: "[3]<stderr>:".
@@ -69,7 +73,8 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// Output is buffered (OutputOptions::buffer_size per fd) and reaches the fds when a buffer
 /// fills or on flush(): callers flush after each batch of reads. Writes loop over partial
 /// writes, EINTR and EAGAIN; a failing fd is reported once through the warning hook and its
-/// output is dropped from then on.
+/// output is dropped from then on. By default writes wait for the fds; after write_behind()
+/// a thread per fd writes and nothing here waits (see there).
 ///
 /// Long lines: an unfinished line that passes OutputOptions::line_cap *holds* its fd: its
 /// tag and bytes are written and further bytes pass straight through until its '\n' (or
@@ -99,6 +104,15 @@ class ConsoleOutput final : public OutputSink {
   /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
   /// queued until the holder's line ends.
   void flush() override;
+  /// Stop and go for the caller's reading, once write_behind() is on (else never called).
+  void set_flow_handler(std::function<void(bool behind)> handler) override;
+
+  /// From now on each console fd is written by a thread of its own, so that a console that
+  /// stops reading (a full pipe) never blocks the caller's loop on `io`: flush() hands the
+  /// buffers over and returns. When more than OutputOptions::behind_limit bytes wait, the
+  /// flow handler gets true (stop reading rank output), and false from `io` once half of
+  /// that is left. The destructor waits until everything is written.
+  void write_behind(asio::io_context& io);
 
   /// Writes one untagged line (a '\n' is added if missing) to the fd of `stream`, as a
   /// whole line: ferry's own diagnostics go through here so they never tear rank lines.
@@ -112,7 +126,7 @@ class ConsoleOutput final : public OutputSink {
   void set_clock(std::function<std::time_t()> clock);
 
   /// Bytes held in memory and not yet written: unfinished lines, queued lines and write
-  /// buffers (console and files).
+  /// buffers (console and files), and what waits for the write_behind() threads.
   std::size_t buffered_bytes() const;
 
  private:
@@ -133,6 +147,8 @@ class ConsoleOutput final : public OutputSink {
   void file_error(StreamState& s, const std::string& what, int err);
   void refresh_timestamp();
   void report_errors();
+  void check_flow();
+  void caught_up();
   void warn(const std::string& message);
 
   OutputOptions options_;
@@ -145,6 +161,10 @@ class ConsoleOutput final : public OutputSink {
   std::time_t stamp_time_ = -1;
   bool file_warned_ = false;
   bool break_warned_ = false;
+  std::function<void(bool)> flow_;
+  bool behind_ = false;  // flow_ was told to stop
+  // Lets the writing threads' wake-ups, posted to the loop, find this object or its absence.
+  std::shared_ptr<ConsoleOutput*> self_;
 };
 
 }  // namespace ferry

@@ -3,6 +3,7 @@
 /// Where rank output goes: the console as whole tagged lines, and optionally per-rank files.
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 namespace ferry {
@@ -21,6 +22,10 @@ class OutputSink {
   virtual void close_stream(int rank, StreamId stream) = 0;
   /// Flushes buffered console and file output.
   virtual void flush() = 0;
+  /// Flow control: the sink calls `handler(true)` when more output waits for its readers
+  /// than it wants to hold (the caller should stop reading rank output) and
+  /// `handler(false)` once it caught up. A sink that never falls behind never calls it.
+  virtual void set_flow_handler(std::function<void(bool behind)> handler) { (void)handler; }
 };
 
 }  // namespace ferry

@@ -30,6 +30,12 @@ class Link {
   virtual void send(std::string bytes) = 0;
   /// Bytes queued by send() that were not yet handed to the kernel / SSH channel.
   virtual size_t pending_bytes() const = 0;
+  /// Flow control, for a reader that fell behind (the console): no on_data until
+  /// resume_reading(), and ferryd's bytes wait on the way (in the kernel, or within the
+  /// SSH channel's window), which holds ferryd's output and so its ranks back. Sending and
+  /// keepalives go on. A read already under way may still deliver once.
+  virtual void pause_reading() {}
+  virtual void resume_reading() {}
   /// Closes the stream (ferryd reads EOF). Safe to call twice. No callbacks after it.
   virtual void close() = 0;
   /// The address the front end reached this host at ("10.0.0.2"); "" for a local ferryd.

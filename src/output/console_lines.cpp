@@ -1,0 +1,187 @@
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "console_parts.hpp"
+#include "ferry/output/console_output.hpp"
+
+namespace ferry {
+namespace {
+
+// Appends to a std::string with FdWriter's interface, for lines held back in a queue.
+struct StringOut {
+  std::string& s;
+  void keep_together(std::size_t) {}
+  void append(const char* p, std::size_t n) { s.append(p, n); }
+  void append(std::string_view v) { s.append(v); }
+};
+
+// Writes `held` and `body` (whole lines) to `out`, stamp and tag before each line.
+template <typename Out>
+void format_lines(Out& out, std::string_view stamp, std::string_view tag, std::string_view held,
+                  std::string_view body) {
+  if (stamp.empty() && tag.empty()) {
+    out.append(held);
+    out.append(body);
+    return;
+  }
+  const char* p = body.data();
+  const char* const end = p + body.size();
+  bool first = true;
+  while (p < end) {
+    const auto* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    out.keep_together(stamp.size() + tag.size() + (first ? held.size() : 0) + (nl + 1 - p));
+    if (!stamp.empty()) out.append(stamp);
+    out.append(tag);
+    if (first) {
+      out.append(held);
+      first = false;
+    }
+    out.append(p, nl + 1 - p);
+    p = nl + 1;
+  }
+}
+
+}  // namespace
+
+std::string format_tag(TagStyle style, int rank, StreamId stream) {
+  char buf[64];
+  switch (style) {
+    case TagStyle::kNone:
+      return std::string();
+    case TagStyle::kHorovod:
+      std::snprintf(buf, sizeof buf, "[%d]<%s>:", rank, stream_name(stream));
+      break;
+    case TagStyle::kOpenMpi:
+      std::snprintf(buf, sizeof buf, "[1,%d]<%s>:", rank, stream_name(stream));
+      break;
+    case TagStyle::kMpich:
+      std::snprintf(buf, sizeof buf, "[%d] ", rank);
+      break;
+  }
+  return buf;
+}
+
+std::string format_timestamp(std::time_t t) {
+  std::tm tm{};
+  char buf[64];
+  if (::localtime_r(&t, &tm) == nullptr || ::asctime_r(&tm, buf) == nullptr) return "?";
+  std::string s(buf);
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+void ConsoleOutput::emit_lines(StreamState& s, std::string_view held, std::string_view body) {
+  Destination& d = *s.dest;
+  if (d.holder != nullptr && d.holder != &s) {
+    StringOut q{d.queue};
+    format_lines(q, stamp_, s.tag, held, body);
+  } else {
+    format_lines(d.out, stamp_, s.tag, held, body);
+  }
+}
+
+bool ConsoleOutput::take(StreamState& s, std::string_view held, std::string_view tail) {
+  Destination& d = *s.dest;
+  if (d.holder != nullptr && d.holder != &s) {
+    if (!s.waiting) {
+      s.waiting = true;
+      d.waiters.push_back(&s);
+    }
+    return false;
+  }
+  d.holder = &s;
+  d.out.append(stamp_);
+  d.out.append(s.tag);
+  d.out.append(held);
+  d.out.append(tail);
+  return true;
+}
+
+void ConsoleOutput::pass(StreamState& s, std::string_view bytes, bool line_ended) {
+  Destination& d = *s.dest;
+  d.out.append(bytes);
+  if (line_ended) release(d);
+}
+
+void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool mid_line) {
+  Destination& d = *s.dest;
+  if (mid_line) {
+    d.out.append("\n", 1);
+    release(d);
+    return;
+  }
+  if (d.holder != nullptr && d.holder != &s) {
+    StringOut q{d.queue};
+    q.append(stamp_);
+    q.append(s.tag);
+    q.append(held);
+    q.append("\n", 1);
+  } else {
+    d.out.append(stamp_);
+    d.out.append(s.tag);
+    d.out.append(held);
+    d.out.append("\n", 1);
+  }
+}
+
+void ConsoleOutput::release(Destination& d) {
+  d.holder = nullptr;
+  if (!d.queue.empty()) {
+    d.out.append(d.queue);
+    if (d.queue.capacity() > kKeepQueueCapacity) {
+      std::string().swap(d.queue);
+    } else {
+      d.queue.clear();
+    }
+  }
+  // The first stream whose own long line waited takes the fd next.
+  while (!d.waiters.empty()) {
+    StreamState* w = d.waiters.front();
+    d.waiters.erase(d.waiters.begin());
+    w->waiting = false;
+    if (w->assembler.held_size() <= w->assembler.cap()) continue;
+    const std::string held = w->assembler.take_held();
+    d.holder = w;
+    d.out.append(stamp_);
+    d.out.append(w->tag);
+    d.out.append(held);
+    break;
+  }
+}
+
+void ConsoleOutput::drop_waiter(StreamState& s) {
+  auto& w = s.dest->waiters;
+  w.erase(std::remove(w.begin(), w.end(), &s), w.end());
+  s.waiting = false;
+}
+
+void ConsoleOutput::enforce_queue_cap(Destination& d) {
+  int broken_rank = -1;
+  StreamId broken_stream = StreamId::kStdout;
+  while (d.holder != nullptr) {
+    std::size_t queued = d.queue.size();
+    for (const StreamState* w : d.waiters) queued += w->assembler.held_size();
+    if (queued <= options_.queue_cap) break;
+    StreamState& h = *d.holder;
+    d.out.append("\n", 1);
+    h.assembler.break_line();  // its continuation starts a new tagged line
+    if (broken_rank < 0) {
+      broken_rank = h.rank;
+      broken_stream = h.stream;
+    }
+    release(d);
+  }
+  if (broken_rank >= 0 && !break_warned_) {
+    break_warned_ = true;
+    char msg[320];
+    std::snprintf(msg, sizeof msg,
+                  "rank %d's %s line grew too long while other ranks' output waited behind "
+                  "it; a line break was inserted into it (no bytes were lost). Further such "
+                  "breaks are not reported.",
+                  broken_rank, stream_name(broken_stream));
+    warn(msg);
+  }
+}
+
+}  // namespace ferry

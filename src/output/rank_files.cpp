@@ -1,0 +1,69 @@
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "console_parts.hpp"
+#include "ferry/output/console_output.hpp"
+
+namespace ferry {
+
+std::string rank_file_path(const OutputOptions& options, int rank, StreamId stream) {
+  char buf[64];
+  if (options.layout == FileLayout::kOpenMpi) {
+    // Open MPI 4.1 pads to the digits of the rank count (10 ranks: rank.00..rank.09;
+    // checked against mpirun.openmpi 4.1.4 --output-filename).
+    const int digits = std::snprintf(nullptr, 0, "%d", std::max(options.world_size, 1));
+    std::snprintf(buf, sizeof buf, "/1/rank.%0*d/%s", digits, rank, stream_name(stream));
+  } else {
+    // horovodrun pads to the digits of the last rank (10 ranks: rank.0..rank.9).
+    const int digits = std::snprintf(nullptr, 0, "%d", std::max(options.world_size - 1, 0));
+    std::snprintf(buf, sizeof buf, "/rank.%0*d/%s", digits, rank, stream_name(stream));
+  }
+  std::string dir = options.output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + buf;
+}
+
+void ConsoleOutput::write_file(StreamState& s, std::string_view bytes) {
+  if (s.file_state == StreamState::File::kFailed) return;
+  if (!s.file && !open_file(s)) return;
+  s.file->append(bytes);
+  if (s.file->error() != 0) file_error(s, "write", s.file->error());
+}
+
+bool ConsoleOutput::open_file(StreamState& s) {
+  const std::string path = rank_file_path(options_, s.rank, s.stream);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) {
+    file_error(s, "create directory for", ec.value());
+    return false;
+  }
+  // Reopened after close_stream (more bytes came): append rather than truncate.
+  const int mode = s.file_state == StreamState::File::kClosed ? O_APPEND : O_TRUNC;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | mode, 0644);
+  if (fd < 0) {
+    file_error(s, "open", errno);
+    return false;
+  }
+  s.file = std::make_unique<FdWriter>(fd, kFileBuffer, true);
+  s.file_state = StreamState::File::kOpen;
+  return true;
+}
+
+void ConsoleOutput::file_error(StreamState& s, const std::string& what, int err) {
+  s.file.reset();
+  s.file_state = StreamState::File::kFailed;
+  if (file_warned_) return;
+  file_warned_ = true;
+  warn("cannot " + what + " output file " + rank_file_path(options_, s.rank, s.stream) + ": " +
+       std::strerror(err) +
+       " (that rank's output still goes to the console; further "
+       "output-file errors are not reported)");
+}
+
+}  // namespace ferry

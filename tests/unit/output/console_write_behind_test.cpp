@@ -1,0 +1,155 @@
+// ConsoleOutput with write_behind(): a console pipe nobody reads never blocks the caller's
+// loop; the flow handler says stop once too much waits and go once it drained; every byte
+// still arrives, in order.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "console_test_support.hpp"
+
+namespace ferry {
+namespace {
+
+using namespace test_support;
+using Clock = std::chrono::steady_clock;
+
+// Reads a pipe once told to, or after a rescue delay, so that a writer that blocks after
+// all makes the test fail (too slow) instead of hanging.
+class LateReader {
+ public:
+  explicit LateReader(int fd) : fd_(fd) {
+    thread_ = std::thread([this] {
+      const auto rescue = Clock::now() + std::chrono::seconds(4);
+      while (!go_ && Clock::now() < rescue)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(fd_, buf, sizeof buf)) > 0) got_.append(buf, static_cast<std::size_t>(n));
+    });
+  }
+  ~LateReader() { join(); }
+  void go() { go_ = true; }
+  // Call after the write end is closed.
+  const std::string& join() {
+    if (thread_.joinable()) thread_.join();
+    return got_;
+  }
+
+ private:
+  int fd_;
+  std::atomic<bool> go_{false};
+  std::string got_;
+  std::thread thread_;
+};
+
+TEST(ConsoleWriteBehind, FullPipeNeverBlocksTheLoopAndEveryByteArrives) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);  // blocking, as a shell's pipe is
+  LateReader reader(p[0]);
+  asio::io_context io;
+  Capture err;
+  OutputOptions o;
+  o.behind_limit = 1 << 20;
+  std::vector<bool> flow;
+  std::string expected;
+  auto console = std::make_unique<ConsoleOutput>(o, p[1], err.fd());
+  console->write_behind(io);
+  console->set_flow_handler([&](bool behind) { flow.push_back(behind); });
+
+  // 4 MB of lines: the pipe holds 64 KiB, nobody reads it.
+  const auto start = Clock::now();
+  for (int i = 0; i < 40000; ++i) {
+    const std::string line = "line " + std::to_string(i) + std::string(i % 197, '#') + "\n";
+    console->write(i % 3, StreamId::kStdout, line);
+    expected += "[" + std::to_string(i % 3) + "]<stdout>:" + line;
+    if (i % 100 == 99) console->flush();
+  }
+  console->flush();
+  const auto writing = Clock::now() - start;
+  EXPECT_LT(writing, std::chrono::seconds(1)) << "writes waited for the reader";
+  EXPECT_EQ(flow, std::vector<bool>{true}) << "told to stop once, past the limit";
+
+  // The loop keeps its timers meanwhile.
+  asio::steady_timer timer(io);
+  bool fired = false;
+  timer.expires_after(std::chrono::milliseconds(50));
+  timer.async_wait([&](std::error_code ec) { fired = !ec; });
+  const auto armed = Clock::now();
+  io.run_for(std::chrono::milliseconds(300));
+  io.restart();
+  EXPECT_TRUE(fired);
+  EXPECT_LT(Clock::now() - armed, std::chrono::seconds(1));
+  EXPECT_EQ(flow.size(), 1u) << "nothing drained, so no go yet";
+
+  reader.go();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (flow.size() < 2 && Clock::now() < deadline) {
+    io.run_for(std::chrono::milliseconds(20));
+    io.restart();
+  }
+  EXPECT_EQ(flow, (std::vector<bool>{true, false})) << "told to go on once it drained";
+  console.reset();  // writes what is left
+  ::close(p[1]);
+  const std::string& got = reader.join();
+  ::close(p[0]);
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "bytes lost or out of order";
+}
+
+TEST(ConsoleWriteBehind, WriteErrorIsOneWarning) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ::close(p[0]);
+  asio::io_context io;
+  Capture err;
+  ConsoleOutput out(OutputOptions{}, p[1], err.fd());
+  out.write_behind(io);
+  std::vector<std::string> warnings;
+  out.set_warn([&](const std::string& w) { warnings.push_back(w); });
+  // The thread meets the error; the next call reports it.
+  for (int i = 0; i < 100 && warnings.empty(); ++i) {
+    out.write(0, StreamId::kStdout, "x\n");
+    out.flush();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  out.write(0, StreamId::kStdout, "y\n");
+  out.flush();
+  ::close(p[1]);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("Broken pipe"), std::string::npos) << warnings[0];
+}
+
+TEST(ConsoleWriteBehind, DestructorWritesEverythingFirst) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  LateReader reader(p[0]);
+  std::string expected;
+  {
+    asio::io_context io;
+    Capture err;
+    ConsoleOutput out(with_tag(TagStyle::kNone), p[1], err.fd());
+    out.write_behind(io);
+    const std::string block(1 << 20, 'z');
+    for (int i = 0; i < 3; ++i) {
+      out.write(0, StreamId::kStdout, block);
+      expected += block;
+    }
+    out.write(0, StreamId::kStdout, "unended");  // the destructor ends the line
+    expected += "unended\n";
+    reader.go();
+  }
+  ::close(p[1]);
+  EXPECT_TRUE(reader.join() == expected);
+}
+
+}  // namespace
+}  // namespace ferry
