@@ -20,7 +20,7 @@
 #include "ferry/daemon/output_pump.hpp"
 #include "ferry/daemon/kv_proxy.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
-#include "ferry/daemon/spawn.hpp"
+#include "ferry/process/spawn.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/rendezvous/interfaces.hpp"

@@ -11,7 +11,7 @@
 #include <deque>
 #include <memory>
 
-#include "ferry/daemon/spawn.hpp"
+#include "ferry/process/spawn.hpp"
 
 extern char** environ;
 

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// Starting one rank: everything the child needs is prepared before fork, so that between
-/// fork and exec only async-signal-safe calls run.
+/// Starting a process (a rank, or ferryd for a local host): everything the child needs is
+/// prepared before fork, so that between fork and exec only async-signal-safe calls run.
+/// ferryd and the transport both start processes, so this lives in neither.
 
 #include <sys/types.h>
 

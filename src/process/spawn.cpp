@@ -1,4 +1,4 @@
-#include "ferry/daemon/spawn.hpp"
+#include "ferry/process/spawn.hpp"
 
 #include "ferry/binding/apply.hpp"
 
