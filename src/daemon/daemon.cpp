@@ -185,7 +185,8 @@ class Daemon::Impl {
     // Stdin kept for a rank that is not here (or for none) is dropped, so acknowledged.
     if (!stdin_here) stdin_.close();
     if (spec_.ranks.empty()) return check_done();
-    for (auto& r : ranks_.ranks()) start_rank(*r);
+    // Every rank starts in its own turn, so frames already read (a Terminate) act first.
+    asio::post(io_, [this] { launch(0); });
   }
 
   // With heartbeats on, ferryd sends one every interval and gives up on a front end it
@@ -222,8 +223,16 @@ class Daemon::Impl {
     ranks_.use_pmi(pmi_.get());
   }
 
-  // Told to stop before it started (Terminate, or the front end gone), the rank is not
-  // started: it is reported as killed, so the front end hears of every rank.
+  // Starts the rank at `local`, then the next one in a later turn.
+  void launch(size_t local) {
+    const auto& ranks = ranks_.ranks();
+    if (local >= ranks.size()) return;
+    start_rank(*ranks[local]);
+    asio::post(io_, [this, local] { launch(local + 1); });
+  }
+
+  // Told to stop meanwhile (Terminate, or the front end gone), the rank is not started: it
+  // is reported as killed, so the front end hears of every rank.
   void start_rank(Rank& r) {
     if (ranks_.terminating() || front_gone_) return ranks_.not_started(r, 0, SIGKILL);
     auto l = launcher_.start(r.local);

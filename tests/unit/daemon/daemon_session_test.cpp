@@ -1,6 +1,6 @@
 // ferryd's session with the front end, the test playing ferryrun over pipes and a fake
-// spawner playing the ranks: stdin before the job, output that outlives a rank, the kill
-// grace, and the front end going away.
+// spawner playing the ranks: stdin before the job, a Terminate while ranks are starting,
+// output that outlives a rank, the kill grace, and the front end going away.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -78,6 +78,39 @@ TEST_F(DaemonSession, StdinBeforeTheHostSpecReachesTheStdinRank) {
     for (auto& a : fe.all<wire::StdinAck>()) acked += a.bytes;
     return acked == 11;
   })) << "every byte written is acknowledged";
+}
+
+TEST_F(DaemonSession, TerminateWhileLaunchingStartsNoMoreRanks) {
+  constexpr int kRanks = 8;
+  FrontEnd fe(&ranks);
+  // The Terminate arrives while the second rank is being started.
+  ranks.on_spawn = [&](size_t before) {
+    if (before == 1) fe.send(wire::Terminate{5000});
+  };
+  fe.send(spec(kRanks, "terminate-launching"));
+  ASSERT_TRUE(fe.run_until([&] { return fe.first<wire::Done>().has_value(); }));
+
+  const size_t spawned = ranks.children().size();
+  EXPECT_LT(spawned, size_t(kRanks)) << "ranks were started after the Terminate was read";
+  EXPECT_LE(spawned, 3u) << "the Terminate waited for more than a turn";
+  auto started = fe.all<wire::Started>();
+  EXPECT_EQ(spawned, started.size());
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(size_t(kRanks), exits.size()) << "every rank is reported, started or not";
+  std::vector<int> seen(kRanks, 0);
+  for (auto& e : exits) {
+    ASSERT_GE(e.rank, 0);
+    ASSERT_LT(e.rank, kRanks);
+    ++seen[e.rank];
+    const bool was_started = e.rank < static_cast<int>(spawned);
+    // Started ranks got the Terminate's SIGTERM (the fake dies of it); the rest are
+    // reported killed without running.
+    EXPECT_EQ(was_started ? SIGTERM : SIGKILL, e.signal) << "rank " << e.rank;
+  }
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(1, seen[r]) << "rank " << r;
+  for (auto& sent : ranks.signals())
+    EXPECT_LT(sent.pgid, FakeSpawner::kFirstPid + static_cast<pid_t>(spawned));
+  EXPECT_EQ(fe.frames().size() - 1, fe.index_of<wire::Done>()) << "Done comes last";
 }
 
 TEST_F(DaemonSession, ExitWaitsForOutputHeldByABackgroundChildThenTheDrainTimeout) {
