@@ -42,9 +42,6 @@ uint16_t find_free_port() {
   return ntohs(a.sin_port);
 }
 
-// When the front end is gone: SIGTERM, then SIGKILL after this; exit well within 2 s.
-constexpr auto kOrphanGrace = std::chrono::milliseconds(700);
-
 bool env_flag(const char* name) {
   const char* v = ::getenv(name);
   return v && *v && std::string_view(v) != "0";
@@ -281,8 +278,10 @@ class Daemon::Impl {
   }
 
   // The front end vanished (its stream closed or broke, or it fell silent) or ferryd was
-  // told to stop: stop the ranks and exit; nobody is left to report to. ferryd exits as
-  // soon as they are all gone.
+  // told to stop: stop the ranks and exit; nobody is left to report to. The ranks get
+  // the job's --kill-grace between SIGTERM and SIGKILL, as when the front end aborts the
+  // job: a rank that checkpoints on SIGTERM can do so even when ferryrun was killed.
+  // ferryd exits as soon as they are all gone, so ranks that end on SIGTERM leave at once.
   void front_lost() {
     if (front_gone_) return;
     front_gone_ = true;
@@ -293,13 +292,13 @@ class Daemon::Impl {
     if (exit_code_ == 0 && !finished_) exit_code_ = 1;
     if (!have_spec_ || finished_) return shut_down();  // no rank runs
     ranks_.signal_all(SIGTERM);
-    exit_timer_.expires_after(kOrphanGrace);
+    exit_timer_.expires_after(std::chrono::milliseconds(spec_.kill_grace_ms));
     exit_timer_.async_wait([this](std::error_code ec) {
       if (!ec) shut_down();
     });
   }
 
-  // Whatever is left of the job is killed, and ferryd exits.
+  // The grace is over: whatever is left of the job is killed, and ferryd exits.
   void shut_down() {
     if (have_spec_) sweep_job(tag_, ranks_.running_pgids());
     ranks_.signal_all(SIGKILL);

@@ -165,6 +165,28 @@ TEST_F(DaemonSession, TerminateGivesTheGraceBetweenSigtermAndSigkill) {
   EXPECT_EQ(0, fe.exit_code()) << "a job ended on the front end's word is a served job";
 }
 
+TEST_F(DaemonSession, FrontEndGoneTermsThenKillsAfterTheJobsKillGraceAndFails) {
+  ranks.ignore_sigterm = true;
+  FrontEnd fe(&ranks);
+  auto s = spec(2, "front-gone");
+  s.kill_grace_ms = 1500;  // longer than ferryd would wait on its own
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 2; }));
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }, milliseconds(6000)));
+
+  const auto& sent = ranks.signals();
+  ASSERT_EQ(4u, sent.size());
+  for (int i : {0, 1}) {
+    EXPECT_EQ(SIGTERM, sent[i].signo);
+    EXPECT_EQ(SIGKILL, sent[i + 2].signo);
+    const long grace = ms_between(sent[i].at, sent[i + 2].at);
+    EXPECT_GE(grace, 1490) << "the ranks must get the job's --kill-grace to finish";
+    EXPECT_LE(grace, 3000);
+  }
+  EXPECT_NE(0, fe.exit_code()) << "ferryd lost its front end: not a served job";
+}
+
 TEST_F(DaemonSession, FrontEndGoneExitsAsSoonAsTheRanksEnded) {
   FrontEnd fe(&ranks);  // ranks that end on SIGTERM
   auto s = spec(2, "front-gone-quick");
