@@ -12,12 +12,12 @@ constexpr auto kDrainAfterExit = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-Rank::Rank(OutputChannel& channel, asio::io_context& io, int32_t rank_, size_t local_,
+Rank::Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, size_t index,
            std::function<void()> ended)
-    : rank(rank_),
-      local(local_),
-      out(channel, rank_, StreamId::kStdout, ended),
-      err(channel, rank_, StreamId::kStderr, ended),
+    : rank(global_rank),
+      local(index),
+      out(channel, global_rank, StreamId::kStdout, ended),
+      err(channel, global_rank, StreamId::kStderr, ended),
       drain(io) {}
 
 RankSet::RankSet(asio::io_context& io, ProcessSpawner& spawner, OutputChannel& channel,

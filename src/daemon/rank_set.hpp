@@ -29,7 +29,8 @@ struct Rank {
     kReported,  // its Exited was sent (or it never started)
   };
 
-  Rank(OutputChannel& channel, asio::io_context& io, int32_t rank, size_t local,
+  /// `ended` runs whenever one of its output pipes closed.
+  Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, size_t index,
        std::function<void()> ended);
 
   const int32_t rank;
