@@ -31,14 +31,14 @@ void OutputPump::send(std::string_view frame) {
   pump();
 }
 
-void OutputPump::forward(int pipe_fd, int32_t rank, uint8_t stream, size_t n,
+void OutputPump::forward(int pipe_fd, int32_t rank, StreamId stream, size_t n,
                          std::function<void()> done) {
   if (broken_) {
     if (done) asio::post(out_.get_executor(), std::move(done));
     return;
   }
   Piece& p = open_piece();
-  p.bytes.append_output_header(rank, stream, n);
+  p.bytes.append_output_header(rank, static_cast<uint8_t>(stream), n);
   p.splice_fd = pipe_fd;
   p.splice_left = n;
   p.done = std::move(done);
@@ -48,9 +48,9 @@ void OutputPump::forward(int pipe_fd, int32_t rank, uint8_t stream, size_t n,
 
 std::span<char> OutputPump::room(size_t max) { return open_piece().bytes.output_room(max); }
 
-void OutputPump::commit(int32_t rank, uint8_t stream, size_t n) {
+void OutputPump::commit(int32_t rank, StreamId stream, size_t n) {
   if (broken_) return;
-  pieces_.back().bytes.commit_output(rank, stream, n);
+  pieces_.back().bytes.commit_output(rank, static_cast<uint8_t>(stream), n);
   queued_ += wire::kOutputHeader + n;
   pump();
 }

@@ -1,18 +1,19 @@
 #include "ferry/daemon/pmi_proxy.hpp"
 
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <deque>
+
+#include "ferry/process/unique_fd.hpp"
 
 namespace ferry {
 
 struct PmiProxy::Socket {
   explicit Socket(asio::io_context& io) : sd(io) {}
   asio::local::stream_protocol::socket sd;
-  int child_fd = -1;
+  UniqueFd child_end;  // the rank's end, until it was forked
   std::array<char, 4096> buf{};
   std::deque<std::string> out;
   bool writing = false;
@@ -43,34 +44,29 @@ PmiProxy::PmiProxy(asio::io_context& io, PmiHostConfig config, Events events)
   host_ = std::make_unique<PmiHost>(std::move(config), std::move(ev));
 }
 
-PmiProxy::~PmiProxy() {
-  for (auto& [rank, s] : sockets_)
-    if (s->child_fd >= 0) ::close(s->child_fd);
-}
+PmiProxy::~PmiProxy() = default;
 
 Result<int> PmiProxy::open_rank(int rank) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     return make_error(std::string("PMI socketpair: ") + std::strerror(errno));
+  UniqueFd ours(fds[0]);
   auto s = std::make_unique<Socket>(io_);
+  s->child_end.reset(fds[1]);
   std::error_code ec;
-  s->sd.assign(asio::local::stream_protocol(), fds[0], ec);
-  if (ec) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return make_error("PMI socket: " + ec.message());
-  }
-  s->child_fd = fds[1];
+  s->sd.assign(asio::local::stream_protocol(), ours.get(), ec);
+  if (ec) return make_error("PMI socket: " + ec.message());
+  ours.release();  // the socket owns it now
+  const int child = s->child_end.get();
   sockets_[rank] = std::move(s);
-  return fds[1];
+  return child;
 }
 
 void PmiProxy::spawned(int rank) {
   auto it = sockets_.find(rank);
   if (it == sockets_.end()) return;
   Socket& s = *it->second;
-  if (s.child_fd >= 0) ::close(s.child_fd);
-  s.child_fd = -1;
+  s.child_end.reset();  // the rank has its copy
   s.open = true;
   read(rank, s);
 }
@@ -78,7 +74,6 @@ void PmiProxy::spawned(int rank) {
 void PmiProxy::drop(int rank) {
   auto it = sockets_.find(rank);
   if (it == sockets_.end()) return;
-  if (it->second->child_fd >= 0) ::close(it->second->child_fd);
   std::error_code ignored;
   it->second->sd.close(ignored);
   sockets_.erase(it);

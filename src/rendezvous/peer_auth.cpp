@@ -335,18 +335,6 @@ Result<std::vector<std::string>> ProcPeerIdentifier::environment(pid_t pid) {
   return env;
 }
 
-Result<pid_t> FakePeerIdentifier::peer_pid(const TcpConnection& conn) {
-  auto it = peers_.find(conn.client_port);
-  if (it == peers_.end()) return make_error("no such client socket");
-  return it->second;
-}
-
-Result<std::vector<std::string>> FakePeerIdentifier::environment(pid_t pid) {
-  auto it = envs_.find(pid);
-  if (it == envs_.end()) return make_error("permission denied");
-  return it->second;
-}
-
 Result<pid_t> PeerAuthenticator::authenticate(const TcpConnection& conn) {
   if (secret_.empty()) return make_error("no job secret configured");
   if (conn.client_addr >> 24 != 127) return make_error("connection from a non-loopback address");

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "child_reaper.hpp"
-#include "ferry/daemon/spawn.hpp"
+#include "ferry/process/spawn.hpp"
 
 extern char** environ;
 

@@ -3,20 +3,25 @@
 /// ferryd: serves one host's part of a job over a byte stream (its stdin/stdout), forks
 /// the ranks, streams their output back, reports their exits and leaves nothing behind.
 
-#include <memory>
-
 #include <asio.hpp>
+#include <memory>
 
 namespace ferry {
 
-/// Where ferryd talks to the front end.
+class ProcessSpawner;
+
+/// Where ferryd talks to the front end, and how it starts ranks.
 struct DaemonOptions {
   int in_fd = 0;   ///< frames from ferryrun; EOF means ferryrun is gone: kill everything
   int out_fd = 1;  ///< frames to ferryrun
+  /// Starts, signals and reaps the ranks; must outlive the Daemon. Null: the system's
+  /// (fork/exec, kill, waitpid), which is what ferryd uses; tests pass a fake.
+  ProcessSpawner* spawner = nullptr;
 };
 
 /// One host's daemon. Create, `start()`, run the io_context; it stops the io_context when
 /// the job is over on this host (every rank reaped and reported, or the front end gone).
+/// The Daemon owns `in_fd` and `out_fd` and closes them.
 class Daemon {
  public:
   Daemon(asio::io_context& io, DaemonOptions opts);

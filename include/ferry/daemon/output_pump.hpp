@@ -4,7 +4,6 @@
 /// rank's pipe to the front end's stream with splice(2), so its bytes never enter ferryd.
 
 #include <asio.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -12,6 +11,7 @@
 #include <span>
 #include <string_view>
 
+#include "ferry/output/sink.hpp"
 #include "ferry/wire/frame_batch.hpp"
 
 namespace ferry {
@@ -38,13 +38,12 @@ class OutputPump {
   /// Queues an Output frame holding the next `n` bytes of `pipe_fd`, which must already
   /// hold them and be read by nobody else until `done` runs; they are spliced straight
   /// into the stream. `done` also runs when the frame is dropped (drop()).
-  void forward(int pipe_fd, int32_t rank, uint8_t stream, size_t n,
-               std::function<void()> done);
+  void forward(int pipe_fd, int32_t rank, StreamId stream, size_t n, std::function<void()> done);
 
   /// Copying instead of splicing (can_splice() false): room for an Output frame's data,
   /// then commit() the bytes read into it.
   std::span<char> room(size_t max);
-  void commit(int32_t rank, uint8_t stream, size_t n);
+  void commit(int32_t rank, StreamId stream, size_t n);
 
   /// Bytes queued and not yet written (forwarded pipe bytes count too).
   size_t queued() const { return queued_; }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// No orphans: every rank carries FERRY_SWEEP_TAG=<job id>.<ferryd pid> in its environment,
+/// No orphans: every rank carries FERRY_JOB_TAG=<job id>.<ferryd pid> in its environment,
 /// which its descendants inherit even when they leave the rank's process group (setsid
 /// daemons). The tag is per ferryd, not per job: several ferryds of one job may share a
 /// process table (containers with a shared PID namespace, the simulated cluster), and one
@@ -15,10 +15,11 @@
 
 namespace ferry {
 
-/// The variable that tags a job's processes.
-inline constexpr char kJobTagVar[] = "FERRY_SWEEP_TAG";
+/// The variable that tags every process of a job on one host (its ranks and all they start),
+/// so the sweep finds them: FERRY_JOB_TAG=<job id>.<ferryd pid>.
+inline constexpr char kJobTagVar[] = "FERRY_JOB_TAG";
 
-/// Pids under `proc_root` (normally "/proc") whose environment holds FERRY_SWEEP_TAG=`job_id`,
+/// Pids under `proc_root` (normally "/proc") whose environment holds kJobTagVar=`job_id`,
 /// excluding `self`. Processes we may not read are skipped.
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root = "/proc");

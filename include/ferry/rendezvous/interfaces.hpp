@@ -43,16 +43,6 @@ class SystemInterfaceReader : public InterfaceReader {
   Result<std::vector<NetInterface>> read() override;
 };
 
-/// Test double returning a fixed list.
-class FakeInterfaceReader : public InterfaceReader {
- public:
-  explicit FakeInterfaceReader(std::vector<NetInterface> v) : v_(std::move(v)) {}
-  Result<std::vector<NetInterface>> read() override { return v_; }
-
- private:
-  std::vector<NetInterface> v_;
-};
-
 /// Lines for the wire (a string list in ferryd's hello), one per interface:
 /// `NAME up|down [loopback] ADDR/PREFIX ...`, e.g. "eth0 up 10.0.0.2/24 fd00::2/64".
 std::vector<std::string> interfaces_to_lines(const std::vector<NetInterface>& ifs);

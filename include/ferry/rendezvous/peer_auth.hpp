@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,19 +80,6 @@ class ProcPeerIdentifier : public PeerIdentifier {
   std::vector<pid_t> candidates_;
   std::deque<pid_t> recent_;
   std::string last_path_;
-};
-
-/// Test double: connections keyed by client port, environments keyed by pid.
-class FakePeerIdentifier : public PeerIdentifier {
- public:
-  void add_peer(uint16_t client_port, pid_t pid) { peers_[client_port] = pid; }
-  void set_environment(pid_t pid, std::vector<std::string> env) { envs_[pid] = std::move(env); }
-  Result<pid_t> peer_pid(const TcpConnection& conn) override;
-  Result<std::vector<std::string>> environment(pid_t pid) override;
-
- private:
-  std::map<uint16_t, pid_t> peers_;
-  std::map<pid_t, std::vector<std::string>> envs_;
 };
 
 /// Decides whether a connection may use the KV store: its peer process must carry

@@ -1,14 +1,12 @@
-#include "ferry/daemon/output_pump.hpp"
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "ferry/daemon/output_pump.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
@@ -60,7 +58,7 @@ TEST(OutputPump, FramesAndSplicedPipeBytesKeepTheirOrder) {
   ASSERT_TRUE(pump.can_splice());
   ASSERT_EQ(5, ::write(rank.w, "hello", 5));
   pump.send(wire::encode(wire::Log{"first"}));
-  pump.forward(rank.r, 3, 2, 5, [&] { ++done; });
+  pump.forward(rank.r, 3, StreamId::kStderr, 5, [&] { ++done; });
   pump.send(wire::encode(wire::Log{"last"}));
   io.poll();
   EXPECT_TRUE(pump.idle());
@@ -72,7 +70,7 @@ TEST(OutputPump, FramesAndSplicedPipeBytesKeepTheirOrder) {
   auto o = wire::decode<wire::OutputView>(f[1]);
   ASSERT_TRUE(o);
   EXPECT_EQ(3, o->rank);
-  EXPECT_EQ(2, o->stream);
+  EXPECT_EQ(static_cast<uint8_t>(StreamId::kStderr), o->stream);
   EXPECT_EQ("hello", o->data);
   EXPECT_EQ("last", wire::decode<wire::Log>(f[2])->line);
 }
@@ -86,7 +84,7 @@ TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
   ASSERT_EQ(static_cast<ssize_t>(data.size()), ::write(rank.w, data.data(), data.size()));
   int done = 0;
   OutputPump pump(io, out.w, {nullptr, [] { FAIL() << "broken"; }});
-  pump.forward(rank.r, 0, 1, data.size(), [&] { ++done; });
+  pump.forward(rank.r, 0, StreamId::kStdout, data.size(), [&] { ++done; });
   pump.send(wire::encode(wire::Done{}));
   io.poll();
   EXPECT_FALSE(pump.idle()) << "a 4 KiB stream cannot take 60 KB at once";
@@ -112,7 +110,7 @@ TEST(OutputPump, CopyingPathCommitsReadBytesAsFrames) {
   OutputPump pump(io, out.w, {nullptr, nullptr});
   auto room = pump.room(16);
   std::memcpy(room.data(), "abc", 3);
-  pump.commit(7, 1, 3);
+  pump.commit(7, StreamId::kStdout, 3);
   io.poll();
   auto f = frames_of(read_now(out.r));
   ASSERT_EQ(1u, f.size());
@@ -128,7 +126,7 @@ TEST(OutputPump, ABrokenStreamIsReportedAndDropsWhatWasQueued) {
   out.r = -1;
   int broken = 0, done = 0;
   OutputPump pump(io, out.w, {nullptr, [&] { ++broken; }});
-  pump.forward(rank.r, 0, 1, 2, [&] { ++done; });
+  pump.forward(rank.r, 0, StreamId::kStdout, 2, [&] { ++done; });
   io.poll();
   EXPECT_EQ(1, broken);
   EXPECT_EQ(1, done) << "the owner of a dropped frame's pipe gets it back";

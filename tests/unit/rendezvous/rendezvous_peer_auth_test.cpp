@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "fake_peer_identifier.hpp"
 #include "ferry/rendezvous/peer_auth.hpp"
 
 namespace ferry {
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 // ---- PeerAuthenticator over the fake -------------------------------------------------------
 
 TEST(PeerAuthenticator, AcceptsOnlyTheJobSecret) {
-  FakePeerIdentifier ids;
+  test_support::FakePeerIdentifier ids;
   ids.add_peer(5000, 100);
   ids.set_environment(100, {"PATH=/bin", "FERRY_JOB_SECRET=abc123"});
   ids.add_peer(5001, 101);

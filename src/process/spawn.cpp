@@ -1,6 +1,4 @@
-#include "ferry/daemon/spawn.hpp"
-
-#include "ferry/binding/apply.hpp"
+#include "ferry/process/spawn.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,6 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+
+#include "ferry/binding/apply.hpp"
+#include "ferry/process/unique_fd.hpp"
 
 namespace ferry {
 
@@ -34,8 +35,7 @@ std::vector<std::string> merge_environment(const std::vector<std::vector<std::st
   return out;
 }
 
-Result<std::string> resolve_command(const std::string& command,
-                                    const std::vector<std::string>& env,
+Result<std::string> resolve_command(const std::string& command, const std::vector<std::string>& env,
                                     const std::string& wdir) {
   if (command.empty()) return make_error("empty command");
   if (command.find('/') != std::string::npos) return command;
@@ -85,9 +85,11 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 
-  int errpipe[2];
-  if (::pipe2(errpipe, O_CLOEXEC) != 0)
-    return make_error(std::string("pipe: ") + std::strerror(errno));
+  // The child reports a failed exec (or chdir, or strict binding) on this pipe; a
+  // successful exec closes it (close-on-exec), so EOF means the program runs.
+  auto errpipe = make_pipe();
+  if (!errpipe) return errpipe.error();
+  const int report_fd = errpipe->write.get();
   const pid_t parent = ::getpid();
   sigset_t all;
   sigfillset(&all);
@@ -96,7 +98,7 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::close(errpipe[0]);
+    errpipe->read.reset();
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) _exit(127);  // ferryd died between fork and prctl
@@ -104,9 +106,9 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (req.stdin_fd >= 0 && ::dup2(req.stdin_fd, 0) < 0) child_fail(errpipe[1], errno);
-    if (req.stdout_fd >= 0 && ::dup2(req.stdout_fd, 1) < 0) child_fail(errpipe[1], errno);
-    if (req.stderr_fd >= 0 && ::dup2(req.stderr_fd, 2) < 0) child_fail(errpipe[1], errno);
+    if (req.stdin_fd >= 0 && ::dup2(req.stdin_fd, 0) < 0) child_fail(report_fd, errno);
+    if (req.stdout_fd >= 0 && ::dup2(req.stdout_fd, 1) < 0) child_fail(report_fd, errno);
+    if (req.stderr_fd >= 0 && ::dup2(req.stderr_fd, 2) < 0) child_fail(report_fd, errno);
     for (int fd : req.keep_fds) {
       int flags = ::fcntl(fd, F_GETFD);
       if (flags >= 0) ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC);
@@ -114,26 +116,22 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
     if (req.binding) {
       // Masks were computed before fork; only raw system calls here.
       ChildBindOutcome o = apply_binding_in_child(*req.binding);
-      if (o.cpu_errno && req.binding->strict) child_fail(errpipe[1], kBindFailure + o.cpu_errno);
+      if (o.cpu_errno && req.binding->strict) child_fail(report_fd, kBindFailure + o.cpu_errno);
       if (o.cpu_errno || o.mem_errno) write_binding_warning_in_child(2, *req.binding, o);
     }
-    if (!req.wdir.empty() && ::chdir(req.wdir.c_str()) != 0) child_fail(errpipe[1], -errno);
+    if (!req.wdir.empty() && ::chdir(req.wdir.c_str()) != 0) child_fail(report_fd, -errno);
     ::execve(req.path.c_str(), argv.data(), envp.data());
-    child_fail(errpipe[1], errno);
+    child_fail(report_fd, errno);
   }
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  ::close(errpipe[1]);
-  if (pid < 0) {
-    ::close(errpipe[0]);
-    return make_error(std::string("fork: ") + std::strerror(fork_errno));
-  }
+  errpipe->write.reset();
+  if (pid < 0) return make_error(std::string("fork: ") + std::strerror(fork_errno));
   int child_errno = 0;
   ssize_t n;
   do {
-    n = ::read(errpipe[0], &child_errno, sizeof child_errno);
+    n = ::read(errpipe->read.get(), &child_errno, sizeof child_errno);
   } while (n < 0 && errno == EINTR);
-  ::close(errpipe[0]);
   if (n == sizeof child_errno) {
     // The child already exited 127; the caller reaps it as usual.
     if (child_errno >= kBindFailure)

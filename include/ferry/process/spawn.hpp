@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// Starting one rank: everything the child needs is prepared before fork, so that between
-/// fork and exec only async-signal-safe calls run.
+/// Starting a process (a rank, or ferryd for a local host): everything the child needs is
+/// prepared before fork, so that between fork and exec only async-signal-safe calls run.
+/// ferryd and the transport both start processes, so this lives in neither.
 
 #include <sys/types.h>
 
@@ -15,14 +16,14 @@ namespace ferry {
 
 /// A fully prepared exec: argv/envp arrays own their strings.
 struct SpawnRequest {
-  std::string path;                ///< resolved executable (absolute, or relative to wdir)
+  std::string path;  ///< resolved executable (absolute, or relative to wdir)
   std::vector<std::string> argv;
-  std::vector<std::string> env;    ///< final "K=V" list
-  std::string wdir;                ///< "" = stay
-  int stdin_fd = -1;               ///< fds the child gets as 0, 1, 2
+  std::vector<std::string> env;  ///< final "K=V" list
+  std::string wdir;              ///< "" = stay
+  int stdin_fd = -1;             ///< fds the child gets as 0, 1, 2
   int stdout_fd = -1;
   int stderr_fd = -1;
-  std::vector<int> keep_fds;       ///< extra fds inherited unchanged (e.g. PMI_FD)
+  std::vector<int> keep_fds;             ///< extra fds inherited unchanged (e.g. PMI_FD)
   const RankBinding* binding = nullptr;  ///< cores/memory applied in the child; null = none
 };
 
@@ -31,8 +32,7 @@ std::vector<std::string> merge_environment(const std::vector<std::vector<std::st
 
 /// Finds `command` as execvp would, using the PATH of `env` (falls back to the default
 /// path). A name with a '/' is taken as is. Error: one line naming the command.
-Result<std::string> resolve_command(const std::string& command,
-                                    const std::vector<std::string>& env,
+Result<std::string> resolve_command(const std::string& command, const std::vector<std::string>& env,
                                     const std::string& wdir);
 
 /// Forks and execs. The child gets its own process group, SIGKILL when ferryd dies, default

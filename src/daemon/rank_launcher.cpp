@@ -1,0 +1,118 @@
+#include "rank_launcher.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "ferry/binding/report.hpp"
+#include "ferry/daemon/sweeper.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
+
+extern char** environ;
+
+namespace ferry {
+namespace {
+
+std::vector<std::string> own_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
+RankLauncher::RankLauncher(ProcessSpawner& spawner, std::string host,
+                           std::function<void(const std::string&)> log)
+    : spawner_(spawner), host_(std::move(host)), log_(std::move(log)) {}
+
+void RankLauncher::load(const std::string& device_root) { binder_.load(device_root); }
+
+void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
+  spec_ = &spec;
+  pmi_ = pmi;
+  base_env_ = own_environment();
+  wdir_ = spec.wdir;
+  if (!wdir_.empty() && ::access(wdir_.c_str(), X_OK) != 0 && spec.wdir_fallback) {
+    // The front end's directory does not exist here: start in $HOME, as ssh would.
+    const char* home = ::getenv("HOME");
+    if (spec.verbose)
+      log_(host_ + ": " + wdir_ + " does not exist here; ranks start in " + (home ? home : "/"));
+    wdir_ = home ? home : "/";
+  }
+  tags_ = {std::string(kJobTagVar) + "=" + tag, "FERRY_JOB_ID=" + spec.job_id};
+  // Cores and devices for every local rank, computed before the first fork.
+  std::vector<std::string> lines;
+  std::vector<int> global_ranks;
+  for (const auto& rl : spec.ranks) global_ranks.push_back(rl.rank);
+  bindings_ = binder_.plan(spec.binding, global_ranks, spec.world_size,
+                           merge_environment({base_env_, spec.env}), host_, spec.verbose, lines);
+  for (const auto& line : lines) log_(line);
+}
+
+Result<LaunchedRank> RankLauncher::start(size_t local) {
+  const wire::RankLaunch& rl = spec_->ranks[local];
+  if (!bindings_) return bindings_.error();  // no rank of this host can run as asked
+  const RankBinding* binding = local < bindings_->ranks.size() ? &bindings_->ranks[local] : nullptr;
+  if (binding && spec_->binding.report_bindings)
+    log_(format_binding_report(host_, rl.rank, *binding, *bindings_));
+  SpawnRequest req;
+  req.env = environment(rl, binding);
+  auto path = resolve_command(spec_->argv.empty() ? "" : spec_->argv[0], req.env, wdir_);
+  if (!path) return path.error();
+  req.path = std::move(*path);
+  req.argv = spec_->argv;
+  req.wdir = wdir_;
+  req.binding = binding;
+
+  // The child's ends close here once it has its own copies, ferryd's ends go back.
+  auto out = make_pipe();
+  if (!out) return out.error();
+  auto err = make_pipe();
+  if (!err) return err.error();
+  Pipe in;
+  UniqueFd devnull;
+  if (rl.rank == spec_->stdin_rank) {
+    auto p = make_pipe();
+    if (!p) return p.error();
+    in = std::move(*p);
+    req.stdin_fd = in.read.get();
+  } else {
+    devnull = open_dev_null();
+    req.stdin_fd = devnull.get();
+  }
+  req.stdout_fd = out->write.get();
+  req.stderr_fd = err->write.get();
+  add_rendezvous(req, rl, local);
+
+  auto pid = spawner_.spawn(req);
+  if (pmi_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
+  if (!pid) return pid.error();
+  return LaunchedRank{*pid, std::move(out->read), std::move(err->read), std::move(in.write)};
+}
+
+// Later layers win: ferryd's environment, the rank's binding variables (never one the user
+// set), the job's, the rank's own, and the tags the sweep and the job's tools look for.
+std::vector<std::string> RankLauncher::environment(const wire::RankLaunch& rl,
+                                                   const RankBinding* binding) const {
+  return merge_environment(
+      {base_env_, binding ? binding->env : std::vector<std::string>{}, spec_->env, rl.env, tags_});
+}
+
+// The rank's extra arguments and, with PMI on, its end of a PMI socket pair.
+void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
+  req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
+  if (!pmi_) return;
+  auto fd = pmi_->open_rank(rl.rank);
+  if (!fd) {
+    log_(host_ + ": rank " + std::to_string(rl.rank) +
+         " starts without PMI: " + fd.error().message);
+    return;
+  }
+  req.keep_fds.push_back(*fd);
+  req.env = merge_environment(
+      {req.env, pmi_environment(*fd, rl.rank, spec_->world_size, host_, static_cast<int>(local),
+                                static_cast<int>(spec_->ranks.size()))});
+}
+
+}  // namespace ferry

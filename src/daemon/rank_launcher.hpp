@@ -1,0 +1,66 @@
+#pragma once
+// Starting ferryd's ranks: each rank's environment (ferryd's own, its binding, the job's,
+// its own, the job tag), its cores and devices, its pipes and rendezvous fds, and the
+// spawn itself. One rank per call, so that ferryd can hear the front end between two.
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ferry/binding/plan.hpp"
+#include "ferry/common/result.hpp"
+#include "ferry/daemon/host_binder.hpp"
+#include "ferry/daemon/pmi_proxy.hpp"
+#include "ferry/process/spawner.hpp"
+#include "ferry/process/unique_fd.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+/// A rank that started: its pid, and ferryd's ends of its pipes.
+struct LaunchedRank {
+  pid_t pid = -1;
+  UniqueFd out;  ///< read end of its stdout
+  UniqueFd err;  ///< read end of its stderr
+  UniqueFd in;   ///< write end of its stdin; the stdin rank only
+};
+
+class RankLauncher {
+ public:
+  /// `host`: this host's name, for the lines the user sees and the ranks' environment.
+  /// `log`: one line for the user.
+  RankLauncher(ProcessSpawner& spawner, std::string host,
+               std::function<void(const std::string&)> log);
+  RankLauncher(const RankLauncher&) = delete;
+  RankLauncher& operator=(const RankLauncher&) = delete;
+
+  /// Loads the host's topology and devices, under `device_root` ("/" normally).
+  void load(const std::string& device_root);
+  /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
+  /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
+  /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.
+  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
+  /// Starts entry `local` of the spec's ranks, or says why it cannot run.
+  Result<LaunchedRank> start(size_t local);
+
+ private:
+  std::vector<std::string> environment(const wire::RankLaunch& rl,
+                                       const RankBinding* binding) const;
+  void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
+
+  ProcessSpawner& spawner_;
+  const std::string host_;
+  std::function<void(const std::string&)> log_;
+  HostBinder binder_;
+  const wire::HostSpec* spec_ = nullptr;
+  PmiProxy* pmi_ = nullptr;
+  std::string wdir_;
+  std::vector<std::string> base_env_;                                 // ferryd's own environment
+  std::vector<std::string> tags_;                                     // kJobTagVar and FERRY_JOB_ID
+  Result<HostBindingPlan> bindings_ = make_error("no HostSpec yet");  // spawns point into it
+};
+
+}  // namespace ferry

@@ -1,0 +1,151 @@
+#include "rank_set.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+namespace ferry {
+namespace {
+
+// After a rank is reaped, how long its pipes may stay open (held by a background child)
+// before its exit is reported anyway.
+constexpr auto kDrainAfterExit = std::chrono::milliseconds(1000);
+
+}  // namespace
+
+Rank::Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, size_t index,
+           std::function<void()> ended)
+    : rank(global_rank),
+      local(index),
+      out(channel, global_rank, StreamId::kStdout, ended),
+      err(channel, global_rank, StreamId::kStderr, ended),
+      drain(io) {}
+
+RankSet::RankSet(asio::io_context& io, ProcessSpawner& spawner, OutputChannel& channel,
+                 Reported reported)
+    : io_(io),
+      spawner_(spawner),
+      channel_(channel),
+      reported_(std::move(reported)),
+      kill_timer_(io) {}
+
+Rank& RankSet::add(int32_t rank, size_t local) {
+  const size_t i = ranks_.size();
+  ranks_.push_back(
+      std::make_unique<Rank>(channel_, io_, rank, local, [this, i] { ended(*ranks_[i]); }));
+  return *ranks_.back();
+}
+
+void RankSet::started(Rank& r, pid_t pid, UniqueFd out, UniqueFd err) {
+  r.pid = pid;
+  r.state = Rank::State::kRunning;
+  by_pid_[pid] = &r;
+  r.out.open(std::move(out));
+  r.err.open(std::move(err));
+}
+
+void RankSet::not_started(Rank& r, int code, int signal) {
+  r.state = Rank::State::kReported;
+  report(r, wire::Exited{r.rank, code, signal});
+}
+
+void RankSet::reap() {
+  while (auto child = spawner_.reap()) {
+    auto it = by_pid_.find(child->pid);
+    if (it == by_pid_.end()) continue;  // not a rank (the guard, a failed exec)
+    Rank& r = *it->second;
+    by_pid_.erase(it);
+    r.state = Rank::State::kReaped;
+    r.status = child->status;
+    if (holds_open(r)) {
+      // A background child of the rank may hold its pipes for as long as it likes: its
+      // output is forwarded for a while, then the rank's exit is reported regardless.
+      r.drain.expires_after(kDrainAfterExit);
+      r.drain.async_wait([this, &r](std::error_code ec) {
+        if (ec) return;
+        r.out.close();
+        r.err.close();
+        if (pmi_) pmi_->close_rank(r.rank);
+        maybe_report(r);
+      });
+    }
+    maybe_report(r);
+  }
+}
+
+void RankSet::pmi_closed(int32_t rank) {
+  for (auto& r : ranks_)
+    if (r->rank == rank) maybe_report(*r);
+}
+
+void RankSet::ended(Rank& r) { maybe_report(r); }
+
+bool RankSet::holds_open(const Rank& r) const {
+  return r.out.is_open() || r.err.is_open() || (pmi_ && pmi_->is_open(r.rank));
+}
+
+// A rank's exit is reported once it was reaped and everything it wrote was forwarded: its
+// pipes reached EOF (or the drain ran out) and its PMI socket closed.
+void RankSet::maybe_report(Rank& r) {
+  if (r.state != Rank::State::kReaped || holds_open(r)) return;
+  r.drain.cancel();
+  r.state = Rank::State::kReported;
+  wire::Exited e;
+  e.rank = r.rank;
+  if (WIFSIGNALED(r.status))
+    e.signal = WTERMSIG(r.status);
+  else
+    e.exit_code = WEXITSTATUS(r.status);
+  report(r, e);
+}
+
+void RankSet::report(Rank& r, const wire::Exited& e) {
+  if (reported_) reported_(r, e);
+}
+
+void RankSet::signal_all(int signo) {
+  for (auto& r : ranks_)
+    if (r->state == Rank::State::kRunning) spawner_.signal_group(r->pid, signo);
+}
+
+void RankSet::terminate(std::chrono::milliseconds grace) {
+  const bool first = !terminating_;
+  terminating_ = true;
+  if (grace.count() <= 0) {
+    signal_all(SIGKILL);
+    kill_timer_.cancel();
+    return;
+  }
+  if (!first) return;
+  signal_all(SIGTERM);
+  kill_timer_.expires_after(grace);
+  kill_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) signal_all(SIGKILL);
+  });
+}
+
+bool RankSet::all_reported() const {
+  for (auto& r : ranks_)
+    if (r->state != Rank::State::kReported) return false;
+  return true;
+}
+
+std::vector<pid_t> RankSet::started_pids() const {
+  std::vector<pid_t> v;
+  for (auto& r : ranks_)
+    if (r->pid > 0) v.push_back(r->pid);
+  return v;
+}
+
+std::vector<pid_t> RankSet::running_pgids() const {
+  std::vector<pid_t> v;
+  for (auto& r : ranks_)
+    if (r->state == Rank::State::kRunning) v.push_back(r->pid);
+  return v;
+}
+
+void RankSet::cancel_timers() {
+  kill_timer_.cancel();
+  for (auto& r : ranks_) r->drain.cancel();
+}
+
+}  // namespace ferry

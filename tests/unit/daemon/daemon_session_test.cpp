@@ -1,0 +1,234 @@
+// ferryd's session with the front end, the test playing ferryrun over pipes and a fake
+// spawner playing the ranks: stdin before the job, a Terminate while ranks are starting,
+// output that outlives a rank, the kill grace, and the front end going away.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "daemon_front_end.hpp"
+#include "fake_spawner.hpp"
+#include "ferry/daemon/sweeper.hpp"
+
+namespace ferry {
+namespace {
+
+using std::chrono::milliseconds;
+using test_support::FakeSpawner;
+using test_support::FrontEnd;
+using Clock = std::chrono::steady_clock;
+
+class DaemonSession : public ::testing::Test {
+ protected:
+  // A pipe to a fake child that closed its end must not kill the test.
+  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
+
+  // `n` ranks 0..n-1 of a job of `n`, all on this host; nothing is executed.
+  static wire::HostSpec spec(int n, const std::string& job) {
+    wire::HostSpec s;
+    s.job_id = job;
+    s.argv = {"/fake/rank"};
+    s.world_size = n;
+    s.binding.bind_to = BindTo::kNone;
+    for (int r = 0; r < n; ++r) s.ranks.push_back({r, {}, {}});
+    return s;
+  }
+
+  static long ms_between(Clock::time_point a, Clock::time_point b) {
+    return static_cast<long>(std::chrono::duration_cast<milliseconds>(b - a).count());
+  }
+
+  // Everything readable from `fd` until EOF (true) or `limit`.
+  static bool read_to_eof(FrontEnd& fe, int fd, std::string& got) {
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fe.run_until([&] {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+      return n == 0;
+    });
+  }
+
+  FakeSpawner ranks;
+};
+
+TEST_F(DaemonSession, StdinBeforeTheHostSpecReachesTheStdinRank) {
+  FrontEnd fe(&ranks);
+  fe.send(wire::Stdin{"hello "});
+  fe.send(wire::Stdin{"world"});
+  fe.send(wire::Stdin{""});  // EOF
+  fe.run_for(milliseconds(50));
+  ASSERT_TRUE(fe.all<wire::StdinAck>().empty()) << "nothing can be written yet";
+  auto s = spec(2, "early-stdin");
+  s.stdin_rank = 1;
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 2; }));
+
+  std::string got;
+  ASSERT_TRUE(read_to_eof(fe, ranks.children()[1]->in.get(), got))
+      << "the stdin rank must see EOF after the early bytes";
+  EXPECT_EQ("hello world", got);
+  std::string none;
+  EXPECT_TRUE(read_to_eof(fe, ranks.children()[0]->in.get(), none));
+  EXPECT_EQ("", none) << "only the stdin rank reads stdin";
+  ASSERT_TRUE(fe.run_until([&] {
+    size_t acked = 0;
+    for (auto& a : fe.all<wire::StdinAck>()) acked += a.bytes;
+    return acked == 11;
+  })) << "every byte written is acknowledged";
+}
+
+TEST_F(DaemonSession, TerminateWhileLaunchingStartsNoMoreRanks) {
+  constexpr int kRanks = 8;
+  FrontEnd fe(&ranks);
+  // The Terminate arrives while the second rank is being started.
+  ranks.on_spawn = [&](size_t before) {
+    if (before == 1) fe.send(wire::Terminate{5000});
+  };
+  fe.send(spec(kRanks, "terminate-launching"));
+  ASSERT_TRUE(fe.run_until([&] { return fe.first<wire::Done>().has_value(); }));
+
+  const size_t spawned = ranks.children().size();
+  EXPECT_LT(spawned, size_t(kRanks)) << "ranks were started after the Terminate was read";
+  EXPECT_LE(spawned, 3u) << "the Terminate waited for more than a turn";
+  auto started = fe.all<wire::Started>();
+  EXPECT_EQ(spawned, started.size());
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(size_t(kRanks), exits.size()) << "every rank is reported, started or not";
+  std::vector<int> seen(kRanks, 0);
+  for (auto& e : exits) {
+    ASSERT_GE(e.rank, 0);
+    ASSERT_LT(e.rank, kRanks);
+    ++seen[e.rank];
+    const bool was_started = e.rank < static_cast<int>(spawned);
+    // Started ranks got the Terminate's SIGTERM (the fake dies of it); the rest are
+    // reported killed without running.
+    EXPECT_EQ(was_started ? SIGTERM : SIGKILL, e.signal) << "rank " << e.rank;
+  }
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(1, seen[r]) << "rank " << r;
+  for (auto& sent : ranks.signals())
+    EXPECT_LT(sent.pgid, FakeSpawner::kFirstPid + static_cast<pid_t>(spawned));
+  EXPECT_EQ(fe.frames().size() - 1, fe.index_of<wire::Done>()) << "Done comes last";
+}
+
+TEST_F(DaemonSession, ExitWaitsForOutputHeldByABackgroundChildThenTheDrainTimeout) {
+  FrontEnd fe(&ranks);
+  fe.send(spec(1, "drain"));
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 1; }));
+  auto& rank = *ranks.children()[0];
+  ASSERT_EQ(6, ::write(rank.out.get(), "early\n", 6));
+  // The rank exits, but a child it left in the background still holds its stdout.
+  ranks.exit(rank, 3, /*keep_pipes=*/true);
+  const auto exited_at = Clock::now();
+  fe.run_for(milliseconds(300));
+  EXPECT_TRUE(fe.all<wire::Exited>().empty()) << "reported while its output may still come";
+  ASSERT_EQ(5, ::write(rank.out.get(), "late\n", 5));
+  ASSERT_TRUE(fe.run_until([&] { return fe.first<wire::Exited>().has_value(); }));
+
+  const long waited = ms_between(exited_at, *fe.first<wire::Exited>());
+  EXPECT_GE(waited, 900) << "the exit must wait for the drain timeout (1 s)";
+  EXPECT_LE(waited, 3000);
+  EXPECT_EQ("early\nlate\n", fe.output(0, StreamId::kStdout, fe.index_of<wire::Exited>()))
+      << "output written before the drain timeout comes before the exit";
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(1u, exits.size());
+  EXPECT_EQ(3, exits[0].exit_code);
+  EXPECT_EQ(0, exits[0].signal);
+  EXPECT_TRUE(fe.run_until([&] { return fe.stopped(); }));
+  EXPECT_EQ(0, fe.exit_code());
+}
+
+TEST_F(DaemonSession, TerminateGivesTheGraceBetweenSigtermAndSigkill) {
+  ranks.ignore_sigterm = true;
+  FrontEnd fe(&ranks);
+  fe.send(spec(2, "kill-grace"));
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 2; }));
+  fe.send(wire::Terminate{400});
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
+
+  const auto& sent = ranks.signals();
+  ASSERT_EQ(4u, sent.size());
+  for (int i : {0, 1}) {
+    EXPECT_EQ(SIGTERM, sent[i].signo);
+    EXPECT_EQ(SIGKILL, sent[i + 2].signo);
+    EXPECT_EQ(sent[i].pgid, sent[i + 2].pgid);
+    const long grace = ms_between(sent[i].at, sent[i + 2].at);
+    EXPECT_GE(grace, 390) << "SIGKILL before the grace was over";
+    EXPECT_LE(grace, 2000);
+  }
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(2u, exits.size());
+  for (auto& e : exits) EXPECT_EQ(SIGKILL, e.signal);
+  EXPECT_TRUE(fe.first<wire::Done>());
+  EXPECT_EQ(0, fe.exit_code()) << "a job ended on the front end's word is a served job";
+}
+
+TEST_F(DaemonSession, FrontEndGoneTermsThenKillsAfterTheJobsKillGraceAndFails) {
+  ranks.ignore_sigterm = true;
+  FrontEnd fe(&ranks);
+  auto s = spec(2, "front-gone");
+  s.kill_grace_ms = 1500;  // longer than ferryd would wait on its own
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 2; }));
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }, milliseconds(6000)));
+
+  const auto& sent = ranks.signals();
+  ASSERT_EQ(4u, sent.size());
+  for (int i : {0, 1}) {
+    EXPECT_EQ(SIGTERM, sent[i].signo);
+    EXPECT_EQ(SIGKILL, sent[i + 2].signo);
+    const long grace = ms_between(sent[i].at, sent[i + 2].at);
+    EXPECT_GE(grace, 1490) << "the ranks must get the job's --kill-grace to finish";
+    EXPECT_LE(grace, 3000);
+  }
+  EXPECT_NE(0, fe.exit_code()) << "ferryd lost its front end: not a served job";
+}
+
+TEST_F(DaemonSession, FrontEndGoneExitsAsSoonAsTheRanksEnded) {
+  FrontEnd fe(&ranks);  // ranks that end on SIGTERM
+  auto s = spec(2, "front-gone-quick");
+  s.kill_grace_ms = 30000;
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == 2; }));
+  const auto hung_up = Clock::now();
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }, milliseconds(6000)));
+  EXPECT_LE(ms_between(hung_up, Clock::now()), 1000)
+      << "a long grace must not keep ferryd once its ranks are gone";
+  ASSERT_EQ(2u, ranks.signals().size());
+  for (auto& sent : ranks.signals()) EXPECT_EQ(SIGTERM, sent.signo);
+  EXPECT_EQ(1, fe.exit_code());
+}
+
+TEST_F(DaemonSession, FrontEndGoneBeforeTheHostSpecExitsAtOnce) {
+  FrontEnd fe(&ranks);
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }, milliseconds(2000)));
+  EXPECT_EQ(1, fe.exit_code());
+  EXPECT_TRUE(ranks.children().empty());
+}
+
+// The same over real processes: a shell that exits while a background child holds its
+// stdout, the child swept with the job once the exit was reported.
+TEST_F(DaemonSession, RealRankExitWaitsForTheDrainAndItsBackgroundChildIsSwept) {
+  FrontEnd fe(nullptr);
+  auto s = spec(1, "real-drain");
+  s.argv = {"/bin/sh", "-c", "echo early; (echo late; exec sleep 30) & exit 3"};
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(1u, exits.size());
+  EXPECT_EQ(3, exits[0].exit_code);
+  const long waited = ms_between(*fe.first<wire::Started>(), *fe.first<wire::Exited>());
+  EXPECT_GE(waited, 900) << "reported before the drain timeout";
+  EXPECT_EQ("early\nlate\n", fe.output(0, StreamId::kStdout));
+  EXPECT_TRUE(fe.first<wire::Done>());
+  const std::string tag = "real-drain." + std::to_string(::getpid());
+  EXPECT_TRUE(find_tagged_processes(tag, ::getpid()).empty()) << "the background child is left";
+}
+
+}  // namespace
+}  // namespace ferry
