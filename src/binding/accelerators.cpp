@@ -1,7 +1,6 @@
 #include "ferry/binding/accelerators.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <sstream>
 
 #include "ferry/binding/id_list.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 
@@ -23,12 +23,6 @@ std::optional<std::string> read_text(const fs::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {
@@ -46,7 +40,7 @@ bool path_exists(const fs::path& p) {
 }
 
 std::optional<long long> parse_number(std::string_view s) {
-  std::string t = trim(s);
+  const std::string t(trim(s));
   if (t.empty()) return std::nullopt;
   try {
     size_t used = 0;
@@ -73,8 +67,8 @@ std::string field(const std::string& text, std::string_view key) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0 && line.size() > key.size() && line[key.size()] == ':')
-      return trim(std::string_view(line).substr(key.size() + 1));
+    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':')
+      return std::string(trim(std::string_view(line).substr(key.size() + 1)));
   }
   return "";
 }
@@ -116,7 +110,7 @@ bool is_ascend_pci(const fs::path& dev) {
 std::vector<Accelerator> find_ascend(const fs::path& root) {
   std::vector<std::pair<int, std::string>> nodes;  // N of /dev/davinciN, name
   for (const auto& name : list_dir(root / "dev")) {
-    if (name.rfind("davinci", 0) != 0 || name.size() == 7) continue;
+    if (!name.starts_with("davinci") || name.size() == 7) continue;
     auto n = parse_number(std::string_view(name).substr(7));
     if (!n ||
         !std::all_of(name.begin() + 7, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -192,7 +186,7 @@ std::vector<Accelerator> find_amd(const fs::path& root) {
 
 // True when `name` is `prefix` followed by one or more digits ("card1", not "card1-DP-2").
 bool numbered(std::string_view name, std::string_view prefix) {
-  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  if (name.size() <= prefix.size() || !name.starts_with(prefix)) return false;
   return std::all_of(name.begin() + prefix.size(), name.end(),
                      [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -208,9 +202,8 @@ std::string uevent_field(const std::string& text, std::string_view key) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line))
-    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
-        line[key.size()] == '=')
-      return trim(std::string_view(line).substr(key.size() + 1));
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=')
+      return std::string(trim(std::string_view(line).substr(key.size() + 1)));
   return "";
 }
 
@@ -298,7 +291,7 @@ const char* visible_devices_variable(AcceleratorKind kind) {
 }
 
 std::string normalize_pci_address(std::string_view text) {
-  std::string t = trim(text);
+  const std::string t(trim(text));
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
   char tail = 0;
   int n = std::sscanf(t.c_str(), "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail);
@@ -321,7 +314,7 @@ std::vector<Accelerator> parse_nvidia_smi_query(std::string_view text) {
     std::vector<std::string> cols;
     std::istringstream ls(line);
     std::string col;
-    while (std::getline(ls, col, ',')) cols.push_back(trim(col));
+    while (std::getline(ls, col, ',')) cols.emplace_back(trim(col));
     if (cols.size() < 2) continue;
     auto idx = parse_number(cols[0]);
     std::string bdf = normalize_pci_address(cols[1]);

@@ -274,7 +274,7 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
     } else {
       how = std::string("in core order (blocks cannot align to ") + group_name + ")";
     }
-    if (default_map && dev->per_rank > 0 && how.rfind("on their devices", 0) != 0)
+    if (default_map && dev->per_rank > 0 && !how.starts_with("on their devices"))
       plan.notes.push_back("device NUMA locality unknown or unusable: cores placed without it");
     placed =
         rank_group ? blocks_in_groups(groups, *rank_group, n, whole, plan.notes) : linear(U, L, n);

@@ -3,6 +3,7 @@
 
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry::cli_detail {
 namespace {
@@ -86,7 +87,7 @@ const OnOff on_off_tunables[] = {
 
 void add_nics(RawCli& raw, const std::string& value) {
   for (auto& n : split(value, ',')) {
-    std::string t = trim(n);
+    std::string t(trim(n));
     if (!t.empty()) raw.nics.push_back(t);
   }
 }

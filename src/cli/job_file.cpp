@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/cli/binding_flags.hpp"
 #include "ferry/hosts/host_fields.hpp"
@@ -170,7 +171,7 @@ void read_hosts(TomlReader& r, const toml::node& node, JobFile& out) {
       auto parsed = parse_host_spec(*s, out.default_slots);
       if (!parsed) {
         std::string m = parsed.error().message;
-        if (m.rfind("-H: ", 0) == 0) m = m.substr(4);
+        if (m.starts_with("-H: ")) m = m.substr(4);
         r.fail(el.source(), "hosts: " + m);
         return;
       }
@@ -188,7 +189,7 @@ void read_hosts(TomlReader& r, const toml::node& node, JobFile& out) {
 // "~/x" → "$HOME/x", as a shell would have done for the same path on the command line.
 std::string expand_home(const std::string& path) {
   const char* home = std::getenv("HOME");
-  if (path.rfind("~/", 0) == 0 && home && *home) return home + path.substr(1);
+  if (path.starts_with("~/") && home && *home) return home + path.substr(1);
   return path;
 }
 
@@ -339,7 +340,7 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
 }
 
 Result<JobFile> read_job_file(const std::string& path, const FrontendConfig& base) {
-  std::string ext = cli_detail::lower(
+  std::string ext = lower(
       path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
   if (ext == ".yaml" || ext == ".yml")
     return make_error(path +

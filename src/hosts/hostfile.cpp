@@ -15,12 +15,11 @@
 #include "ferry/hosts/host_list.hpp"
 
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
 namespace {
-
-using hosts_detail::is_space;
 
 // Anything larger is not a hostfile (think /dev/zero); stop before eating memory.
 constexpr std::size_t hostfile_size_limit = 16u << 20;

@@ -5,28 +5,21 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <vector>
 
+#include "ferry/common/text.hpp"
+
 namespace ferry {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // Splits one config line into keyword and arguments; handles `Key=value` and "quoted args".
 std::vector<std::string> tokens(const std::string& line) {
   std::vector<std::string> out;
   const size_t n = line.size();
-  auto space = [&](size_t i) { return std::isspace(static_cast<unsigned char>(line[i])); };
+  auto space = [&](size_t i) { return is_space(line[i]); };
   size_t i = 0;
   while (i < n && space(i)) ++i;
   if (i >= n || line[i] == '#') return out;
@@ -104,7 +97,7 @@ struct Scan {
   }
 
   std::optional<std::string> include(std::string pattern, bool active, int depth) {
-    if (pattern.rfind("~/", 0) == 0) {
+    if (pattern.starts_with("~/")) {
       pattern = ssh_home_dir() + pattern.substr(1);
     } else if (pattern.empty() || pattern[0] != '/') {
       pattern = (user_file ? ssh_home_dir() + "/.ssh/" : std::string("/etc/ssh/")) + pattern;
@@ -140,7 +133,7 @@ std::string ssh_config_value(const std::string& config_file, const std::string& 
   Scan scan{lower(host), lower(keyword), true};
   if (!config_file.empty()) {
     std::string path = config_file;
-    if (path.rfind("~/", 0) == 0) path = ssh_home_dir() + path.substr(1);
+    if (path.starts_with("~/")) path = ssh_home_dir() + path.substr(1);
     return scan.file(path, true, 0).value_or("");
   }
   if (auto v = scan.file(ssh_home_dir() + "/.ssh/config", true, 0)) return *v;

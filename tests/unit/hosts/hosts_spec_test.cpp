@@ -133,7 +133,7 @@ TEST(HostSpec, BadSlotCountNamesFlagAndToken) {
 TEST(HostSpec, EmptyItemsAreErrors) {
   for (const char* text : {"a,,b", "a,", ",a", "a, ,b", "", "  "}) {
     std::string message = parse_error(text);
-    EXPECT_EQ(message.rfind("-H: ", 0), 0u) << text << ": " << message;
+    EXPECT_TRUE(message.starts_with("-H: ")) << text << ": " << message;
     EXPECT_TRUE(message.find("empty") != std::string::npos ||
                 message.find("no hosts") != std::string::npos)
         << text << ": " << message;
