@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "ferry/binding/id_list.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/common/text.hpp"
 
 namespace ferry {
@@ -17,12 +17,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Device files are sysfs attributes and driver info files of a page or two; the bound only
+// stops a broken or fake tree from making ferryd read without end.
+constexpr std::size_t kDeviceFileLimit = 64u << 10;
+
+// nullopt when unreadable: a device that lacks a file is judged on the others.
 std::optional<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_text_file(p.string(), kDeviceFileLimit, "device attribute file");
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {

@@ -3,17 +3,12 @@
 
 #include "ferry/cli/job_file.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string_view>
-#include <system_error>
 
 #include "cli_text.hpp"
 #include "ferry/common/text.hpp"

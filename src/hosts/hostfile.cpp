@@ -1,15 +1,10 @@
 // Hostfiles: one host per line in the dialects of Open MPI, Horovod, DeepSpeed and MPICH
 // hydra, plus ferry's own per-host keys (port=, user=, ferryd=).
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
 #include "ferry/hosts/host_list.hpp"

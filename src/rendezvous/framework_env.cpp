@@ -1,7 +1,6 @@
 #include "ferry/rendezvous/framework_env.hpp"
 
-#include <algorithm>
-
+#include "ferry/common/environ.hpp"
 #include "ferry/rendezvous/peer_auth.hpp"
 
 namespace ferry {
@@ -15,9 +14,7 @@ void add_unless_set(std::vector<std::string>& out, const std::vector<std::string
 }  // namespace
 
 bool env_sets(const std::vector<std::string>& env, std::string_view name) {
-  return std::any_of(env.begin(), env.end(), [&](const std::string& e) {
-    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
-  });
+  return env_value(env, name).has_value();
 }
 
 std::vector<std::string> nic_environment(const NicChoice& choice, std::size_t host,
