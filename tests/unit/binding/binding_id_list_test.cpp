@@ -85,6 +85,18 @@ TEST(BindingIdList, RejectsMalformedText) {
   }
 }
 
+// hwloc sizes a bitmap by its largest id: a stray huge number must not allocate gigabytes.
+TEST(BindingIdList, RefusesIdsNoMachineHas) {
+  auto top = parse_id_list("4194303");
+  ASSERT_TRUE(top.ok()) << top.error().message;
+  EXPECT_EQ(*top, std::vector<int>{kMaxListedId});
+  for (const char* text : {"4194304", "2147483647", "0,4194300-4194310"}) {
+    auto ids = parse_id_list(text);
+    ASSERT_FALSE(ids.ok()) << text;
+    EXPECT_EQ(ids.error().message, "id range too large in '" + std::string(text) + "'");
+  }
+}
+
 TEST(BindingIdList, FormatsCompactly) {
   EXPECT_EQ(format_id_list({8, 0, 1, 2, 3}), "0-3,8");
   EXPECT_EQ(format_id_list({0, 1}), "0-1");
@@ -94,6 +106,7 @@ TEST(BindingIdList, FormatsCompactly) {
   EXPECT_EQ(format_id_list({1, 3, 5, 6, 7, 9}), "1,3,5-7,9");
   EXPECT_EQ(format_id_list(*parse_id_list("0-11,48-59")), "0-11,48-59");
   EXPECT_EQ(format_id_list(range(0, 1023)), "0-1023");
+  EXPECT_EQ(format_id_list({-1, 2, 3}), "2-3");  // not an OS index: left out
 }
 
 }  // namespace
