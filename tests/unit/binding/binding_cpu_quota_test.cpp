@@ -4,8 +4,8 @@
 
 #include "binding_fake_root.hpp"
 #include "ferry/binding/cpu_quota.hpp"
+#include "ferry/binding/host_binder.hpp"
 #include "ferry/binding/report.hpp"
-#include "ferry/daemon/host_binder.hpp"
 
 namespace ferry {
 namespace {
