@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include "cli_text.hpp"
-#include "ferry/common/text.hpp"
-#include "ferry/common/read_text_file.hpp"
 #include "ferry/cli/binding_flags.hpp"
+#include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/hosts/host_fields.hpp"
 #include "toml_guard.hpp"
 #include "toml_reader.hpp"
@@ -163,7 +163,7 @@ void read_hosts(TomlReader& r, const toml::node& node, JobFile& out) {
     if (const toml::table* t = el.as_table()) {
       read_host_table(r, *t, out, hosts);
     } else if (auto s = el.value_exact<std::string>()) {
-      auto parsed = parse_host_spec(*s, out.default_slots);
+      auto parsed = parse_host_option(*s, out.default_slots);
       if (!parsed) {
         std::string m = parsed.error().message;
         if (m.starts_with("-H: ")) m = m.substr(4);
@@ -314,9 +314,11 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
     std::string at = file + ":" + std::to_string(bad->where.line) + ": ";
     std::string column = " (column " + std::to_string(bad->where.column) + ")";
     if (bad->after_backslash)
-      return make_error(at + "non-ASCII character right after a line-ending backslash in a "
-                             "multi-line string, which this toml++ cannot read; put it on the "
-                             "same line" + column);
+      return make_error(at +
+                        "non-ASCII character right after a line-ending backslash in a "
+                        "multi-line string, which this toml++ cannot read; put it on the "
+                        "same line" +
+                        column);
     return make_error(at + "non-ASCII character outside a string or comment" + column);
   }
   try {
@@ -335,8 +337,8 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
 }
 
 Result<JobFile> read_job_file(const std::string& path, const FrontendConfig& base) {
-  std::string ext = lower(
-      path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
+  std::string ext =
+      lower(path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
   if (ext == ".yaml" || ext == ".yml")
     return make_error(path +
                       ": YAML job files are not supported; write it as a TOML job file "

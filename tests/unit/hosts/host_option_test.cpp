@@ -1,4 +1,5 @@
-// `-H` / `--host` parsing: the forms mpirun, horovodrun and hydra users type.
+// The host option (`-H`, `--host`, horovodrun's `--hosts`): the forms mpirun, horovodrun
+// and hydra users type.
 
 #include <gtest/gtest.h>
 
@@ -8,18 +9,18 @@ namespace ferry {
 namespace {
 
 HostList parse_ok(const std::string& text, int default_slots = 1) {
-  auto hosts = parse_host_spec(text, default_slots);
+  auto hosts = parse_host_option(text, default_slots);
   EXPECT_TRUE(hosts.ok()) << text << ": " << (hosts.ok() ? "" : hosts.error().message);
   return hosts.ok() ? *hosts : HostList{};
 }
 
 std::string parse_error(const std::string& text, int default_slots = 1) {
-  auto hosts = parse_host_spec(text, default_slots);
+  auto hosts = parse_host_option(text, default_slots);
   EXPECT_FALSE(hosts.ok()) << text << " parsed";
   return hosts.ok() ? "" : hosts.error().message;
 }
 
-TEST(HostSpec, HorovodSlotsPerHost) {
+TEST(HostOption, HorovodSlotsPerHost) {
   HostList hosts = parse_ok("server1:4,server2:4");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "server1");
@@ -32,7 +33,7 @@ TEST(HostSpec, HorovodSlotsPerHost) {
   EXPECT_TRUE(hosts[0].user.empty());
 }
 
-TEST(HostSpec, OpenMpiRepeatedHostsAddSlots) {
+TEST(HostOption, OpenMpiRepeatedHostsAddSlots) {
   HostList hosts = parse_ok("a,a,b");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "a");
@@ -41,7 +42,7 @@ TEST(HostSpec, OpenMpiRepeatedHostsAddSlots) {
   EXPECT_EQ(hosts[1].slots, 1);
 }
 
-TEST(HostSpec, RepeatsWithSlotsAddAndKeepFirstPosition) {
+TEST(HostOption, RepeatsWithSlotsAddAndKeepFirstPosition) {
   HostList hosts = parse_ok("b:2,a:1,b:3");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "b");
@@ -49,21 +50,21 @@ TEST(HostSpec, RepeatsWithSlotsAddAndKeepFirstPosition) {
   EXPECT_EQ(hosts[1].name, "a");
 }
 
-TEST(HostSpec, DefaultSlotsForBareHosts) {
+TEST(HostOption, DefaultSlotsForBareHosts) {
   HostList hosts = parse_ok("a,b:2", 4);
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].slots, 4);
   EXPECT_EQ(hosts[1].slots, 2);
 }
 
-TEST(HostSpec, HydraHostsList) {
+TEST(HostOption, HydraHostsList) {
   HostList hosts = parse_ok("h1:2,h2");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].slots, 2);
   EXPECT_EQ(hosts[1].slots, 1);
 }
 
-TEST(HostSpec, UserAtHost) {
+TEST(HostOption, UserAtHost) {
   HostList hosts = parse_ok("root@gpu-a:8,gpu-b");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].user, "root");
@@ -72,7 +73,7 @@ TEST(HostSpec, UserAtHost) {
   EXPECT_TRUE(hosts[1].user.empty());
 }
 
-TEST(HostSpec, DifferentUsersAreDifferentHosts) {
+TEST(HostOption, DifferentUsersAreDifferentHosts) {
   HostList hosts = parse_ok("root@a,a,root@a");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].user, "root");
@@ -81,14 +82,14 @@ TEST(HostSpec, DifferentUsersAreDifferentHosts) {
   EXPECT_EQ(hosts[1].slots, 1);
 }
 
-TEST(HostSpec, Ipv4WithSlots) {
+TEST(HostOption, Ipv4WithSlots) {
   HostList hosts = parse_ok("10.0.0.1:4,10.0.0.2");
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "10.0.0.1");
   EXPECT_EQ(hosts[0].slots, 4);
 }
 
-TEST(HostSpec, BracketedIpv6IsStoredWithoutBrackets) {
+TEST(HostOption, BracketedIpv6IsStoredWithoutBrackets) {
   HostList hosts = parse_ok("[::1]:2,[fe80::1%eth0],admin@[2001:db8::7]:3");
   ASSERT_EQ(hosts.size(), 3u);
   EXPECT_EQ(hosts[0].name, "::1");
@@ -100,7 +101,7 @@ TEST(HostSpec, BracketedIpv6IsStoredWithoutBrackets) {
   EXPECT_EQ(hosts[2].slots, 3);
 }
 
-TEST(HostSpec, BareIpv6IsOneAddressWithDefaultSlots) {
+TEST(HostOption, BareIpv6IsOneAddressWithDefaultSlots) {
   HostList hosts = parse_ok("2001:db8::1:4,::1", 2);
   ASSERT_EQ(hosts.size(), 2u);
   EXPECT_EQ(hosts[0].name, "2001:db8::1:4");
@@ -108,7 +109,7 @@ TEST(HostSpec, BareIpv6IsOneAddressWithDefaultSlots) {
   EXPECT_EQ(hosts[1].name, "::1");
 }
 
-TEST(HostSpec, SpacesAroundItemsAreTolerated) {
+TEST(HostOption, SpacesAroundItemsAreTolerated) {
   HostList hosts = parse_ok(" a:1, b:2 ,c ");
   ASSERT_EQ(hosts.size(), 3u);
   EXPECT_EQ(hosts[1].name, "b");
@@ -116,7 +117,7 @@ TEST(HostSpec, SpacesAroundItemsAreTolerated) {
   EXPECT_EQ(hosts[2].name, "c");
 }
 
-TEST(HostSpec, BadSlotCountNamesFlagAndToken) {
+TEST(HostOption, BadSlotCountNamesFlagAndToken) {
   EXPECT_EQ(parse_error("a:1,a:x"),
             "-H: bad slot count 'x' in 'a:x' (expected a positive integer)");
   EXPECT_EQ(parse_error("a:0"), "-H: bad slot count '0' in 'a:0' (expected a positive integer)");
@@ -130,7 +131,7 @@ TEST(HostSpec, BadSlotCountNamesFlagAndToken) {
             "(expected at most 1000000)");
 }
 
-TEST(HostSpec, EmptyItemsAreErrors) {
+TEST(HostOption, EmptyItemsAreErrors) {
   for (const char* text : {"a,,b", "a,", ",a", "a, ,b", "", "  "}) {
     std::string message = parse_error(text);
     EXPECT_TRUE(message.starts_with("-H: ")) << text << ": " << message;
@@ -140,7 +141,7 @@ TEST(HostSpec, EmptyItemsAreErrors) {
   }
 }
 
-TEST(HostSpec, BadNamesAreErrors) {
+TEST(HostOption, BadNamesAreErrors) {
   EXPECT_NE(parse_error("a b").find("'a b'"), std::string::npos);
   EXPECT_NE(parse_error("-oProxyCommand=x").find("bad host name"), std::string::npos);
   EXPECT_NE(parse_error("user@").find("bad host name ''"), std::string::npos);
@@ -153,7 +154,7 @@ TEST(HostSpec, BadNamesAreErrors) {
   EXPECT_NE(parse_error("a;rm").find("'a;rm'"), std::string::npos);
 }
 
-TEST(HostSpec, DefaultSlotsMustBePositive) {
+TEST(HostOption, DefaultSlotsMustBePositive) {
   EXPECT_NE(parse_error("a", 0).find("default slot count"), std::string::npos);
 }
 

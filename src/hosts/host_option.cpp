@@ -9,7 +9,7 @@
 
 namespace ferry {
 
-Result<HostList> parse_host_spec(const std::string& text, int default_slots) {
+Result<HostList> parse_host_option(const std::string& text, int default_slots) {
   using hosts_detail::split_host_token;
 
   if (default_slots < 1) {
