@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ferry/hosts/host_list.hpp"
-
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/common/text.hpp"
+#include "ferry/hosts/host_fields.hpp"
+#include "ferry/hosts/host_list.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
@@ -72,18 +72,6 @@ std::vector<std::string> words_of(std::string_view line) {
   }
   if (!word.empty()) words.push_back(std::move(word));
   return words;
-}
-
-// Paths reach the remote shell; keep to characters that need no quoting there. A relative
-// path is relative to the login directory.
-bool is_safe_path(std::string_view path) {
-  if (path.empty() || path.front() == '-') return false;
-  for (char c : path) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '/' || c == '.' || c == '-' || c == '_' || c == '+';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 // Parses one non-blank line; `where` is "file:line".
@@ -153,7 +141,7 @@ Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::s
       }
       case Key::ferryd: {
         if (ferryd_set) return again("ferryd path");
-        if (!is_safe_path(value)) {
+        if (!is_safe_ferryd_path(value)) {
           return fail("bad ferryd value '" + value +
                       "' (a path of letters, digits, '/', '.', '-', '_', '+')");
         }
