@@ -1,15 +1,15 @@
 #include "ferry/binding/accelerators.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "ferry/binding/id_list.hpp"
+#include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 
@@ -17,18 +17,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> read_text(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Device files are sysfs attributes and driver info files of a page or two; the bound only
+// stops a broken or fake tree from making ferryd read without end.
+constexpr std::size_t kDeviceFileLimit = 64u << 10;
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
+// nullopt when unreadable: a device that lacks a file is judged on the others.
+std::optional<std::string> read_text(const fs::path& p) {
+  auto text = read_text_file(p.string(), kDeviceFileLimit, "device attribute file");
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 std::vector<std::string> list_dir(const fs::path& dir) {
@@ -46,7 +43,7 @@ bool path_exists(const fs::path& p) {
 }
 
 std::optional<long long> parse_number(std::string_view s) {
-  std::string t = trim(s);
+  const std::string t(trim(s));
   if (t.empty()) return std::nullopt;
   try {
     size_t used = 0;
@@ -73,8 +70,8 @@ std::string field(const std::string& text, std::string_view key) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0 && line.size() > key.size() && line[key.size()] == ':')
-      return trim(std::string_view(line).substr(key.size() + 1));
+    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':')
+      return std::string(trim(std::string_view(line).substr(key.size() + 1)));
   }
   return "";
 }
@@ -116,7 +113,7 @@ bool is_ascend_pci(const fs::path& dev) {
 std::vector<Accelerator> find_ascend(const fs::path& root) {
   std::vector<std::pair<int, std::string>> nodes;  // N of /dev/davinciN, name
   for (const auto& name : list_dir(root / "dev")) {
-    if (name.rfind("davinci", 0) != 0 || name.size() == 7) continue;
+    if (!name.starts_with("davinci") || name.size() == 7) continue;
     auto n = parse_number(std::string_view(name).substr(7));
     if (!n ||
         !std::all_of(name.begin() + 7, name.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -192,7 +189,7 @@ std::vector<Accelerator> find_amd(const fs::path& root) {
 
 // True when `name` is `prefix` followed by one or more digits ("card1", not "card1-DP-2").
 bool numbered(std::string_view name, std::string_view prefix) {
-  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  if (name.size() <= prefix.size() || !name.starts_with(prefix)) return false;
   return std::all_of(name.begin() + prefix.size(), name.end(),
                      [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -208,9 +205,8 @@ std::string uevent_field(const std::string& text, std::string_view key) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line))
-    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
-        line[key.size()] == '=')
-      return trim(std::string_view(line).substr(key.size() + 1));
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=')
+      return std::string(trim(std::string_view(line).substr(key.size() + 1)));
   return "";
 }
 
@@ -298,7 +294,7 @@ const char* visible_devices_variable(AcceleratorKind kind) {
 }
 
 std::string normalize_pci_address(std::string_view text) {
-  std::string t = trim(text);
+  const std::string t(trim(text));
   unsigned dom = 0, bus = 0, dev = 0, fn = 0;
   char tail = 0;
   int n = std::sscanf(t.c_str(), "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail);
@@ -321,7 +317,7 @@ std::vector<Accelerator> parse_nvidia_smi_query(std::string_view text) {
     std::vector<std::string> cols;
     std::istringstream ls(line);
     std::string col;
-    while (std::getline(ls, col, ',')) cols.push_back(trim(col));
+    while (std::getline(ls, col, ',')) cols.emplace_back(trim(col));
     if (cols.size() < 2) continue;
     auto idx = parse_number(cols[0]);
     std::string bdf = normalize_pci_address(cols[1]);

@@ -1,12 +1,13 @@
 #include "ferry/binding/cpu_quota.hpp"
 
-#include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 #include <vector>
+
+#include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 
@@ -19,26 +20,27 @@ namespace {
 constexpr long long kMinPeriodUs = 1000;
 constexpr long long kMaxPeriodUs = 1000000;
 
-// The first few KiB of a small kernel file; nullopt when it cannot be read. A cgroup file
-// never holds more, and a fake or broken one must not make ferryd read without bound.
-std::optional<std::string> read_head(const fs::path& p) {
+// cgroup files and /proc/self/cgroup hold a line or a few; a fake or broken one must not
+// make ferryd read without bound.
+constexpr std::size_t kCgroupFileLimit = 64u << 10;
+
+// A small kernel file; nullopt when it cannot be read. Regular files only: a FIFO in a fake
+// tree would block ferryd's start.
+std::optional<std::string> read_small_file(const fs::path& p) {
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return std::nullopt;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text(4096, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return text;
+  auto text = read_text_file(p.string(), kCgroupFileLimit, "cgroup file");
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 std::vector<std::string_view> fields(std::string_view s) {
   std::vector<std::string_view> out;
   size_t i = 0;
   while (i < s.size()) {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    while (i < s.size() && is_space(s[i])) ++i;
     size_t j = i;
-    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    while (j < s.size() && !is_space(s[j])) ++j;
     if (j > i) out.push_back(s.substr(i, j - i));
     i = j;
   }
@@ -62,7 +64,7 @@ std::optional<CpuQuota> make_quota(long long quota, long long period, CgroupVers
 // cgroup v2 cpu.max: "max 100000" (no limit) or "QUOTA PERIOD".
 std::optional<CpuQuota> read_v2_level(const fs::path& root, const fs::path& dir) {
   const fs::path rel = dir / "cpu.max";
-  auto text = read_head(root / rel);
+  auto text = read_small_file(root / rel);
   if (!text) return std::nullopt;
   auto f = fields(*text);
   if (f.size() != 2 || f[0] == "max") return std::nullopt;
@@ -75,8 +77,8 @@ std::optional<CpuQuota> read_v2_level(const fs::path& root, const fs::path& dir)
 // cgroup v1 cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us.
 std::optional<CpuQuota> read_v1_level(const fs::path& root, const fs::path& dir) {
   const fs::path rel = dir / "cpu.cfs_quota_us";
-  auto q = read_head(root / rel);
-  auto p = read_head(root / dir / "cpu.cfs_period_us");
+  auto q = read_small_file(root / rel);
+  auto p = read_small_file(root / dir / "cpu.cfs_period_us");
   if (!q || !p) return std::nullopt;
   auto qf = fields(*q);
   auto pf = fields(*p);
@@ -214,7 +216,7 @@ std::string CpuQuota::source() const {
 
 std::optional<CpuQuota> read_cpu_quota(const std::string& root_dir) {
   const fs::path root(root_dir.empty() ? "/" : root_dir);
-  auto text = read_head(root / "proc/self/cgroup");
+  auto text = read_small_file(root / "proc/self/cgroup");
   if (!text) return std::nullopt;
   const fs::path base("sys/fs/cgroup");
   std::optional<CpuQuota> best;

@@ -1,35 +1,38 @@
 #include "ferry/binding/id_list.hpp"
 
-#include <algorithm>
 #include <charconv>
+#include <new>
+
+#include "ferry/binding/hwloc_handles.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 
 namespace {
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+// Widest range accepted: a list in a file names CPUs, not a billion of anything.
+constexpr int kMaxRangeWidth = 1 << 20;
 
-// Parses a non-negative decimal number filling all of `s`.
+// A decimal id filling all of `s`: digits only (no sign, no blanks, no "0x").
 bool parse_id(std::string_view s, int& out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.front() < '0' || s.front() > '9') return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && p == s.data() + s.size() && out >= 0;
+  return ec == std::errc() && p == s.data() + s.size();
 }
 
-}  // namespace
-
-Result<std::vector<int>> parse_id_list(std::string_view text) {
-  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
-  std::vector<int> ids;
-  if (text.empty()) return ids;
+// Checks `text` (trimmed, not empty) against the strict cpulist form and writes it out again
+// for hwloc_bitmap_list_sscanf, whose parser is lenient where ferry must not be: it skips
+// unknown characters, reads "0x3" as hex and "010" as octal, and takes "4-" as every id from
+// 4 on. The numbers go out in plain decimal, so hwloc reads exactly what was checked.
+Result<std::string> strict_list(std::string_view text) {
   const std::string quoted = "'" + std::string(text) + "'";
+  std::string plain;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string_view::npos) comma = text.size();
-    std::string_view item = text.substr(start, comma - start);
-    size_t dash = item.find('-');
+    const std::string_view item = text.substr(start, comma - start);
+    const size_t dash = item.find('-');
     int lo = 0, hi = 0;
     if (dash == std::string_view::npos) {
       if (!parse_id(item, lo)) return make_error("bad id list " + quoted);
@@ -38,28 +41,43 @@ Result<std::vector<int>> parse_id_list(std::string_view text) {
                hi < lo) {
       return make_error("bad id range '" + std::string(item) + "' in " + quoted);
     }
-    if (hi - lo > (1 << 20)) return make_error("id range too large in " + quoted);
-    for (int i = lo; i <= hi; ++i) ids.push_back(i);
+    if (hi - lo > kMaxRangeWidth || hi > kMaxListedId)
+      return make_error("id range too large in " + quoted);
+    if (!plain.empty()) plain += ',';
+    plain += std::to_string(lo);
+    if (hi > lo) plain += "-" + std::to_string(hi);
     start = comma + 1;
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return plain;
+}
+
+}  // namespace
+
+Result<std::vector<int>> parse_id_list(std::string_view text) {
+  text = trim(text);
+  std::vector<int> ids;
+  if (text.empty()) return ids;
+  auto plain = strict_list(text);
+  if (!plain) return plain.error();
+  HwlocBitmapPtr set = new_hwloc_bitmap();
+  if (!set || hwloc_bitmap_list_sscanf(set.get(), plain->c_str()) != 0)
+    return make_error("hwloc: out of memory reading id list '" + std::string(text) + "'");
+  ids.reserve(static_cast<size_t>(hwloc_bitmap_weight(set.get())));
+  for (int id = hwloc_bitmap_first(set.get()); id >= 0; id = hwloc_bitmap_next(set.get(), id))
+    ids.push_back(id);
   return ids;
 }
 
-std::string format_id_list(std::vector<int> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::string out;
-  for (size_t i = 0; i < ids.size();) {
-    size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ids[i]);
-    if (j > i) out += "-" + std::to_string(ids[j]);
-    i = j + 1;
-  }
-  return out;
+std::string format_id_list(const std::vector<int>& ids) {
+  HwlocBitmapPtr set = new_hwloc_bitmap();
+  if (!set) throw std::bad_alloc();
+  for (int id : ids)
+    if (id >= 0 && hwloc_bitmap_set(set.get(), static_cast<unsigned>(id)) != 0)
+      throw std::bad_alloc();
+  char* raw = nullptr;
+  if (hwloc_bitmap_list_asprintf(&raw, set.get()) < 0) throw std::bad_alloc();
+  const HwlocStringPtr text(raw);
+  return text.get();
 }
 
 }  // namespace ferry

@@ -10,7 +10,7 @@ constexpr const char* kShownVariables[] = {"CUDA_VISIBLE_DEVICES", "ASCEND_RT_VI
 bool sets_thread_variable(const RankBinding& b) {
   for (const auto& kv : b.env)
     for (const char* name : {"OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS="})
-      if (kv.rfind(name, 0) == 0) return true;
+      if (kv.starts_with(name)) return true;
   return false;
 }
 

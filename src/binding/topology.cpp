@@ -12,49 +12,31 @@ namespace ferry {
 
 namespace {
 
-struct BitmapFree {
-  void operator()(hwloc_bitmap_s* b) const { hwloc_bitmap_free(b); }
-};
-using Bitmap = std::unique_ptr<hwloc_bitmap_s, BitmapFree>;
-
 std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
 
-Topology::Topology(Topology&& other) noexcept
-    : topo_(other.topo_), cores_(std::move(other.cores_)) {
-  other.topo_ = nullptr;
+Result<HwlocTopologyPtr> Topology::init() {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) return make_error("hwloc: init failed: " + errno_text());
+  return HwlocTopologyPtr(raw);
 }
 
-Topology& Topology::operator=(Topology&& other) noexcept {
-  if (this != &other) {
-    if (topo_) hwloc_topology_destroy(topo_);
-    topo_ = other.topo_;
-    cores_ = std::move(other.cores_);
-    other.topo_ = nullptr;
-  }
-  return *this;
-}
-
-Topology::~Topology() {
-  if (topo_) hwloc_topology_destroy(topo_);
-}
-
-Result<Topology> Topology::finish_load(hwloc_topology_t topo, const std::string& what) {
-  Topology t(topo);  // owns topo from here on, whatever happens
-  if (hwloc_topology_load(topo) != 0)
+Result<Topology> Topology::finish_load(HwlocTopologyPtr topo, const std::string& what) {
+  if (hwloc_topology_load(topo.get()) != 0)
     return make_error("hwloc: cannot load topology from " + what + ": " + errno_text());
+  Topology t(std::move(topo));
   if (auto s = t.refresh(); !s) return s.error();
   return t;
 }
 
 Result<Topology> Topology::load_system() {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return make_error("hwloc: init failed: " + errno_text());
+  auto topo = init();
+  if (!topo) return topo.error();
   // Disallowed CPUs (cgroup cpuset) are dropped by default; this also drops the ones outside
   // the process's affinity mask (taskset, Slurm, a parent's binding).
-  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING);
-  auto t = finish_load(topo, "this system");
+  hwloc_topology_set_flags(topo->get(), HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING);
+  auto t = finish_load(std::move(*topo), "this system");
   if (!t) return t;
   // Belt and braces for kernels/hwloc builds that ignore the flag: intersect with our mask.
   cpu_set_t mask;
@@ -71,34 +53,29 @@ Result<Topology> Topology::load_system() {
 }
 
 Result<Topology> Topology::load_synthetic(const std::string& description) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return make_error("hwloc: init failed: " + errno_text());
-  if (hwloc_topology_set_synthetic(topo, description.c_str()) != 0) {
-    hwloc_topology_destroy(topo);
+  auto topo = init();
+  if (!topo) return topo.error();
+  if (hwloc_topology_set_synthetic(topo->get(), description.c_str()) != 0)
     return make_error("hwloc: invalid synthetic topology '" + description + "'");
-  }
-  return finish_load(topo, "'" + description + "'");
+  return finish_load(std::move(*topo), "'" + description + "'");
 }
 
 Result<Topology> Topology::load_xml(const std::string& path) {
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return make_error("hwloc: init failed: " + errno_text());
-  if (hwloc_topology_set_xml(topo, path.c_str()) != 0) {
-    std::string why = errno_text();
-    hwloc_topology_destroy(topo);
-    return make_error("hwloc: cannot read topology XML " + path + ": " + why);
-  }
-  return finish_load(topo, path);
+  auto topo = init();
+  if (!topo) return topo.error();
+  if (hwloc_topology_set_xml(topo->get(), path.c_str()) != 0)
+    return make_error("hwloc: cannot read topology XML " + path + ": " + errno_text());
+  return finish_load(std::move(*topo), path);
 }
 
 Status Topology::restrict_to(const std::vector<int>& pus) {
-  Bitmap set(hwloc_bitmap_alloc());
+  HwlocBitmapPtr set = new_hwloc_bitmap();
   if (!set) return make_error("hwloc: out of memory");
   for (int pu : pus)
     if (pu >= 0) hwloc_bitmap_set(set.get(), static_cast<unsigned>(pu));
-  if (!hwloc_bitmap_intersects(set.get(), hwloc_topology_get_topology_cpuset(topo_)))
+  if (!hwloc_bitmap_intersects(set.get(), hwloc_topology_get_topology_cpuset(topo_.get())))
     return make_error("cannot restrict the topology to cpus that it does not have");
-  if (hwloc_topology_restrict(topo_, set.get(), HWLOC_RESTRICT_FLAG_REMOVE_CPULESS) != 0)
+  if (hwloc_topology_restrict(topo_.get(), set.get(), HWLOC_RESTRICT_FLAG_REMOVE_CPULESS) != 0)
     // hwloc documents the topology as unusable after a failed restrict (ENOMEM only).
     return make_error("hwloc: restricting the topology failed: " + errno_text());
   return refresh();
@@ -106,14 +83,15 @@ Status Topology::restrict_to(const std::vector<int>& pus) {
 
 Status Topology::refresh() {
   cores_.clear();
-  const hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo_);
-  const int numa_count = hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_NUMANODE);
+  hwloc_topology_t topo = topo_.get();
+  const hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
+  const int numa_count = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
-  if (hwloc_get_nbobjs_by_type(topo_, HWLOC_OBJ_CORE) <= 0) unit = HWLOC_OBJ_PU;
-  Bitmap pus(hwloc_bitmap_alloc());
+  if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) <= 0) unit = HWLOC_OBJ_PU;
+  HwlocBitmapPtr pus = new_hwloc_bitmap();
   if (!pus) return make_error("hwloc: out of memory");
-  for (hwloc_obj_t obj = hwloc_get_next_obj_by_type(topo_, unit, nullptr); obj;
-       obj = hwloc_get_next_obj_by_type(topo_, unit, obj)) {
+  for (hwloc_obj_t obj = hwloc_get_next_obj_by_type(topo, unit, nullptr); obj;
+       obj = hwloc_get_next_obj_by_type(topo, unit, obj)) {
     if (!obj->cpuset) continue;
     hwloc_bitmap_and(pus.get(), obj->cpuset, allowed);
     if (hwloc_bitmap_iszero(pus.get())) continue;
@@ -123,13 +101,13 @@ Status Topology::refresh() {
     // NUMA nodes hang off the tree as memory children; match them by cpuset. When several
     // share the cpuset (DRAM + HBM/CXL), the first (lowest index) is the DRAM one.
     for (int n = 0; n < numa_count; ++n) {
-      hwloc_obj_t node = hwloc_get_obj_by_type(topo_, HWLOC_OBJ_NUMANODE, n);
+      hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n);
       if (node && node->cpuset && hwloc_bitmap_intersects(node->cpuset, pus.get())) {
         core.numa = static_cast<int>(node->os_index);
         break;
       }
     }
-    if (hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo_, HWLOC_OBJ_PACKAGE, obj))
+    if (hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj))
       core.package = static_cast<int>(pkg->logical_index);
     cores_.push_back(std::move(core));
   }

@@ -5,13 +5,12 @@
 #include <algorithm>
 
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 namespace {
 
-using cli_detail::lower;
 using cli_detail::parse_int;
-using cli_detail::split;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -90,7 +89,7 @@ Status apply_map_by(const std::string& text, JobOptions& job) {
   }
   for (const auto& m : modifiers_of(parts, first_modifier)) {
     std::string l = lower(m);
-    if (l.rfind("pe=", 0) == 0) {
+    if (l.starts_with("pe=")) {
       auto n = parse_int(std::string_view(m).substr(3), 1, 1'000'000);
       if (!n)
         return make_error("bad PE count " + quoted(m) + " in " + quoted(text) +
@@ -130,7 +129,7 @@ Status apply_rank_by(const std::string& text, PlacementPolicy& policy) {
 Result<std::vector<int>> parse_device_list(const std::string& text) {
   std::vector<int> out;
   for (const auto& item : split(text, ',')) {
-    std::string t = cli_detail::trim(item);
+    std::string t(trim(item));
     auto n = parse_int(t, 0, 1'000'000);
     if (!n)
       return make_error("bad device index " + quoted(t) + " in " + quoted(text) +

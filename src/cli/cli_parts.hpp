@@ -20,7 +20,7 @@ namespace ferry::cli_detail {
 struct RawCli {
   Personality who = Personality::kFerryrun;
   std::string program = "ferryrun";                      ///< for messages
-  std::vector<std::string> host_specs;                   ///< -H, in order
+  std::vector<std::string> host_options;                 ///< -H values, in order
   std::vector<std::string> hostfiles;                    ///< --hostfile
   std::vector<std::string> exports;                      ///< -x
   std::string config_file;                               ///< --config

@@ -1,11 +1,11 @@
 #pragma once
 /// \file
-/// Private to src/cli/: small text helpers the option parsers share.
+/// Private to src/cli/: the number and path helpers the option parsers share (trim, lower
+/// and split are in ferry/common/text.hpp).
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace ferry::cli_detail {
 
@@ -15,15 +15,6 @@ std::optional<long long> parse_int(std::string_view text, long long lo, long lon
 
 /// A finite decimal number in [lo, hi] ("1.5", "2", ".5", "1e3"); nullopt otherwise.
 std::optional<double> parse_number(std::string_view text, double lo, double hi);
-
-/// ASCII lower case.
-std::string lower(std::string_view text);
-
-/// `text` cut at each `sep` (empty pieces kept).
-std::vector<std::string> split(std::string_view text, char sep);
-
-/// `text` without leading and trailing ASCII whitespace.
-std::string trim(std::string_view text);
 
 /// The base name of a path: "/usr/bin/mpirun" → "mpirun".
 std::string base_name(std::string_view path);

@@ -111,7 +111,7 @@ std::string config_path(const std::vector<std::string>& args, size_t end) {
   for (size_t i = 0; i < end; ++i) {
     if (args[i] == "--config" && i + 1 < end)
       path = args[++i];
-    else if (args[i].rfind("--config=", 0) == 0)
+    else if (args[i].starts_with("--config="))
       path = args[i].substr(9);
   }
   return path;
@@ -138,7 +138,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
 
   // ferryrun --compat NAME ...: the rest is NAME's command line.
   if (raw.who == Personality::kFerryrun && !args.empty() &&
-      (args[0] == "--compat" || args[0].rfind("--compat=", 0) == 0)) {
+      (args[0] == "--compat" || args[0].starts_with("--compat="))) {
     std::string name = args[0] == "--compat" ? (args.size() > 1 ? args[1] : "") : args[0].substr(9);
     args.erase(args.begin(),
                args.begin() + (args[0] == "--compat" ? std::min<size_t>(2, args.size()) : 1));

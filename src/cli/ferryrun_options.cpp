@@ -74,7 +74,7 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
-  app.add_option("-H,--host", raw.host_specs, "Hosts as host[:slots][,host[:slots]...]")
+  app.add_option("-H,--host", raw.host_options, "Hosts as host[:slots][,host[:slots]...]")
       ->allow_extra_args(false)
       ->group("Hosts");
   app.add_option("--hostfile,--machinefile", raw.hostfiles,

@@ -93,10 +93,10 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
 
 Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
   const int default_slots = raw.default_slots > 0 ? raw.default_slots : file.default_slots;
-  if (!raw.host_specs.empty() || !raw.hostfiles.empty()) {
+  if (!raw.host_options.empty() || !raw.hostfiles.empty()) {
     HostList hosts;  // the command line's hosts replace the job file's
-    for (const auto& spec : raw.host_specs) {
-      auto hl = parse_host_spec(spec, default_slots);
+    for (const auto& text : raw.host_options) {
+      auto hl = parse_host_option(text, default_slots);
       if (!hl) return hl.error();
       merge_hosts(hosts, *hl);
     }

@@ -3,6 +3,7 @@
 
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry::cli_detail {
 namespace {
@@ -86,7 +87,7 @@ const OnOff on_off_tunables[] = {
 
 void add_nics(RawCli& raw, const std::string& value) {
   for (auto& n : split(value, ',')) {
-    std::string t = trim(n);
+    std::string t(trim(n));
     if (!t.empty()) raw.nics.push_back(t);
   }
 }
@@ -99,7 +100,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Total number of processes (-np; default: one per slot)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
-  app.add_option("-H,--hosts", raw.host_specs, "Hosts and slots: host1:2,host2:4")
+  app.add_option("-H,--hosts", raw.host_options, "Hosts and slots: host1:2,host2:4")
       ->allow_extra_args(false)
       ->group("Hosts");
   app.add_option("--hostfile", raw.hostfiles, "Hostfile with lines '<hostname> slots=<slots>'")
@@ -183,7 +184,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw) {
   for (const std::string& flag : raw.refused)
     for (const Refusal& r : refusals)
-      if (std::string(r.names).rfind(flag, 0) == 0) return make_error(flag + ": " + r.why);
+      if (std::string_view(r.names).starts_with(flag)) return make_error(flag + ": " + r.why);
   if (raw.mpi_controller)
     raw.notes.push_back(
         "--mpi: ferry starts the ranks itself and gives them Horovod's gloo "

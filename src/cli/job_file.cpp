@@ -3,21 +3,17 @@
 
 #include "ferry/cli/job_file.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string_view>
-#include <system_error>
 
 #include "cli_text.hpp"
-#include "ferry/common/read_text_file.hpp"
 #include "ferry/cli/binding_flags.hpp"
+#include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/hosts/host_fields.hpp"
 #include "toml_guard.hpp"
 #include "toml_reader.hpp"
@@ -167,10 +163,10 @@ void read_hosts(TomlReader& r, const toml::node& node, JobFile& out) {
     if (const toml::table* t = el.as_table()) {
       read_host_table(r, *t, out, hosts);
     } else if (auto s = el.value_exact<std::string>()) {
-      auto parsed = parse_host_spec(*s, out.default_slots);
+      auto parsed = parse_host_option(*s, out.default_slots);
       if (!parsed) {
         std::string m = parsed.error().message;
-        if (m.rfind("-H: ", 0) == 0) m = m.substr(4);
+        if (m.starts_with("-H: ")) m = m.substr(4);
         r.fail(el.source(), "hosts: " + m);
         return;
       }
@@ -188,7 +184,7 @@ void read_hosts(TomlReader& r, const toml::node& node, JobFile& out) {
 // "~/x" → "$HOME/x", as a shell would have done for the same path on the command line.
 std::string expand_home(const std::string& path) {
   const char* home = std::getenv("HOME");
-  if (path.rfind("~/", 0) == 0 && home && *home) return home + path.substr(1);
+  if (path.starts_with("~/") && home && *home) return home + path.substr(1);
   return path;
 }
 
@@ -318,9 +314,11 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
     std::string at = file + ":" + std::to_string(bad->where.line) + ": ";
     std::string column = " (column " + std::to_string(bad->where.column) + ")";
     if (bad->after_backslash)
-      return make_error(at + "non-ASCII character right after a line-ending backslash in a "
-                             "multi-line string, which this toml++ cannot read; put it on the "
-                             "same line" + column);
+      return make_error(at +
+                        "non-ASCII character right after a line-ending backslash in a "
+                        "multi-line string, which this toml++ cannot read; put it on the "
+                        "same line" +
+                        column);
     return make_error(at + "non-ASCII character outside a string or comment" + column);
   }
   try {
@@ -339,8 +337,8 @@ Result<JobFile> parse_job_file_text(const std::string& text, const std::string& 
 }
 
 Result<JobFile> read_job_file(const std::string& path, const FrontendConfig& base) {
-  std::string ext = cli_detail::lower(
-      path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
+  std::string ext =
+      lower(path.substr(path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
   if (ext == ".yaml" || ext == ".yml")
     return make_error(path +
                       ": YAML job files are not supported; write it as a TOML job file "

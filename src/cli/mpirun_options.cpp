@@ -12,7 +12,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Number of processes to run (-np; default: one per slot, or -N on each host)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
-  app.add_option("-H,--host", raw.host_specs, "List of hosts: host1:2,host2")
+  app.add_option("-H,--host", raw.host_options, "List of hosts: host1:2,host2")
       ->allow_extra_args(false)
       ->group("Hosts");
   app.add_option("--hostfile,--machinefile", raw.hostfiles, "Hostfile ('host slots=N')")

@@ -51,7 +51,7 @@ std::vector<std::string> normalize(const std::vector<std::string>& args, const O
     if (has_eq) --n;  // --np=4: the first value is attached
     // Only long options and two-letter short ones take separate values (-H a:2);
     // a clustered short form (-Ha:2) carries its value.
-    if (name.rfind("--", 0) != 0 && name.size() != 2) n = 0;
+    if (!name.starts_with("--") && name.size() != 2) n = 0;
     for (; n > 0 && i + 1 < args.size(); --n) out.push_back(args[++i]);
   }
   for (; i < args.size(); ++i) out.push_back(args[i]);
@@ -66,7 +66,7 @@ size_t command_start(const std::vector<std::string>& args, const OptionTable& t)
     std::string name = a.substr(0, a.find('='));
     int n = values_of(t, name);
     if (name.size() != a.size()) --n;
-    if (name.rfind("--", 0) != 0 && name.size() != 2) n = 0;
+    if (!name.starts_with("--") && name.size() != 2) n = 0;
     i += 1 + static_cast<size_t>(std::max(0, n));
   }
   return std::min(i, args.size());

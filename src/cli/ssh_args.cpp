@@ -6,11 +6,11 @@
 #include <cctype>
 
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 namespace {
 
-using cli_detail::lower;
 using cli_detail::parse_int;
 
 // Splits like a shell would for plain words and '...' / "..." quoting (no escapes,
@@ -66,8 +66,8 @@ Status apply_o(const std::string& option, SshSettings& ssh, int& heartbeat_s,
   if (sep == std::string::npos || sep == 0 || sep + 1 >= option.size())
     return make_error("'-o " + option + "' is not Key=Value");
   std::string key = lower(option.substr(0, sep));
-  std::string value = cli_detail::trim(option.substr(sep + 1));
-  if (!value.empty() && value.front() == '=') value = cli_detail::trim(value.substr(1));
+  std::string value(trim(std::string_view(option).substr(sep + 1)));
+  if (value.starts_with('=')) value = std::string(trim(std::string_view(value).substr(1)));
   if (key == "port") return set_port(value, ssh, "-o " + option);
   if (key == "user") return set_user(value, ssh, "-o " + option);
   if (key == "identityfile") {

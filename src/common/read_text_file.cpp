@@ -6,34 +6,39 @@
 #include <cerrno>
 #include <system_error>
 
+#include "ferry/common/posix_handles.hpp"
+
 namespace ferry {
+namespace {
+
+std::string size_text(std::size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
+}  // namespace
 
 Result<std::string> read_text_file(const std::string& path, std::size_t limit,
                                    const std::string& what) {
   auto fail = [&path](int err) {
     return make_error(path + ": cannot read: " + std::generic_category().message(err));
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail(errno);
   std::string text;
   char buf[8192];
   while (true) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return fail(err);
-    }
+    if (n < 0) return fail(errno);
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
     if (text.size() > limit) {
-      ::close(fd);
-      return make_error(path + ": cannot read: larger than " + std::to_string(limit >> 20) +
-                        " MiB, not a " + what);
+      return make_error(path + ": cannot read: larger than " + size_text(limit) + ", not a " +
+                        what);
     }
   }
-  ::close(fd);
   return text;
 }
 

@@ -37,16 +37,6 @@ bool is_plain_name(std::string_view text) {
   return true;
 }
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 Result<int> parse_count(std::string_view text, int limit) {
   if (text.empty()) return make_error("expected a positive integer");
   for (char c : text) {

@@ -35,10 +35,4 @@ Result<HostToken> split_host_token(std::string_view token);
 /// '-' (host and user names reach an ssh command line, where '-' would start an option).
 bool is_plain_name(std::string_view text);
 
-/// True for ASCII space, tab, CR, LF, VT, FF.
-bool is_space(char c);
-
-/// `text` without leading and trailing whitespace.
-std::string_view trim(std::string_view text);
-
 }  // namespace ferry::hosts_detail

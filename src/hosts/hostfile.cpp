@@ -1,26 +1,20 @@
 // Hostfiles: one host per line in the dialects of Open MPI, Horovod, DeepSpeed and MPICH
 // hydra, plus ferry's own per-host keys (port=, user=, ferryd=).
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
-#include "ferry/hosts/host_list.hpp"
-
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
+#include "ferry/hosts/host_fields.hpp"
+#include "ferry/hosts/host_list.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
 namespace {
-
-using hosts_detail::is_space;
 
 // Anything larger is not a hostfile (think /dev/zero); stop before eating memory.
 constexpr std::size_t hostfile_size_limit = 16u << 20;
@@ -78,18 +72,6 @@ std::vector<std::string> words_of(std::string_view line) {
   }
   if (!word.empty()) words.push_back(std::move(word));
   return words;
-}
-
-// Paths reach the remote shell; keep to characters that need no quoting there. A relative
-// path is relative to the login directory.
-bool is_safe_path(std::string_view path) {
-  if (path.empty() || path.front() == '-') return false;
-  for (char c : path) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '/' || c == '.' || c == '-' || c == '_' || c == '+';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 // Parses one non-blank line; `where` is "file:line".
@@ -159,7 +141,7 @@ Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::s
       }
       case Key::ferryd: {
         if (ferryd_set) return again("ferryd path");
-        if (!is_safe_path(value)) {
+        if (!is_safe_ferryd_path(value)) {
           return fail("bad ferryd value '" + value +
                       "' (a path of letters, digits, '/', '.', '-', '_', '+')");
         }

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "ferry/common/text.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
@@ -123,7 +124,7 @@ Result<std::vector<std::string_view>> split_items(std::string_view expr, const s
     if (i < expr.size() && expr[i] == ']') --depth;
     if (depth < 0) return make_error("unmatched ']' in " + quoted(whole));
     if (i == expr.size() || (expr[i] == ',' && depth == 0)) {
-      std::string_view item = hosts_detail::trim(expr.substr(start, i - start));
+      std::string_view item = trim(expr.substr(start, i - start));
       if (item.empty()) return make_error("empty host name in " + quoted(whole));
       items.push_back(item);
       start = i + 1;
@@ -137,7 +138,7 @@ std::string first_set(const std::map<std::string, std::string>& env,
                       std::initializer_list<const char*> names, std::string& which) {
   for (const char* name : names) {
     auto it = env.find(name);
-    if (it != env.end() && !hosts_detail::trim(it->second).empty()) {
+    if (it != env.end() && !trim(it->second).empty()) {
       which = name;
       return it->second;
     }
@@ -148,7 +149,7 @@ std::string first_set(const std::map<std::string, std::string>& env,
 }  // namespace
 
 Result<std::vector<std::string>> expand_hostlist(const std::string& expr) {
-  std::string_view body = hosts_detail::trim(expr);
+  std::string_view body = trim(expr);
   if (body.empty()) return make_error("empty host list");
   auto items = split_items(body, expr);
   if (!items) return items.error();
@@ -156,7 +157,7 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& expr) {
   std::vector<std::string> names;
   for (std::string_view item : *items) {
     for (char c : item) {
-      if (hosts_detail::is_space(c)) {
+      if (is_space(c)) {
         return make_error("space inside " + quoted(item) + " in " + quoted(expr));
       }
     }
@@ -181,12 +182,12 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& expr) {
 }
 
 Result<std::vector<int>> expand_tasks_per_node(const std::string& text) {
-  std::string_view rest = hosts_detail::trim(text);
+  std::string_view rest = trim(text);
   if (rest.empty()) return make_error("empty task count list");
   std::vector<int> counts;
   while (true) {
     auto comma = rest.find(',');
-    std::string_view item = hosts_detail::trim(rest.substr(0, comma));
+    std::string_view item = trim(rest.substr(0, comma));
     auto bad = [&] {
       return make_error("bad item " + quoted(item) + " in " + quoted(text) +
                         " (expected N or N(xM), N and M positive)");
@@ -239,7 +240,7 @@ Result<HostList> hosts_from_slurm(const std::map<std::string, std::string>& env)
   } else {
     std::string per_node = first_set(env, {"SLURM_NTASKS_PER_NODE"}, count_var);
     if (!count_var.empty()) {
-      auto n = hosts_detail::parse_count(hosts_detail::trim(per_node), hosts_detail::slots_limit);
+      auto n = hosts_detail::parse_count(trim(per_node), hosts_detail::slots_limit);
       if (!n) {
         return make_error(count_var + ": bad value " + quoted(per_node) + " (" + n.error().message +
                           ")");

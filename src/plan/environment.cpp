@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ferry/common/environ.hpp"
+
 namespace ferry {
 namespace {
 
@@ -16,10 +18,7 @@ bool valid_name(std::string_view n) {
 }
 
 bool exported(const std::vector<std::string>& ex, std::string_view name) {
-  return std::any_of(ex.begin(), ex.end(), [&](const std::string& e) {
-    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
-           e[name.size()] == '=';
-  });
+  return env_value(ex, name).has_value();
 }
 
 }  // namespace

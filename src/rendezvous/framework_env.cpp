@@ -1,7 +1,6 @@
 #include "ferry/rendezvous/framework_env.hpp"
 
-#include <algorithm>
-
+#include "ferry/common/environ.hpp"
 #include "ferry/rendezvous/peer_auth.hpp"
 
 namespace ferry {
@@ -9,16 +8,10 @@ namespace {
 
 void add_unless_set(std::vector<std::string>& out, const std::vector<std::string>& user_env,
                     std::string_view name, const std::string& value) {
-  if (!env_sets(user_env, name)) out.push_back(std::string(name) + "=" + value);
+  if (!env_value(user_env, name)) out.push_back(std::string(name) + "=" + value);
 }
 
 }  // namespace
-
-bool env_sets(const std::vector<std::string>& env, std::string_view name) {
-  return std::any_of(env.begin(), env.end(), [&](const std::string& e) {
-    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
-  });
-}
 
 std::vector<std::string> nic_environment(const NicChoice& choice, std::size_t host,
                                          const std::vector<std::string>& user_env) {
@@ -55,14 +48,6 @@ std::vector<std::string> pmi_environment(int fd, int rank, int size, const std::
       "MPI_LOCALRANKID=" + std::to_string(local_rank),
       "MPI_LOCALNRANKS=" + std::to_string(local_size),
   };
-}
-
-std::vector<std::string> ascend_rank_environment(int rank, int world_size,
-                                                 const std::vector<std::string>& user_env) {
-  std::vector<std::string> out;
-  add_unless_set(out, user_env, "RANK_ID", std::to_string(rank));
-  add_unless_set(out, user_env, "RANK_SIZE", std::to_string(world_size));
-  return out;
 }
 
 std::vector<std::string> with_local_rank_arg(std::vector<std::string> argv, int local_rank,

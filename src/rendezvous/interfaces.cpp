@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace ferry {
 namespace {
@@ -28,6 +29,12 @@ int prefix_of(const sockaddr* mask) {
   return bits;
 }
 
+struct IfaddrsFree {
+  void operator()(ifaddrs* list) const { ::freeifaddrs(list); }
+};
+// Owns getifaddrs()'s list, so every return frees it.
+using IfaddrsPtr = std::unique_ptr<ifaddrs, IfaddrsFree>;
+
 NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& name) {
   for (auto& i : v)
     if (i.name == name) return i;
@@ -38,11 +45,12 @@ NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& n
 }  // namespace
 
 Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0)
+  ifaddrs* raw = nullptr;
+  if (::getifaddrs(&raw) != 0)
     return make_error(std::string("getifaddrs: ") + std::strerror(errno));
+  const IfaddrsPtr list(raw);
   std::vector<NetInterface> out;
-  for (ifaddrs* a = list; a; a = a->ifa_next) {
+  for (ifaddrs* a = list.get(); a; a = a->ifa_next) {
     if (!a->ifa_name) continue;
     NetInterface& ni = interface_named(out, a->ifa_name);
     ni.up = (a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING);
@@ -65,7 +73,6 @@ Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
     ia.prefix = prefix_of(a->ifa_netmask);
     ni.addresses.push_back(std::move(ia));
   }
-  ::freeifaddrs(list);
   return out;
 }
 

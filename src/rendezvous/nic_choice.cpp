@@ -15,10 +15,8 @@ struct Candidate {
   const IfAddress* addr;
 };
 
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 bool is_loopback_address(const std::string& a) {
-  return starts_with(a, "127.") || a == "::1" || starts_with(a, "::ffff:127.");
+  return a.starts_with("127.") || a == "::1" || a.starts_with("::ffff:127.");
 }
 
 std::string network_of(const IfAddress& a) {
@@ -172,8 +170,8 @@ std::optional<std::vector<Candidate>> extend(const std::vector<HostNetwork>& hos
 
 bool is_excluded_interface(const NetInterface& ni) {
   const std::string& n = ni.name;
-  return ni.loopback || n == "lo" || starts_with(n, "docker") || starts_with(n, "veth") ||
-         starts_with(n, "virbr") || starts_with(n, "br-");
+  return ni.loopback || n == "lo" || n.starts_with("docker") || n.starts_with("veth") ||
+         n.starts_with("virbr") || n.starts_with("br-");
 }
 
 NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -19,42 +18,19 @@
 #include <optional>
 #include <set>
 
+#include "ferry/common/environ.hpp"
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/common/read_text_file.hpp"
+
 namespace ferry {
 namespace {
 
 constexpr std::size_t kRecentPids = 32;
 
-Result<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path + ": " + std::strerror(errno));
-  std::string out;
-  char buf[16384];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return make_error(path + ": " + std::strerror(e));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-bool parse_pid(const char* s, pid_t& pid) {
-  if (!*s) return false;
-  long v = 0;
-  for (const char* p = s; *p; ++p) {
-    if (*p < '0' || *p > '9') return false;
-    v = v * 10 + (*p - '0');
-    if (v > 0x7fffffff) return false;
-  }
-  pid = static_cast<pid_t>(v);
-  return v > 0;
-}
+// A socket table holds a line (~150 bytes) per socket of the network namespace; this bound
+// is far above any real one and only stops a broken or fake file from eating memory.
+constexpr std::size_t kSocketTableLimit = 256u << 20;
+constexpr std::size_t kChildrenLimit = 1u << 20;
 
 // /proc/net/tcp prints each address as the 32-bit word holding the network-order bytes,
 // with %08X in host order (so 127.0.0.1 reads "0100007F" on little-endian machines), and
@@ -125,8 +101,8 @@ std::string endpoint_text(uint32_t addr, uint16_t port) {
 // namespace and took ~1.7 ms per read on a test machine: too slow for gloo, which opens a
 // connection per request and polls every 10 ms per rank. Nothing means "ask /proc".
 std::optional<std::pair<uint64_t, uint32_t>> sock_diag_lookup(const TcpConnection& conn) {
-  int nl = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (nl < 0) return std::nullopt;
+  UniqueFd nl(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+  if (!nl) return std::nullopt;
   struct {
     nlmsghdr nlh;
     inet_diag_req_v2 req;
@@ -147,10 +123,10 @@ std::optional<std::pair<uint64_t, uint32_t>> sock_diag_lookup(const TcpConnectio
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   std::optional<std::pair<uint64_t, uint32_t>> out;
-  if (::sendto(nl, &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) ==
-      static_cast<ssize_t>(sizeof msg)) {
+  if (::sendto(nl.get(), &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&kernel),
+               sizeof kernel) == static_cast<ssize_t>(sizeof msg)) {
     alignas(nlmsghdr) char buf[8192];
-    ssize_t n = ::recv(nl, buf, sizeof buf, 0);
+    ssize_t n = ::recv(nl.get(), buf, sizeof buf, 0);
     auto* h = reinterpret_cast<nlmsghdr*>(buf);
     if (n >= static_cast<ssize_t>(sizeof(nlmsghdr)) && NLMSG_OK(h, static_cast<unsigned>(n))) {
       if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
@@ -160,7 +136,6 @@ std::optional<std::pair<uint64_t, uint32_t>> sock_diag_lookup(const TcpConnectio
       }
     }
   }
-  ::close(nl);
   return out;
 }
 
@@ -189,7 +164,7 @@ Result<ProcPeerIdentifier::SocketEntry> ProcPeerIdentifier::find_socket(
     // Not found (an IPv6 socket to ::ffff:127.0.0.1?) or netlink refused: the tables say.
   }
   for (const char* table : {"/net/tcp", "/net/tcp6"}) {
-    auto text = read_file(root_ + table);
+    auto text = read_text_file(root_ + table, kSocketTableLimit, "TCP socket table");
     if (!text) continue;  // no IPv6 in this kernel or namespace
     std::string_view rest = *text;
     bool header = true;
@@ -226,21 +201,16 @@ Result<ProcPeerIdentifier::SocketEntry> ProcPeerIdentifier::find_socket(
 }
 
 bool ProcPeerIdentifier::holds_socket(pid_t pid, const std::string& link) const {
-  std::string dir = root_ + "/" + std::to_string(pid) + "/fd";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return false;  // gone, or another user's process
-  bool found = false;
+  DirPtr fds = open_dir(root_ + "/" + std::to_string(pid) + "/fd");
+  if (!fds) return false;  // gone, or another user's process
   char target[64];
-  while (dirent* e = ::readdir(d)) {
+  while (dirent* e = ::readdir(fds.get())) {
     if (e->d_name[0] == '.') continue;
-    ssize_t n = ::readlinkat(::dirfd(d), e->d_name, target, sizeof target);
-    if (n == static_cast<ssize_t>(link.size()) && std::memcmp(target, link.data(), n) == 0) {
-      found = true;
-      break;
-    }
+    ssize_t n = ::readlinkat(::dirfd(fds.get()), e->d_name, target, sizeof target);
+    if (n == static_cast<ssize_t>(link.size()) && std::memcmp(target, link.data(), n) == 0)
+      return true;
   }
-  ::closedir(d);
-  return found;
+  return false;
 }
 
 std::vector<pid_t> ProcPeerIdentifier::descendants(const std::vector<pid_t>& roots) const {
@@ -253,19 +223,17 @@ std::vector<pid_t> ProcPeerIdentifier::descendants(const std::vector<pid_t>& roo
     if (p <= 0 || !seen.insert(p).second) continue;
     out.push_back(p);
     // Every thread's children file: a child is listed under the thread that forked it.
-    std::string tasks = root_ + "/" + std::to_string(p) + "/task";
-    DIR* d = ::opendir(tasks.c_str());
-    if (!d) continue;
-    while (dirent* e = ::readdir(d)) {
+    const std::string tasks = root_ + "/" + std::to_string(p) + "/task";
+    DirPtr threads = open_dir(tasks);
+    if (!threads) continue;
+    while (dirent* e = ::readdir(threads.get())) {
       if (e->d_name[0] == '.') continue;
-      auto text = read_file(tasks + "/" + e->d_name + "/children");
+      auto text = read_text_file(tasks + "/" + e->d_name + "/children", kChildrenLimit,
+                                 "list of child processes");
       if (!text) continue;
-      for (auto f : fields(*text)) {
-        pid_t c;
-        if (parse_pid(std::string(f).c_str(), c)) todo.push_back(c);
-      }
+      for (auto f : fields(*text))
+        if (auto child = parse_pid(f)) todo.push_back(*child);
     }
-    ::closedir(d);
   }
   return out;
 }
@@ -299,20 +267,19 @@ Result<pid_t> ProcPeerIdentifier::peer_pid(const TcpConnection& conn) {
       return p;
     }
   // Last resort: every process of the socket's owner.
-  DIR* d = ::opendir(root_.c_str());
-  if (!d) return make_error(root_ + ": " + std::strerror(errno));
+  auto pids = list_pids(root_);
+  if (!pids) return pids.error();
   pid_t found = 0;
-  while (dirent* e = ::readdir(d)) {
-    pid_t p;
-    if (!parse_pid(e->d_name, p) || tried.count(p)) continue;
+  for (pid_t p : *pids) {
+    if (tried.count(p)) continue;
     struct stat st;
-    if (::fstatat(::dirfd(d), e->d_name, &st, 0) != 0 || st.st_uid != sock->uid) continue;
+    const std::string dir = root_ + "/" + std::to_string(p);
+    if (::stat(dir.c_str(), &st) != 0 || st.st_uid != sock->uid) continue;
     if (try_pid(p)) {
       found = p;
       break;
     }
   }
-  ::closedir(d);
   if (found == 0)
     return make_error("no readable process holds the client socket (uid " +
                       std::to_string(sock->uid) + ")");
@@ -322,17 +289,7 @@ Result<pid_t> ProcPeerIdentifier::peer_pid(const TcpConnection& conn) {
 }
 
 Result<std::vector<std::string>> ProcPeerIdentifier::environment(pid_t pid) {
-  auto text = read_file(root_ + "/" + std::to_string(pid) + "/environ");
-  if (!text) return text.error();
-  std::vector<std::string> env;
-  std::string_view rest = *text;
-  while (!rest.empty()) {
-    auto nul = rest.find('\0');
-    if (nul > 0) env.emplace_back(rest.substr(0, nul));
-    if (nul == std::string_view::npos) break;
-    rest.remove_prefix(nul + 1);
-  }
-  return env;
+  return read_environ(pid, root_);
 }
 
 Result<pid_t> PeerAuthenticator::authenticate(const TcpConnection& conn) {
@@ -342,10 +299,10 @@ Result<pid_t> PeerAuthenticator::authenticate(const TcpConnection& conn) {
   if (!pid) return pid.error();
   auto env = identifier_.environment(*pid);
   if (!env) return make_error("pid " + std::to_string(*pid) + ": " + env.error().message);
-  const std::string prefix = std::string(kJobSecretVar) + "=";
+  // The first entry counts, as for getenv() in the rank.
   for (const auto& e : *env)
-    if (e.compare(0, prefix.size(), prefix) == 0)
-      return constant_time_equal(std::string_view(e).substr(prefix.size()), secret_)
+    if (auto value = env_entry_value(e, kJobSecretVar))
+      return constant_time_equal(*value, secret_)
                  ? Result<pid_t>(*pid)
                  : Result<pid_t>(make_error("pid " + std::to_string(*pid) + " carries " +
                                             kJobSecretVar + " of another job"));

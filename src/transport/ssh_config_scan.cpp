@@ -5,28 +5,25 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <vector>
+
+#include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+// OpenSSH's own configs are a few KiB; this only keeps an odd Include target (a device, a
+// huge file) from being read whole.
+constexpr std::size_t kConfigLimit = 16u << 20;
 
 // Splits one config line into keyword and arguments; handles `Key=value` and "quoted args".
 std::vector<std::string> tokens(const std::string& line) {
   std::vector<std::string> out;
   const size_t n = line.size();
-  auto space = [&](size_t i) { return std::isspace(static_cast<unsigned char>(line[i])); };
+  auto space = [&](size_t i) { return is_space(line[i]); };
   size_t i = 0;
   while (i < n && space(i)) ++i;
   if (i >= n || line[i] == '#') return out;
@@ -74,6 +71,15 @@ bool match_all(const std::vector<std::string>& args) {
   return rest.size() == 1 && rest[0] == "all";
 }
 
+// glob()'s result, freed on every path out of include().
+struct Glob {
+  glob_t paths{};
+  Glob() = default;
+  Glob(const Glob&) = delete;
+  Glob& operator=(const Glob&) = delete;
+  ~Glob() { globfree(&paths); }
+};
+
 struct Scan {
   std::string host;
   std::string keyword;
@@ -81,10 +87,9 @@ struct Scan {
 
   std::optional<std::string> file(const std::string& path, bool active, int depth) {
     if (depth > 16) return std::nullopt;
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    std::string line;
-    while (std::getline(in, line)) {
+    auto text = read_text_file(path, kConfigLimit, "ssh config file");
+    if (!text) return std::nullopt;
+    for (const std::string& line : split(*text, '\n')) {
       std::vector<std::string> t = tokens(line);
       if (t.empty()) continue;
       std::string key = lower(t[0]);
@@ -104,19 +109,18 @@ struct Scan {
   }
 
   std::optional<std::string> include(std::string pattern, bool active, int depth) {
-    if (pattern.rfind("~/", 0) == 0) {
+    if (pattern.starts_with("~/")) {
       pattern = ssh_home_dir() + pattern.substr(1);
     } else if (pattern.empty() || pattern[0] != '/') {
       pattern = (user_file ? ssh_home_dir() + "/.ssh/" : std::string("/etc/ssh/")) + pattern;
     }
-    glob_t g{};
+    Glob g;
     std::optional<std::string> found;
-    if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc && !found; ++i) {
-        found = file(g.gl_pathv[i], active, depth + 1);
+    if (glob(pattern.c_str(), 0, nullptr, &g.paths) == 0) {
+      for (size_t i = 0; i < g.paths.gl_pathc && !found; ++i) {
+        found = file(g.paths.gl_pathv[i], active, depth + 1);
       }
     }
-    globfree(&g);
     return found;
   }
 };
@@ -140,7 +144,7 @@ std::string ssh_config_value(const std::string& config_file, const std::string& 
   Scan scan{lower(host), lower(keyword), true};
   if (!config_file.empty()) {
     std::string path = config_file;
-    if (path.rfind("~/", 0) == 0) path = ssh_home_dir() + path.substr(1);
+    if (path.starts_with("~/")) path = ssh_home_dir() + path.substr(1);
     return scan.file(path, true, 0).value_or("");
   }
   if (auto v = scan.file(ssh_home_dir() + "/.ssh/config", true, 0)) return *v;

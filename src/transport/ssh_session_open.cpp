@@ -30,7 +30,7 @@ std::string numeric_address(int fd, bool local) {
     return {};
   }
   std::string out = host;
-  if (out.rfind("::ffff:", 0) == 0 && out.find('.') != std::string::npos) out.erase(0, 7);
+  if (out.starts_with("::ffff:") && out.find('.') != std::string::npos) out.erase(0, 7);
   return out;
 }
 
@@ -53,7 +53,7 @@ constexpr const char* kAesFirstCiphers =
 // "~/.ssh/known_hosts" when `path` is the default file, so the hint reads like ssh's.
 std::string display_path(const std::string& path) {
   std::string home = ssh_home_dir();
-  if (!home.empty() && path.rfind(home + "/", 0) == 0) return "~" + path.substr(home.size());
+  if (!home.empty() && path.starts_with(home + "/")) return "~" + path.substr(home.size());
   return path;
 }
 

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (hosts->empty()) __builtin_trap();  // "no hosts" is an error
     for (const auto& h : *hosts)
       if (h.name.empty() || h.slots < 1 || h.port < 0 || h.port > 65535) __builtin_trap();
-  } else if (hosts.error().message.rfind("fuzz-hosts", 0) != 0) {
+  } else if (!hosts.error().message.starts_with("fuzz-hosts")) {
     __builtin_trap();  // every error names the file
   }
   return 0;

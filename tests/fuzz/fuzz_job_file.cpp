@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (file.ok()) {
     for (const auto& h : file->config.job.hosts)
       if (h.name.empty() || h.slots < 1) __builtin_trap();
-  } else if (file.error().message.rfind("fuzz.toml", 0) != 0) {
+  } else if (!file.error().message.starts_with("fuzz.toml")) {
     __builtin_trap();  // every error names the file
   }
   return 0;

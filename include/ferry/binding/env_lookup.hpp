@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "ferry/common/environ.hpp"
+
 namespace ferry {
 
 /// Looks a variable up in the environment the user gave the ranks (ferryd's own environment
@@ -19,10 +21,7 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view name
 /// An EnvLookup over "K=V" entries (copied); a later entry for the same name wins.
 inline EnvLookup env_lookup_from(std::vector<std::string> entries) {
   return [entries = std::move(entries)](std::string_view name) -> std::optional<std::string> {
-    for (auto it = entries.rbegin(); it != entries.rend(); ++it)
-      if (it->size() > name.size() && it->compare(0, name.size(), name) == 0 &&
-          (*it)[name.size()] == '=')
-        return it->substr(name.size() + 1);
+    if (auto value = env_value(entries, name)) return std::string(*value);
     return std::nullopt;
   };
 }

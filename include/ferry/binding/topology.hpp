@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/binding/hwloc_handles.hpp"
 #include "ferry/common/result.hpp"
 
 namespace ferry {
@@ -37,13 +38,13 @@ class Topology {
   static Result<Topology> load_xml(const std::string& path);
 
   /// Takes over `other`'s hwloc handle; `other` is left empty (handle() == nullptr).
-  Topology(Topology&& other) noexcept;
+  Topology(Topology&& other) noexcept = default;
   /// Releases this topology's handle, then takes over `other`'s.
-  Topology& operator=(Topology&& other) noexcept;
+  Topology& operator=(Topology&& other) noexcept = default;
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
   /// Destroys the hwloc topology.
-  ~Topology();
+  ~Topology() = default;
 
   /// Keeps only the given hardware threads (OS indices), as a container's cpuset would;
   /// cores, NUMA nodes and packages left without any are dropped. Error: the set holds no
@@ -60,14 +61,15 @@ class Topology {
   std::vector<int> pus() const;
 
   /// The underlying handle, for callers that need more of hwloc (still owned here).
-  hwloc_topology_t handle() const { return topo_; }
+  hwloc_topology_t handle() const { return topo_.get(); }
 
  private:
-  explicit Topology(hwloc_topology_t topo) : topo_(topo) {}
-  static Result<Topology> finish_load(hwloc_topology_t topo, const std::string& what);
+  explicit Topology(HwlocTopologyPtr topo) : topo_(std::move(topo)) {}
+  static Result<HwlocTopologyPtr> init();
+  static Result<Topology> finish_load(HwlocTopologyPtr topo, const std::string& what);
   Status refresh();
 
-  hwloc_topology_t topo_ = nullptr;
+  HwlocTopologyPtr topo_;
   std::vector<CoreInfo> cores_;
 };
 

@@ -1,6 +1,8 @@
 #pragma once
 /// \file
-/// Reading a whole small text file (hostfile, job file) with a size bound.
+/// The one way ferry reads a whole file: hostfiles and job files, kernel files under /proc
+/// and /sys, cgroup files and ssh configs. Reads until end of file rather than trusting the
+/// size stat reports (0 for /proc and most /sys files), with a bound on what it keeps.
 
 #include <cstddef>
 #include <string>
@@ -10,7 +12,8 @@
 namespace ferry {
 
 /// The bytes of `path`, or one line: "<path>: cannot read: <reason>", or "<path>: cannot
-/// read: larger than <limit MiB> MiB, not a <what>" when the file passes `limit` bytes.
+/// read: larger than <limit>, not a <what>" when the file passes `limit` bytes (the limit
+/// as "16 MiB", "64 KiB" or "100 bytes", whichever is exact).
 Result<std::string> read_text_file(const std::string& path, std::size_t limit,
                                    const std::string& what);
 

@@ -1,57 +1,7 @@
 #pragma once
 /// \file
-/// ferryd's side of binding: the host's topology and accelerators, loaded once, and the
-/// per-rank plan for one HostSpec (computed before any fork).
+/// HostBinder moved to the binding part: include "ferry/binding/host_binder.hpp". This
+/// forwarding header only keeps src/daemon/daemon.cpp building until its include names the
+/// new path; delete it then.
 
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "ferry/binding/accelerators.hpp"
-#include "ferry/binding/cpu_quota.hpp"
-#include "ferry/binding/options.hpp"
-#include "ferry/binding/plan.hpp"
-#include "ferry/binding/topology.hpp"
-
-namespace ferry {
-
-/// Loads the topology and accelerators of this host and plans bindings for its ranks.
-class HostBinder {
- public:
-  /// Loads the topology (restricted to the CPUs ferryd may use), discovers accelerators and
-  /// reads ferryd's cgroup CPU quota (read_cpu_quota()), both under `device_root` ("/"
-  /// normally; a fake tree without cgroup files means no quota). A topology failure is kept
-  /// as a warning: ranks then run unbound.
-  void load(const std::string& device_root);
-
-  /// The plan for `local_ranks` ranks, or an Error naming what cannot be met. `user_env` is
-  /// the environment the ranks would get without ferry's binding variables. `lines`
-  /// receives what to tell the user (warnings always, notes when `verbose`), each prefixed
-  /// with `host`.
-  Result<HostBindingPlan> plan(const BindingOptions& options, int local_ranks,
-                               const std::vector<std::string>& user_env, const std::string& host,
-                               bool verbose, std::vector<std::string>& lines);
-
-  /// As above for the local ranks whose global ranks are `global_ranks` (local-rank order)
-  /// in a job of `world_size` ranks. On a host whose ranks use Ascend NPUs (found, or chosen
-  /// by the user through ASCEND_RT_VISIBLE_DEVICES), each rank's env also gets RANK_ID and
-  /// RANK_SIZE (ascend_rank_environment(); a user's value is kept, with a warning when it
-  /// cannot be right for every rank). The overload above knows no global ranks and sets
-  /// neither.
-  Result<HostBindingPlan> plan(const BindingOptions& options, const std::vector<int>& global_ranks,
-                               int world_size, const std::vector<std::string>& user_env,
-                               const std::string& host, bool verbose,
-                               std::vector<std::string>& lines);
-
-  /// One line describing the host ("2 packages, 4 NUMA nodes, 96 cores; 8 NVIDIA GPUs",
-  /// then "; CPU quota 8 CPUs" when ferryd's cgroup has one), or why binding is unavailable.
-  std::string summary() const;
-
- private:
-  std::optional<Topology> topology_;
-  std::vector<Accelerator> devices_;
-  std::optional<CpuQuota> cpu_quota_;
-  std::string load_error_;
-};
-
-}  // namespace ferry
+#include "ferry/binding/host_binder.hpp"

@@ -2,20 +2,16 @@
 /// \file
 /// The rendezvous variables each rank gets (docs/frameworks.md), as "K=V" lists the front end
 /// and ferryd merge into a rank's environment: NIC selection, Horovod's gloo rendezvous,
-/// MPICH's PMI-1, Ascend's RANK_ID/RANK_SIZE, and the legacy torch.distributed.launch
-/// `--local-rank` argument.
+/// MPICH's PMI-1, and the legacy torch.distributed.launch `--local-rank` argument (Ascend's
+/// RANK_ID/RANK_SIZE come with the device binding: binding/host_binder.hpp).
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "ferry/rendezvous/nic_choice.hpp"
 
 namespace ferry {
-
-/// Whether `env` ("K=V" items, e.g. the user's -x exports) sets `name`.
-bool env_sets(const std::vector<std::string>& env, std::string_view name);
 
 /// Interface variables for host `host` of `choice`: NCCL_SOCKET_IFNAME and
 /// HCCL_SOCKET_IFNAME as exact matches ("=eth0": NCCL syntax, so eth0 does not also select
@@ -36,13 +32,6 @@ std::vector<std::string> horovod_environment(uint16_t port, const std::string& s
 /// PMI_HOSTNAME, MPI_LOCALRANKID, MPI_LOCALNRANKS. Never PMIX_*: ferry serves PMI-1 only.
 std::vector<std::string> pmi_environment(int fd, int rank, int size, const std::string& hostname,
                                          int local_rank, int local_size);
-
-/// Ascend's rank variables for global rank `rank` of `world_size` (the per-rank shell loops users wrote,
-/// MindSpore and HCCL samples read them): RANK_ID=`rank`, RANK_SIZE=`world_size`, each
-/// skipped when `user_env` sets it. Only for ranks on hosts whose ranks use Ascend NPUs; the
-/// device variables (DEVICE_ID, ASCEND_DEVICE_ID) come with the device binding.
-std::vector<std::string> ascend_rank_environment(int rank, int world_size,
-                                                 const std::vector<std::string>& user_env);
 
 /// How legacy torch.distributed.launch passed the local rank: `--local-rank=N` (torch >= 2.0)
 /// or `--local_rank=N` (older; argparse treats the spellings as different options).

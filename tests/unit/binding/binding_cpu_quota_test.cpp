@@ -4,8 +4,8 @@
 
 #include "binding_fake_root.hpp"
 #include "ferry/binding/cpu_quota.hpp"
+#include "ferry/binding/host_binder.hpp"
 #include "ferry/binding/report.hpp"
-#include "ferry/daemon/host_binder.hpp"
 
 namespace ferry {
 namespace {
@@ -441,7 +441,7 @@ TEST(CpuQuotaHostBinder, ReadsTheQuotaBesideTheDevices) {
   auto without = p.plan(none, 1, {}, "h", true, plain_lines);
   ASSERT_TRUE(with.ok());
   ASSERT_TRUE(without.ok());
-  if (b.summary().rfind("no CPU topology", 0) == 0) GTEST_SKIP() << b.summary();
+  if (b.summary().starts_with("no CPU topology")) GTEST_SKIP() << b.summary();
   EXPECT_EQ(with->ranks[0].threads, 1);
   EXPECT_TRUE(has_env(with->ranks[0], "OMP_NUM_THREADS=1"));
   EXPECT_EQ(with->ranks[0].cpu_list, without->ranks[0].cpu_list);

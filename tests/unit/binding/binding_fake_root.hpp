@@ -164,7 +164,7 @@ inline bool has_env(const RankBinding& r, const std::string& kv) {
 
 inline bool has_var(const RankBinding& r, const std::string& name) {
   return std::any_of(r.env.begin(), r.env.end(),
-                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
+                     [&](const std::string& kv) { return kv.starts_with(name + "="); });
 }
 
 inline bool mentions(const std::vector<std::string>& lines, const std::string& text) {

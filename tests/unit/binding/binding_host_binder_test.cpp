@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "ferry/daemon/host_binder.hpp"
 #include "binding_fake_root.hpp"
+#include "ferry/binding/host_binder.hpp"
 
 namespace ferry {
 namespace {
@@ -37,7 +37,7 @@ TEST(HostBinderAscend, RanksGetTheirGlobalRankAsRankId) {
   EXPECT_TRUE(has_env(p->ranks[0], "RANK_ID=4"));
   EXPECT_TRUE(has_env(p->ranks[1], "RANK_ID=5"));
   EXPECT_TRUE(has_env(p->ranks[1], "RANK_SIZE=8"));
-  if (b.summary().rfind("no CPU topology", 0) != 0) {  // devices are assigned with a topology
+  if (!b.summary().starts_with("no CPU topology")) {  // devices are assigned with a topology
     EXPECT_TRUE(has_env(p->ranks[1], "DEVICE_ID=1"));
     EXPECT_TRUE(has_env(p->ranks[1], "ASCEND_RT_VISIBLE_DEVICES=0,1,2,3"));
   }
@@ -87,6 +87,29 @@ TEST(HostBinderAscend, OnlyOnAscendHostsOrWhenTheUserChoseAscend) {
   ASSERT_TRUE(chosen.ok());
   EXPECT_TRUE(has_env(chosen->ranks[0], "RANK_ID=3"));
   EXPECT_TRUE(has_env(chosen->ranks[0], "RANK_SIZE=4"));
+}
+
+// ferryd loads from FERRY_DEVICE_ROOT when it is set (the e2e tests' fake device trees).
+TEST(HostBinderLoad, FromTheDeviceRootInTheEnvironment) {
+  test_support::FakeRoot root;
+  root.proc_self_cgroup("0::/\n");
+  root.cpu_max("", "200000 100000\n");
+  const char* old = ::getenv("FERRY_DEVICE_ROOT");
+  const std::string saved = old ? old : "";
+  ::setenv("FERRY_DEVICE_ROOT", root.path().c_str(), 1);
+  HostBinder fake;
+  fake.load_from_environment();
+  ::setenv("FERRY_DEVICE_ROOT", "", 1);  // empty: the real "/"
+  HostBinder real;
+  real.load_from_environment();
+  if (old)
+    ::setenv("FERRY_DEVICE_ROOT", saved.c_str(), 1);
+  else
+    ::unsetenv("FERRY_DEVICE_ROOT");
+  EXPECT_NE(fake.summary().find("; CPU quota 2 CPUs"), std::string::npos) << fake.summary();
+  HostBinder slash;
+  slash.load("/");
+  EXPECT_EQ(real.summary(), slash.summary());
 }
 
 }  // namespace

@@ -18,32 +18,6 @@ std::vector<int> range(int lo, int hi) {  // [lo, hi]
   return v;
 }
 
-TEST(BindingIdList, ParsesRangesAndSingles) {
-  auto ids = parse_id_list(" 8,0-3,10-11\n");
-  ASSERT_TRUE(ids.ok()) << ids.error().message;
-  EXPECT_EQ(*ids, (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
-  EXPECT_TRUE(parse_id_list("")->empty());
-  EXPECT_EQ(*parse_id_list("5"), std::vector<int>{5});
-}
-
-TEST(BindingIdList, RejectsMalformedText) {
-  for (const char* bad : {"3-1", "a", "1,,2", "-1", "1-", "0x3", "1 2"}) {
-    auto ids = parse_id_list(bad);
-    EXPECT_FALSE(ids.ok()) << bad;
-    if (!ids.ok()) {
-      EXPECT_NE(ids.error().message.find("'"), std::string::npos);
-    }
-  }
-}
-
-TEST(BindingIdList, FormatsCompactly) {
-  EXPECT_EQ(format_id_list({8, 0, 1, 2, 3}), "0-3,8");
-  EXPECT_EQ(format_id_list({0, 1}), "0-1");
-  EXPECT_EQ(format_id_list({5, 5, 7}), "5,7");
-  EXPECT_EQ(format_id_list({}), "");
-  EXPECT_EQ(format_id_list(*parse_id_list("0-11,48-59")), "0-11,48-59");
-}
-
 TEST(BindingTopology, SyntheticX86TwoPackagesWithSmt) {
   auto t = Topology::load_synthetic("pack:2 core:24 pu:2");
   ASSERT_TRUE(t.ok()) << t.error().message;

@@ -21,7 +21,7 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 
 bool has_name(const std::vector<std::string>& v, const std::string& name) {
   return std::any_of(v.begin(), v.end(),
-                     [&](const std::string& kv) { return kv.rfind(name + "=", 0) == 0; });
+                     [&](const std::string& kv) { return kv.starts_with(name + "="); });
 }
 
 TEST(CliHorovodrun, TheDocsFirstExample) {
@@ -169,10 +169,9 @@ TEST(CliHorovodrun, ForwardsTheLaunchersEnvironmentButNotTheSession) {
   EXPECT_FALSE(has_name(e, "HOME"));
   // The flag wins over the launcher's variable, and each variable is exported once.
   EXPECT_TRUE(has(e, "HOROVOD_FUSION_THRESHOLD=2097152"));
-  EXPECT_EQ(std::count_if(e.begin(), e.end(),
-                          [](const std::string& kv) {
-                            return kv.rfind("HOROVOD_FUSION_THRESHOLD=", 0) == 0;
-                          }),
+  EXPECT_EQ(std::count_if(
+                e.begin(), e.end(),
+                [](const std::string& kv) { return kv.starts_with("HOROVOD_FUSION_THRESHOLD="); }),
             1);
   ::unsetenv("FERRY_TEST_FORWARD_ME");
 }

@@ -193,7 +193,7 @@ TEST(CliSources, BadSlurmVariablesAreOneLine) {
   auto r = parse({"true"});
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(err.rfind("ferryrun: SLURM_JOB_NODELIST: ", 0), 0u) << err;
+  EXPECT_TRUE(err.starts_with("ferryrun: SLURM_JOB_NODELIST: ")) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
 

@@ -125,7 +125,7 @@ TEST(Cli, ErrorsStartWithTheNameTheUserCalled) {
     auto r = parse_ferryrun_args(c.args);
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(r.exit_code, 2) << c.args[0] << " " << c.args[1];
-    EXPECT_EQ(err.rfind(c.prefix, 0), 0u) << err;
+    EXPECT_TRUE(err.starts_with(c.prefix)) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
 }

@@ -233,11 +233,11 @@ TEST(JobFile, ErrorsNameFileLineAndTheBadToken) {
 
 TEST(JobFile, SyntaxErrorsAreOneLineWithTheLine) {
   std::string e = error_of("np = 4\nhosts = [\n");
-  EXPECT_EQ(e.rfind("job.toml:", 0), 0u) << e;
+  EXPECT_TRUE(e.starts_with("job.toml:")) << e;
   EXPECT_NE(e.find("not valid TOML"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   e = error_of("a = 1\na = 2\n");
-  EXPECT_EQ(e.rfind("job.toml:2:", 0), 0u) << e;
+  EXPECT_TRUE(e.starts_with("job.toml:2:")) << e;
 }
 
 TEST(JobFile, NonAsciiOnlyInStringsAndComments) {

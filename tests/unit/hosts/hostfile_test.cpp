@@ -7,216 +7,195 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "ferry/hosts/host_list.hpp"
 
 namespace ferry {
 namespace {
 
-HostList parse_ok(const std::string& text, int default_slots = 1) {
-  auto hosts = parse_hostfile_text(text, "hosts.txt", default_slots);
-  EXPECT_TRUE(hosts.ok()) << (hosts.ok() ? "" : hosts.error().message);
-  return hosts.ok() ? *hosts : HostList{};
+// What a hostfile gives one host. `origin` is checked when set ("hosts.txt:N").
+struct Host {
+  std::string name = "";
+  int slots = 1;
+  int max_slots = 0;
+  int port = 0;
+  std::string user = "";
+  std::string ferryd = "";
+  std::string origin = "";
+};
+
+struct Parses {
+  const char* what;
+  std::string text;
+  int default_slots;
+  std::vector<Host> hosts;
+};
+
+const Parses kParses[] = {
+    // The example from Open MPI's mpirun(1) / hostfile documentation.
+    {"Open MPI's man page example",
+     "# This is an example hostfile.  Comments begin with #\n"
+     "#\n"
+     "# The following node is a single processor machine:\n"
+     "foo.example.com\n"
+     "\n"
+     "# The following node is a dual-processor machine:\n"
+     "bar.example.com slots=2\n"
+     "\n"
+     "# The following node is a quad-processor machine, and we absolutely\n"
+     "# want to disallow over-subscribing it:\n"
+     "yow.example.com slots=4 max-slots=4\n",
+     1,
+     {{.name = "foo.example.com", .origin = "hosts.txt:4"},
+      {.name = "bar.example.com", .slots = 2, .origin = "hosts.txt:7"},
+      {.name = "yow.example.com", .slots = 4, .max_slots = 4, .origin = "hosts.txt:11"}}},
+    // The example from PRRTE's hostfile page, bare hosts taking the default.
+    {"PRRTE's example with default slots",
+     "# This is a comment line, and will be ignored\n"
+     "node01  slots=10\n"
+     "node13  slots=5\n"
+     "\n"
+     "node15\n"
+     "node16\n"
+     "node17  slots=3\n",
+     2,
+     {{.name = "node01", .slots = 10},
+      {.name = "node13", .slots = 5},
+      {.name = "node15", .slots = 2},
+      {.name = "node16", .slots = 2},
+      {.name = "node17", .slots = 3}}},
+    {"Horovod and DeepSpeed lines",
+     "server1 slots=4\nserver2 slots=4\nworker-1 slots=4\n",
+     1,
+     {{.name = "server1", .slots = 4},
+      {.name = "server2", .slots = 4},
+      {.name = "worker-1", .slots = 4}}},
+    {"hydra's host:N",
+     "host1:2\nhost2\nhost3:4 port=2222\n",
+     1,
+     {{.name = "host1", .slots = 2},
+      {.name = "host2", .slots = 1},
+      {.name = "host3", .slots = 4, .port = 2222}}},
+    {"ferry's keys on the same line",
+     "node1 slots=2 port=2222 user=root ferryd=/opt/ferry/bin/ferryd\n",
+     1,
+     {{.name = "node1",
+       .slots = 2,
+       .port = 2222,
+       .user = "root",
+       .ferryd = "/opt/ferry/bin/ferryd",
+       .origin = "hosts.txt:1"}}},
+    {"user@host and Open MPI's username key",
+     "root@a slots=2\nb username=admin\n",
+     1,
+     {{.name = "a", .slots = 2, .user = "root"}, {.name = "b", .user = "admin"}}},
+    {"IPv6 forms",
+     "[::1]:2 port=2201\nfe80::1%eth0 slots=3\nroot@[2001:db8::5]\n",
+     1,
+     {{.name = "::1", .slots = 2, .port = 2201},
+      {.name = "fe80::1%eth0", .slots = 3},
+      {.name = "2001:db8::5", .user = "root"}}},
+    {"comments, blank lines, tabs and CRLF",
+     "// an Open MPI line comment\r\n"
+     "   \t\r\n"
+     "a slots=2   # trailing comment\r\n"
+     "\tb\tslots=3 // another\r\n"
+     "c#glued comment\n"
+     "d ferryd=/opt//ferryd\n",
+     1,
+     {{.name = "a", .slots = 2, .origin = "hosts.txt:3"},
+      {.name = "b", .slots = 3, .origin = "hosts.txt:4"},
+      {.name = "c", .origin = "hosts.txt:5"},
+      {.name = "d", .ferryd = "/opt//ferryd", .origin = "hosts.txt:6"}}},
+    {"spaces around '=' and key aliases",
+     "a slots = 4 max_slots= 6\nb count=2 slots_max=3\nc cpu=5\n",
+     1,
+     {{.name = "a", .slots = 4, .max_slots = 6},
+      {.name = "b", .slots = 2, .max_slots = 3},
+      {.name = "c", .slots = 5}}},
+    {"repeated lines add slots, the first line is the origin",
+     "a slots=2\nb\na slots=3\na\n",
+     1,
+     {{.name = "a", .slots = 6, .origin = "hosts.txt:1"}, {.name = "b", .origin = "hosts.txt:2"}}},
+    {"one address, two ports: two hosts",
+     "10.0.0.5 port=2201 slots=2\n10.0.0.5 port=2202 slots=2\n",
+     1,
+     {{.name = "10.0.0.5", .slots = 2, .port = 2201},
+      {.name = "10.0.0.5", .slots = 2, .port = 2202}}},
+    {"max_slots alone caps the default",
+     "a max_slots=2\nb max_slots=8\n",
+     4,
+     {{.name = "a", .slots = 2, .max_slots = 2}, {.name = "b", .slots = 4, .max_slots = 8}}},
+};
+
+TEST(Hostfile, Parses) {
+  for (const Parses& c : kParses) {
+    SCOPED_TRACE(c.what);
+    auto hosts = parse_hostfile_text(c.text, "hosts.txt", c.default_slots);
+    ASSERT_TRUE(hosts.ok()) << hosts.error().message;
+    ASSERT_EQ(hosts->size(), c.hosts.size());
+    for (size_t i = 0; i < c.hosts.size(); ++i) {
+      const HostEntry& got = (*hosts)[i];
+      const Host& want = c.hosts[i];
+      EXPECT_EQ(got.name, want.name) << i;
+      EXPECT_EQ(got.slots, want.slots) << i;
+      EXPECT_EQ(got.max_slots, want.max_slots) << i;
+      EXPECT_EQ(got.port, want.port) << i;
+      EXPECT_EQ(got.user, want.user) << i;
+      EXPECT_EQ(got.ferryd, want.ferryd) << i;
+      if (!want.origin.empty()) {
+        EXPECT_EQ(got.origin, want.origin) << i;
+      }
+    }
+  }
 }
 
-std::string parse_error(const std::string& text) {
-  auto hosts = parse_hostfile_text(text, "hosts.txt");
-  EXPECT_FALSE(hosts.ok()) << "parsed: " << text;
-  return hosts.ok() ? "" : hosts.error().message;
-}
+struct Fails {
+  std::string text;
+  std::string error;  // the whole one-line message: file:line, then what is wrong
+};
 
-// The example from Open MPI's mpirun(1) / hostfile documentation.
-TEST(Hostfile, OpenMpiManPageExample) {
-  HostList hosts = parse_ok(
-      "# This is an example hostfile.  Comments begin with #\n"
-      "#\n"
-      "# The following node is a single processor machine:\n"
-      "foo.example.com\n"
-      "\n"
-      "# The following node is a dual-processor machine:\n"
-      "bar.example.com slots=2\n"
-      "\n"
-      "# The following node is a quad-processor machine, and we absolutely\n"
-      "# want to disallow over-subscribing it:\n"
-      "yow.example.com slots=4 max-slots=4\n");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].name, "foo.example.com");
-  EXPECT_EQ(hosts[0].slots, 1);
-  EXPECT_EQ(hosts[0].origin, "hosts.txt:4");
-  EXPECT_EQ(hosts[1].name, "bar.example.com");
-  EXPECT_EQ(hosts[1].slots, 2);
-  EXPECT_EQ(hosts[1].max_slots, 0);
-  EXPECT_EQ(hosts[2].name, "yow.example.com");
-  EXPECT_EQ(hosts[2].slots, 4);
-  EXPECT_EQ(hosts[2].max_slots, 4);
-  EXPECT_EQ(hosts[2].origin, "hosts.txt:11");
-}
+const Fails kFails[] = {
+    // Bad values name the file, the line and the token.
+    {"a\nb slots=2\nc slots=abc\n",
+     "hosts.txt:3: bad slots value 'abc' (expected a positive integer)"},
+    {"c slots=0", "hosts.txt:1: bad slots value '0' (expected a positive integer)"},
+    {"\nc:x\n", "hosts.txt:2: bad slot count 'x' in 'c:x' (expected a positive integer)"},
+    {"c max_slots=-1", "hosts.txt:1: bad max_slots value '-1' (expected a positive integer)"},
+    {"a port=0", "hosts.txt:1: bad port value '0' (expected 1-65535)"},
+    {"a port=65536", "hosts.txt:1: bad port value '65536' (expected 1-65535)"},
+    {"a port=", "hosts.txt:1: empty value for 'port'"},
+    {"a ferryd=/opt/x;rm",
+     "hosts.txt:1: bad ferryd value '/opt/x;rm' (a path of letters, digits, '/', '.', '-', '_', "
+     "'+')"},
+    {"a user=-x", "hosts.txt:1: bad user value '-x' (letters, digits, '.', '-', '_')"},
+    // Unknown keys, hydra's extra keys among them.
+    {"a\n\nb gpus=8\n",
+     "hosts.txt:3: unknown key 'gpus' (known: slots, max_slots, port, user, ferryd)"},
+    {"host1:2\nhost2:4 ifhn=eth0\n",
+     "hosts.txt:2: unknown key 'ifhn' (known: slots, max_slots, port, user, ferryd)"},
+    // Lines that are not `host key=value...`.
+    {"slots=4", "hosts.txt:1: expected a host name before 'slots=4'"},
+    {"a b", "hosts.txt:1: unexpected 'b' after the host name (expected key=value)"},
+    {"a =4", "hosts.txt:1: expected a host name before 'a=4'"},
+    {"-oProxyCommand=x", "hosts.txt:1: expected a host name before '-oProxyCommand=x'"},
+    // Contradictions on one line.
+    {"a slots=4 max_slots=2", "hosts.txt:1: max_slots=2 is less than slots=4"},
+    {"a:2 slots=3", "hosts.txt:1: 'slots=3' sets the slot count a second time on this line"},
+    {"root@a user=admin", "hosts.txt:1: 'user=admin' sets the user a second time on this line"},
+    {"a port=1 port=2", "hosts.txt:1: 'port=2' sets the port a second time on this line"},
+    // No host at all.
+    {"# nothing here\n\n", "hosts.txt: no hosts (only comments and blank lines)"},
+    {"", "hosts.txt: no hosts (only comments and blank lines)"},
+};
 
-// The example from PRRTE's hostfile page, bare hosts taking the default.
-TEST(Hostfile, PrrteExampleWithDefaultSlots) {
-  HostList hosts = parse_ok(
-      "# This is a comment line, and will be ignored\n"
-      "node01  slots=10\n"
-      "node13  slots=5\n"
-      "\n"
-      "node15\n"
-      "node16\n"
-      "node17  slots=3\n",
-      2);
-  ASSERT_EQ(hosts.size(), 5u);
-  EXPECT_EQ(hosts[0].slots, 10);
-  EXPECT_EQ(hosts[1].slots, 5);
-  EXPECT_EQ(hosts[2].slots, 2);
-  EXPECT_EQ(hosts[3].slots, 2);
-  EXPECT_EQ(hosts[4].name, "node17");
-  EXPECT_EQ(hosts[4].slots, 3);
-}
-
-TEST(Hostfile, HorovodAndDeepSpeedLines) {
-  HostList hosts = parse_ok("server1 slots=4\nserver2 slots=4\nworker-1 slots=4\n");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].name, "server1");
-  EXPECT_EQ(hosts[2].name, "worker-1");
-  EXPECT_EQ(hosts[2].slots, 4);
-}
-
-TEST(Hostfile, HydraHostColonCount) {
-  HostList hosts = parse_ok("host1:2\nhost2\nhost3:4 port=2222\n");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].name, "host1");
-  EXPECT_EQ(hosts[0].slots, 2);
-  EXPECT_EQ(hosts[1].slots, 1);
-  EXPECT_EQ(hosts[2].slots, 4);
-  EXPECT_EQ(hosts[2].port, 2222);
-}
-
-TEST(Hostfile, HydraExtraKeysAreRejectedByName) {
-  EXPECT_EQ(parse_error("host1:2\nhost2:4 ifhn=eth0\n"),
-            "hosts.txt:2: unknown key 'ifhn' (known: slots, max_slots, port, user, ferryd)");
-}
-
-TEST(Hostfile, FerryKeysOnTheSameLine) {
-  HostList hosts = parse_ok("node1 slots=2 port=2222 user=root ferryd=/opt/ferry/bin/ferryd\n");
-  ASSERT_EQ(hosts.size(), 1u);
-  EXPECT_EQ(hosts[0].name, "node1");
-  EXPECT_EQ(hosts[0].slots, 2);
-  EXPECT_EQ(hosts[0].port, 2222);
-  EXPECT_EQ(hosts[0].user, "root");
-  EXPECT_EQ(hosts[0].ferryd, "/opt/ferry/bin/ferryd");
-}
-
-TEST(Hostfile, UserAtHostAndOpenMpiUsernameKey) {
-  HostList hosts = parse_ok("root@a slots=2\nb username=admin\n");
-  ASSERT_EQ(hosts.size(), 2u);
-  EXPECT_EQ(hosts[0].user, "root");
-  EXPECT_EQ(hosts[0].name, "a");
-  EXPECT_EQ(hosts[1].user, "admin");
-}
-
-TEST(Hostfile, Ipv6Forms) {
-  HostList hosts = parse_ok("[::1]:2 port=2201\nfe80::1%eth0 slots=3\nroot@[2001:db8::5]\n");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].name, "::1");
-  EXPECT_EQ(hosts[0].slots, 2);
-  EXPECT_EQ(hosts[0].port, 2201);
-  EXPECT_EQ(hosts[1].name, "fe80::1%eth0");
-  EXPECT_EQ(hosts[1].slots, 3);
-  EXPECT_EQ(hosts[2].user, "root");
-  EXPECT_EQ(hosts[2].name, "2001:db8::5");
-}
-
-TEST(Hostfile, CommentsBlankLinesTabsAndCrlf) {
-  HostList hosts = parse_ok(
-      "// an Open MPI line comment\r\n"
-      "   \t\r\n"
-      "a slots=2   # trailing comment\r\n"
-      "\tb\tslots=3 // another\r\n"
-      "c#glued comment\n"
-      "d ferryd=/opt//ferryd\n");
-  ASSERT_EQ(hosts.size(), 4u);
-  EXPECT_EQ(hosts[0].name, "a");
-  EXPECT_EQ(hosts[0].slots, 2);
-  EXPECT_EQ(hosts[0].origin, "hosts.txt:3");
-  EXPECT_EQ(hosts[1].name, "b");
-  EXPECT_EQ(hosts[1].slots, 3);
-  EXPECT_EQ(hosts[2].name, "c");
-  EXPECT_EQ(hosts[3].ferryd, "/opt//ferryd");
-}
-
-TEST(Hostfile, SpacesAroundEqualsAndKeyAliases) {
-  HostList hosts = parse_ok("a slots = 4 max_slots= 6\nb count=2 slots_max=3\nc cpu=5\n");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].slots, 4);
-  EXPECT_EQ(hosts[0].max_slots, 6);
-  EXPECT_EQ(hosts[1].slots, 2);
-  EXPECT_EQ(hosts[1].max_slots, 3);
-  EXPECT_EQ(hosts[2].slots, 5);
-}
-
-TEST(Hostfile, RepeatedLinesAddSlots) {
-  HostList hosts = parse_ok("a slots=2\nb\na slots=3\na\n");
-  ASSERT_EQ(hosts.size(), 2u);
-  EXPECT_EQ(hosts[0].name, "a");
-  EXPECT_EQ(hosts[0].slots, 6);
-  EXPECT_EQ(hosts[0].origin, "hosts.txt:1");
-  EXPECT_EQ(hosts[1].name, "b");
-}
-
-TEST(Hostfile, SameAddressDifferentPortsAreDifferentHosts) {
-  HostList hosts = parse_ok("10.0.0.5 port=2201 slots=2\n10.0.0.5 port=2202 slots=2\n");
-  ASSERT_EQ(hosts.size(), 2u);
-  EXPECT_EQ(hosts[0].port, 2201);
-  EXPECT_EQ(hosts[1].port, 2202);
-  EXPECT_EQ(hosts[1].slots, 2);
-}
-
-TEST(Hostfile, MaxSlotsAloneCapsTheDefault) {
-  auto hosts = parse_hostfile_text("a max_slots=2\nb max_slots=8\n", "h", 4);
-  ASSERT_TRUE(hosts.ok()) << hosts.error().message;
-  EXPECT_EQ((*hosts)[0].slots, 2);
-  EXPECT_EQ((*hosts)[0].max_slots, 2);
-  EXPECT_EQ((*hosts)[1].slots, 4);
-}
-
-TEST(Hostfile, BadSlotsValueNamesFileLineAndToken) {
-  EXPECT_EQ(parse_error("a\nb slots=2\nc slots=abc\n"),
-            "hosts.txt:3: bad slots value 'abc' (expected a positive integer)");
-  EXPECT_EQ(parse_error("c slots=0"),
-            "hosts.txt:1: bad slots value '0' (expected a positive integer)");
-  EXPECT_EQ(parse_error("\nc:x\n"),
-            "hosts.txt:2: bad slot count 'x' in 'c:x' (expected a positive integer)");
-  EXPECT_EQ(parse_error("c max_slots=-1"),
-            "hosts.txt:1: bad max_slots value '-1' (expected a positive integer)");
-}
-
-TEST(Hostfile, BadLinesAreErrors) {
-  EXPECT_EQ(parse_error("a\n\nb gpus=8\n"),
-            "hosts.txt:3: unknown key 'gpus' (known: slots, max_slots, port, user, ferryd)");
-  EXPECT_EQ(parse_error("a port=0"), "hosts.txt:1: bad port value '0' (expected 1-65535)");
-  EXPECT_EQ(parse_error("a port=65536"), "hosts.txt:1: bad port value '65536' (expected 1-65535)");
-  EXPECT_EQ(parse_error("a port="), "hosts.txt:1: empty value for 'port'");
-  EXPECT_EQ(parse_error("slots=4"), "hosts.txt:1: expected a host name before 'slots=4'");
-  EXPECT_EQ(parse_error("a b"),
-            "hosts.txt:1: unexpected 'b' after the host name (expected key=value)");
-  EXPECT_EQ(parse_error("a =4"), "hosts.txt:1: expected a host name before 'a=4'");
-  EXPECT_EQ(parse_error("a slots=4 max_slots=2"), "hosts.txt:1: max_slots=2 is less than slots=4");
-  EXPECT_EQ(parse_error("a:2 slots=3"),
-            "hosts.txt:1: 'slots=3' sets the slot count a second time on this line");
-  EXPECT_EQ(parse_error("root@a user=admin"),
-            "hosts.txt:1: 'user=admin' sets the user a second time on this line");
-  EXPECT_EQ(parse_error("a port=1 port=2"),
-            "hosts.txt:1: 'port=2' sets the port a second time on this line");
-  EXPECT_EQ(parse_error("a ferryd=/opt/x;rm"),
-            "hosts.txt:1: bad ferryd value '/opt/x;rm' (a path of letters, digits, '/', '.', "
-            "'-', '_', '+')");
-  EXPECT_NE(parse_error("-oProxyCommand=x").find("hosts.txt:1:"), std::string::npos);
-  EXPECT_NE(parse_error("a user=-x").find("bad user value '-x'"), std::string::npos);
-}
-
-TEST(Hostfile, OnlyCommentsIsAnError) {
-  EXPECT_EQ(parse_error("# nothing here\n\n"),
-            "hosts.txt: no hosts (only comments and blank lines)");
-  EXPECT_EQ(parse_error(""), "hosts.txt: no hosts (only comments and blank lines)");
+TEST(Hostfile, Fails) {
+  for (const Fails& c : kFails) {
+    auto hosts = parse_hostfile_text(c.text, "hosts.txt");
+    ASSERT_FALSE(hosts.ok()) << "parsed: " << c.text;
+    EXPECT_EQ(hosts.error().message, c.error) << c.text;
+  }
 }
 
 TEST(Hostfile, ReadsAFileAndNamesItInOrigins) {

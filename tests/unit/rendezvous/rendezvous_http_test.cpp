@@ -253,7 +253,7 @@ TEST(KvStore, AdHocScopeDeletesTheNamedKey) {
 
 TEST(KvStore, DeclaresHorovodScopesFromPlacement) {
   // a:1,b:2 → (a,r0,l0,cs2) (b,r1,l0,cs2) (b,r2,l1,cs1)
-  auto hl = parse_host_spec("a:1,b:2");
+  auto hl = parse_host_option("a:1,b:2");
   ASSERT_TRUE(hl) << hl.error().message;
   auto p = place_ranks(*hl, 3, false);
   ASSERT_TRUE(p) << p.error().message;

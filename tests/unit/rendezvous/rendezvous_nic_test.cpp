@@ -61,7 +61,7 @@ TEST(Interfaces, SystemReaderSeesLoopback) {
       if (i.loopback && a.address == "127.0.0.1" && a.prefix == 8) lo = true;
   EXPECT_TRUE(lo);
   for (const auto& i : *v)
-    for (const auto& a : i.addresses) EXPECT_NE(a.address.rfind("fe80:", 0), 0u) << a.address;
+    for (const auto& a : i.addresses) EXPECT_FALSE(a.address.starts_with("fe80:")) << a.address;
 }
 
 TEST(NicChoice, PicksTheSharedSubnetAndSkipsVirtualInterfaces) {

@@ -116,7 +116,7 @@ class MpichPmi : public ::testing::Test {
       EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
       std::vector<std::string> env;
       for (char** e = environ; *e; ++e)
-        if (std::string(*e).rfind("PMI_", 0) != 0) env.emplace_back(*e);
+        if (!std::string_view(*e).starts_with("PMI_")) env.emplace_back(*e);
       for (auto& kv : pmi_environment(sv[1], r, world, "host" + std::to_string(r / per_host),
                                       r % per_host, per_host))
         env.push_back(kv);

@@ -288,7 +288,7 @@ TEST(PmiProcessMapping, CompressesBlocksOfNodes) {
 }
 
 TEST(PmiProcessMapping, HostConfigFromPlacement) {
-  auto hl = parse_host_spec("a:1,b:2");
+  auto hl = parse_host_option("a:1,b:2");
   ASSERT_TRUE(hl);
   auto p = place_ranks(*hl, 3, false);
   ASSERT_TRUE(p);

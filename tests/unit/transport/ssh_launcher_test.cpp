@@ -203,7 +203,7 @@ TEST_F(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
   std::string error;
   auto link = open(io, launcher, host("h1"), ferryd(), &error);
   EXPECT_FALSE(link);
-  EXPECT_EQ(error.rfind(prefix("h1") + "unknown host key SHA256:", 0), 0u) << error;
+  EXPECT_TRUE(error.starts_with(prefix("h1") + "unknown host key SHA256:")) << error;
   EXPECT_NE(error.find("ssh-keyscan -p " + std::to_string(port_) + " 127.0.0.1 >> "),
             std::string::npos) << error;
   EXPECT_NE(error.find("--ssh-accept-new"), std::string::npos) << error;
@@ -255,7 +255,8 @@ TEST_F(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
   SshLauncher launcher(io, o);
   std::string error;
   EXPECT_FALSE(open(io, launcher, host("h1"), ferryd(), &error));
-  EXPECT_EQ(error.rfind(prefix("h1") + "host key CHANGED (fingerprint SHA256:", 0), 0u) << error;
+  EXPECT_TRUE(error.starts_with(prefix("h1") + "host key CHANGED (fingerprint SHA256:"))
+      << error;
   EXPECT_NE(error.find(known_hosts_.string()), std::string::npos) << error;
 }
 
@@ -280,8 +281,9 @@ TEST_F(SshLauncherTest, SilentServerTimesOut) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(open(io, launcher, host("h1", port), ferryd(), &error));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  EXPECT_EQ(error.rfind("h1:" + std::to_string(port) + ": connection timed out after 1 s", 0),
-            0u) << error;
+  EXPECT_TRUE(
+      error.starts_with("h1:" + std::to_string(port) + ": connection timed out after 1 s"))
+      << error;
   ::close(fd);
 }
 
@@ -294,7 +296,7 @@ TEST_F(SshLauncherTest, MissingFerrydIsReportedAsNotFound) {
   std::string reason = "<none>";
   link->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
   ASSERT_TRUE(run_until(io, [&] { return reason != "<none>"; }));
-  EXPECT_EQ(reason.rfind("ferryd not found at /nonexistent/dir/ferryd", 0), 0u) << reason;
+  EXPECT_TRUE(reason.starts_with("ferryd not found at /nonexistent/dir/ferryd")) << reason;
 }
 
 TEST_F(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
@@ -345,7 +347,7 @@ TEST_F(SshLauncherTest, UnresolvableHostName) {
       io, options(make_config("", "Host nxhost\n  HostName nonexistent.invalid\n")));
   std::string error;
   EXPECT_FALSE(open(io, launcher, host("nxhost"), ferryd(), &error));
-  EXPECT_EQ(error.rfind("nxhost:22: cannot connect: ", 0), 0u) << error;
+  EXPECT_TRUE(error.starts_with("nxhost:22: cannot connect: ")) << error;
   EXPECT_NE(error.find("nonexistent.invalid"), std::string::npos) << error;
 }
 

@@ -1,13 +1,23 @@
-#include "ferry/daemon/host_binder.hpp"
+#include "ferry/binding/host_binder.hpp"
+
+#include <stdlib.h>
 
 #include <algorithm>
 
 #include "ferry/binding/apply.hpp"
 #include "ferry/binding/env_lookup.hpp"
 #include "ferry/binding/summary.hpp"
-#include "ferry/rendezvous/framework_env.hpp"
+#include "ferry/common/environ.hpp"
 
 namespace ferry {
+
+std::vector<std::string> ascend_rank_environment(int rank, int world_size,
+                                                 const std::vector<std::string>& user_env) {
+  std::vector<std::string> out;
+  if (!env_value(user_env, "RANK_ID")) out.push_back("RANK_ID=" + std::to_string(rank));
+  if (!env_value(user_env, "RANK_SIZE")) out.push_back("RANK_SIZE=" + std::to_string(world_size));
+  return out;
+}
 
 void HostBinder::load(const std::string& device_root) {
   // Read even without a topology: it is part of what summary() reports.
@@ -20,6 +30,11 @@ void HostBinder::load(const std::string& device_root) {
   topology_.emplace(std::move(topo.value()));
   auto devs = discover_accelerators(device_root);
   if (devs) devices_ = std::move(devs.value());
+}
+
+void HostBinder::load_from_environment() {
+  const char* root = ::getenv("FERRY_DEVICE_ROOT");
+  load(root && *root ? root : "/");
 }
 
 Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options, int local_ranks,
@@ -64,7 +79,7 @@ Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options,
     ascend = *p.device_kind == AcceleratorKind::kAscendNpu;
   } else {
     // No topology, so no device assignment ran: go by what discovery found.
-    ascend = env_sets(user_env, "ASCEND_RT_VISIBLE_DEVICES") ||
+    ascend = env_value(user_env, "ASCEND_RT_VISIBLE_DEVICES").has_value() ||
              std::any_of(devices_.begin(), devices_.end(), [](const Accelerator& a) {
                return a.kind == AcceleratorKind::kAscendNpu;
              });

@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   int default_slots = data[0] % 4;  // 0 must be refused, not crash
   std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
-  auto hosts = ferry::parse_host_spec(text, default_slots);
+  auto hosts = ferry::parse_host_option(text, default_slots);
   if (hosts.ok()) {
     for (const auto& h : *hosts)
       if (h.name.empty() || h.slots < 1) __builtin_trap();

@@ -3,14 +3,14 @@
 #include <string>
 #include <string_view>
 
+#include "ferry/common/text.hpp"
 #include "ferry/hosts/host_list.hpp"
 #include "host_token.hpp"
 
 namespace ferry {
 
-Result<HostList> parse_host_spec(const std::string& text, int default_slots) {
+Result<HostList> parse_host_option(const std::string& text, int default_slots) {
   using hosts_detail::split_host_token;
-  using hosts_detail::trim;
 
   if (default_slots < 1) {
     return make_error("-H: default slot count must be positive (got " +
@@ -28,7 +28,7 @@ Result<HostList> parse_host_spec(const std::string& text, int default_slots) {
                         "' (two commas in a row or a comma at either end)");
     }
     for (char c : item) {
-      if (hosts_detail::is_space(c)) {
+      if (is_space(c)) {
         return make_error("-H: space inside '" + std::string(item) +
                           "' (separate hosts with commas)");
       }

@@ -1,0 +1,82 @@
+#include "ferry/common/environ.hpp"
+
+#include <dirent.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <system_error>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/common/read_text_file.hpp"
+
+namespace ferry {
+namespace {
+
+// An environment is bounded by the kernel's argument limit (a quarter of the stack limit);
+// this is far above any real one and only stops a broken or fake file from eating memory.
+constexpr std::size_t kEnvironLimit = 64u << 20;
+
+}  // namespace
+
+std::optional<std::string_view> env_entry_value(std::string_view entry, std::string_view name) {
+  if (name.empty() || entry.size() <= name.size() || !entry.starts_with(name) ||
+      entry[name.size()] != '=')
+    return std::nullopt;
+  return entry.substr(name.size() + 1);
+}
+
+std::optional<std::string_view> env_value(const std::vector<std::string>& env,
+                                          std::string_view name) {
+  for (auto it = env.rbegin(); it != env.rend(); ++it)
+    if (auto value = env_entry_value(*it, name)) return value;
+  return std::nullopt;
+}
+
+std::vector<std::string> split_environ(std::string_view block) {
+  std::vector<std::string> entries;
+  while (!block.empty()) {
+    auto nul = block.find('\0');
+    if (nul > 0) entries.emplace_back(block.substr(0, nul));
+    if (nul == std::string_view::npos) break;
+    block.remove_prefix(nul + 1);
+  }
+  return entries;
+}
+
+std::optional<pid_t> parse_pid(std::string_view name) {
+  if (name.empty() || name.front() < '1' || name.front() > '9') return std::nullopt;
+  long long value = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), value);
+  if (ec != std::errc() || end != name.data() + name.size() || value > INT_MAX) return std::nullopt;
+  return static_cast<pid_t>(value);
+}
+
+Result<std::vector<pid_t>> list_pids(const std::string& proc_root) {
+  DirPtr dir = open_dir(proc_root);
+  if (!dir)
+    return make_error(proc_root + ": cannot list: " + std::generic_category().message(errno));
+  std::vector<pid_t> pids;
+  while (dirent* e = ::readdir(dir.get()))
+    if (auto pid = parse_pid(e->d_name)) pids.push_back(*pid);
+  return pids;
+}
+
+Result<std::vector<std::string>> read_environ(pid_t pid, const std::string& proc_root) {
+  auto block = read_text_file(proc_root + "/" + std::to_string(pid) + "/environ", kEnvironLimit,
+                              "process environment");
+  if (!block) return block.error();
+  return split_environ(*block);
+}
+
+void for_each_environ(const std::string& proc_root,
+                      const std::function<bool(pid_t, const std::vector<std::string>&)>& visit) {
+  auto pids = list_pids(proc_root);
+  if (!pids) return;
+  for (pid_t pid : *pids) {
+    auto env = read_environ(pid, proc_root);
+    if (env && !visit(pid, *env)) return;
+  }
+}
+
+}  // namespace ferry

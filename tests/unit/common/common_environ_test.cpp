@@ -1,0 +1,126 @@
+// Environment entries and the /proc environ scanner, over a made-up proc tree.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "ferry/common/environ.hpp"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Entries = std::vector<std::string>;
+
+TEST(CommonEnvEntry, NamesOnlyTheExactVariable) {
+  EXPECT_EQ(env_entry_value("PATH=/bin", "PATH"), "/bin");
+  EXPECT_EQ(env_entry_value("PATH=", "PATH"), "");
+  EXPECT_EQ(env_entry_value("A==b", "A"), "=b");
+  EXPECT_FALSE(env_entry_value("PATHS=/bin", "PATH"));
+  EXPECT_FALSE(env_entry_value("PATH", "PATH"));
+  EXPECT_FALSE(env_entry_value("XPATH=/bin", "PATH"));
+  EXPECT_FALSE(env_entry_value("=x", ""));
+}
+
+TEST(CommonEnvEntry, LastEntryWins) {
+  const Entries env{"A=1", "B=2", "A=3"};
+  EXPECT_EQ(env_value(env, "A"), "3");
+  EXPECT_EQ(env_value(env, "B"), "2");
+  EXPECT_FALSE(env_value(env, "C"));
+  EXPECT_FALSE(env_value({}, "A"));
+}
+
+TEST(CommonEnvEntry, SplitsNulSeparatedBlocks) {
+  EXPECT_EQ(split_environ(std::string("A=1\0B=2\0", 8)), (Entries{"A=1", "B=2"}));
+  EXPECT_EQ(split_environ(std::string("A=1\0\0B=2", 8)), (Entries{"A=1", "B=2"}));
+  EXPECT_EQ(split_environ(""), Entries{});
+  EXPECT_EQ(split_environ(std::string("\0", 1)), Entries{});
+}
+
+TEST(CommonProcPid, OnlyPositiveDecimalNames) {
+  EXPECT_EQ(parse_pid("1"), 1);
+  EXPECT_EQ(parse_pid("4194304"), 4194304);
+  EXPECT_EQ(parse_pid("2147483647"), 2147483647);
+  for (const char* bad : {"", "0", "-1", "+1", "self", "12a", "01", "2147483648", " 1"})
+    EXPECT_FALSE(parse_pid(bad)) << bad;
+}
+
+// A fake /proc: numbered directories with environ files, plus entries that are not pids.
+class CommonFakeProc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ferry-common-proc-XXXXXX";
+    ASSERT_TRUE(::mkdtemp(tmpl));
+    root_ = tmpl;
+    fs::create_directories(root_ / "self");
+    fs::create_directories(root_ / "net");
+    std::ofstream(root_ / "uptime") << "1.0 1.0\n";
+  }
+  void TearDown() override {
+    fs::permissions(root_, fs::perms::owner_all, fs::perm_options::add);
+    fs::remove_all(root_);
+  }
+  void process(int pid, const std::string& environ) {
+    fs::create_directories(root_ / std::to_string(pid));
+    std::ofstream(root_ / std::to_string(pid) / "environ", std::ios::binary) << environ;
+  }
+  std::string root() const { return root_.string(); }
+
+  fs::path root_;
+};
+
+TEST_F(CommonFakeProc, ListsOnlyPidEntries) {
+  process(7, "");
+  process(42, "");
+  auto pids = list_pids(root());
+  ASSERT_TRUE(pids) << pids.error().message;
+  std::sort(pids->begin(), pids->end());
+  EXPECT_EQ(*pids, (std::vector<pid_t>{7, 42}));
+}
+
+TEST_F(CommonFakeProc, ReadsOneEnvironment) {
+  process(10, std::string("A=1\0FERRY_JOB_SECRET=s\0", 23));
+  auto env = read_environ(10, root());
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(*env, (Entries{"A=1", "FERRY_JOB_SECRET=s"}));
+  auto gone = read_environ(11, root());
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().message, root() + "/11/environ: cannot read: No such file or directory");
+}
+
+TEST_F(CommonFakeProc, VisitsReadableProcessesUntilToldToStop) {
+  process(1, std::string("TAG=a\0", 6));
+  process(2, std::string("TAG=b\0", 6));
+  process(3, std::string("TAG=a\0X=1\0", 10));
+  fs::create_directories(root_ / "4");  // a process that is gone: no environ
+  std::map<pid_t, Entries> seen;
+  for_each_environ(root(), [&](pid_t pid, const Entries& env) {
+    seen[pid] = env;
+    return true;
+  });
+  EXPECT_EQ(seen,
+            (std::map<pid_t, Entries>{{1, {"TAG=a"}}, {2, {"TAG=b"}}, {3, {"TAG=a", "X=1"}}}));
+
+  int visits = 0;
+  for_each_environ(root(), [&](pid_t, const Entries&) { return ++visits < 2; });
+  EXPECT_EQ(visits, 2);
+}
+
+TEST_F(CommonFakeProc, AMissingRootIsAnErrorOrNothingToVisit) {
+  auto pids = list_pids(root() + "/missing");
+  ASSERT_FALSE(pids);
+  EXPECT_EQ(pids.error().message, root() + "/missing: cannot list: No such file or directory");
+  bool visited = false;
+  for_each_environ(root() + "/missing", [&](pid_t, const Entries&) { return visited = true; });
+  EXPECT_FALSE(visited);
+}
+
+}  // namespace
+}  // namespace ferry
