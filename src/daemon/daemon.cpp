@@ -86,9 +86,7 @@ class Daemon::Impl {
 
   void start() {
     guard_.start();
-    // FERRY_DEVICE_ROOT lets tests point device discovery at a fake /proc, /dev, /sys tree.
-    const char* dev_root = ::getenv("FERRY_DEVICE_ROOT");
-    launcher_.load(dev_root && *dev_root ? dev_root : "/");
+    launcher_.load_devices();  // FERRY_DEVICE_ROOT: a fake /proc, /dev, /sys tree (tests)
     spawner_.watch(io_, [this] { ranks_.reap(); });
     for (int signo : {SIGTERM, SIGINT, SIGHUP}) signals_.add(signo);
     wait_signal();

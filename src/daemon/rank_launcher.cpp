@@ -26,7 +26,7 @@ RankLauncher::RankLauncher(ProcessSpawner& spawner, std::string host,
                            std::function<void(const std::string&)> log)
     : spawner_(spawner), host_(std::move(host)), log_(std::move(log)) {}
 
-void RankLauncher::load(const std::string& device_root) { binder_.load(device_root); }
+void RankLauncher::load_devices() { binder_.load_from_environment(); }
 
 void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
   spec_ = &spec;

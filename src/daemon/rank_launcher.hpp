@@ -12,7 +12,7 @@
 
 #include "ferry/binding/plan.hpp"
 #include "ferry/common/result.hpp"
-#include "ferry/daemon/host_binder.hpp"
+#include "ferry/binding/host_binder.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/process/spawner.hpp"
 #include "ferry/process/unique_fd.hpp"
@@ -37,8 +37,8 @@ class RankLauncher {
   RankLauncher(const RankLauncher&) = delete;
   RankLauncher& operator=(const RankLauncher&) = delete;
 
-  /// Loads the host's topology and devices, under `device_root` ("/" normally).
-  void load(const std::string& device_root);
+  /// Loads the host's topology and devices, under $FERRY_DEVICE_ROOT if set, else "/".
+  void load_devices();
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
   /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.

@@ -1,14 +1,14 @@
 #include "ferry/daemon/sweeper.hpp"
 
-#include <dirent.h>
+#include "ferry/common/environ.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <thread>
 
@@ -18,30 +18,12 @@ std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root) {
   std::vector<pid_t> out;
   if (job_id.empty()) return out;
-  const std::string needle = std::string(kJobTagVar) + "=" + job_id;
-  DIR* d = ::opendir(proc_root.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == self) continue;
-    std::ifstream f(proc_root + "/" + e->d_name + "/environ", std::ios::binary);
-    if (!f) continue;
-    std::string env((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    // Entries are NUL-separated; match a whole entry.
-    size_t pos = 0;
-    while ((pos = env.find(needle, pos)) != std::string::npos) {
-      bool starts = pos == 0 || env[pos - 1] == '\0';
-      size_t after = pos + needle.size();
-      bool ends = after == env.size() || env[after] == '\0';
-      if (starts && ends) {
-        out.push_back(static_cast<pid_t>(pid));
-        break;
-      }
-      pos = after;
-    }
-  }
-  ::closedir(d);
+  const std::string entry = std::string(kJobTagVar) + "=" + job_id;  // a whole entry
+  for_each_environ(proc_root, [&](pid_t pid, const std::vector<std::string>& env) {
+    if (pid != self && std::find(env.begin(), env.end(), entry) != env.end())
+      out.push_back(pid);
+    return true;
+  });
   return out;
 }
 
@@ -109,8 +91,8 @@ bool Guard::start() {
     while ((nl = buf.find('\n')) != std::string::npos) {
       std::string line = buf.substr(0, nl);
       buf.erase(0, nl + 1);
-      if (line.rfind("job ", 0) == 0) job_id = line.substr(4);
-      if (line.rfind("pgid ", 0) == 0) pgids.push_back(std::atoi(line.c_str() + 5));
+      if (line.starts_with("job ")) job_id = line.substr(4);
+      if (line.starts_with("pgid ")) pgids.push_back(std::atoi(line.c_str() + 5));
       if (line == "release") released = true;
     }
   }

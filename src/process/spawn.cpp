@@ -41,7 +41,7 @@ Result<std::string> resolve_command(const std::string& command, const std::vecto
   if (command.find('/') != std::string::npos) return command;
   std::string path = "/usr/local/bin:/usr/bin:/bin";
   for (const auto& kv : env)
-    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+    if (kv.starts_with("PATH=")) path = kv.substr(5);
   int last_errno = ENOENT;
   size_t start = 0;
   while (start <= path.size()) {

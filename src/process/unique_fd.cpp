@@ -9,12 +9,6 @@
 
 namespace ferry {
 
-void UniqueFd::reset(int fd) noexcept {
-  // close(2) is not retried on EINTR: on Linux the fd is released either way.
-  if (fd_ >= 0 && fd_ != fd) ::close(fd_);
-  fd_ = fd;
-}
-
 Result<Pipe> make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));

@@ -12,7 +12,8 @@
 
 namespace ferry {
 
-/// Owns a file descriptor (-1: none). Move-only.
+/// Owns a file descriptor (-1: none), so no error path leaks one and none is closed twice
+/// (a second close may hit an fd the number was reused for). Move-only.
 class UniqueFd {
  public:
   UniqueFd() = default;
@@ -28,13 +29,14 @@ class UniqueFd {
 
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
-  /// Closes the descriptor held (if any) and holds `fd` instead.
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
+  /// Closes the descriptor held (if any) and holds `fd` instead. close(2) is not retried
+  /// on EINTR: on Linux the fd is released either way.
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0 && fd_ != fd) ::close(fd_);
     fd_ = fd;
   }
-  /// Gives the descriptor up without closing it.
-  int release() { return std::exchange(fd_, -1); }
+  /// Gives the descriptor up without closing it (to an owner that closes it, e.g. asio).
+  int release() noexcept { return std::exchange(fd_, -1); }
 
  private:
   int fd_ = -1;
