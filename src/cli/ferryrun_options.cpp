@@ -134,10 +134,12 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
          },
          "Interface for NCCL/gloo/HCCL/MPI traffic (NAME or NAME1,NAME2: each host takes "
          "the first it has); default: chosen from every host's interfaces")
-      ->allow_extra_args(false)->group("Job");
+      ->allow_extra_args(false)
+      ->group("Job");
   app.add_flag("--torch-local-rank-arg", job.torch_local_rank_arg,
                "Append --local-rank=N to each rank's command (legacy "
-               "torch.distributed.launch scripts)")->group("Job");
+               "torch.distributed.launch scripts)")
+      ->group("Job");
   add_placement_options(app, cfg, raw, true);
   add_shared_options(app, cfg, raw);
 }

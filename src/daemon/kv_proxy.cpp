@@ -24,8 +24,8 @@ struct KvProxy::Conn {
   std::array<char, 16 * 1024> buf{};
   HttpRequestParser parser;
   enum class Auth { kUnknown, kOk, kRefused } auth = Auth::kUnknown;
-  bool busy = false;        // a request is with the front end, or a reply is being written
-  bool keep_alive = true;   // of the request being served
+  bool busy = false;       // a request is with the front end, or a reply is being written
+  bool keep_alive = true;  // of the request being served
   bool closing = false;
 };
 
@@ -122,8 +122,8 @@ void KvProxy::process(const std::shared_ptr<Conn>& c) {
     const uint32_t id = next_id_++;
     pending_[id] = c;
     ++forwarded_;
-    forward_(wire::KvRequest{id, std::move(req->method), std::move(req->target),
-                             std::move(req->body)});
+    forward_(
+        wire::KvRequest{id, std::move(req->method), std::move(req->target), std::move(req->body)});
   }
 }
 

@@ -121,13 +121,13 @@ void PmiProxy::write(int rank, std::string bytes) {
 void PmiProxy::write_next(int rank, Socket& s) {
   if (s.writing || s.out.empty() || !s.open) return;
   s.writing = true;
-  asio::async_write(s.sd, asio::buffer(s.out.front()), [this, rank, &s](std::error_code ec,
-                                                                        size_t) {
-    s.writing = false;
-    if (ec) return;  // the read side notices the close
-    s.out.pop_front();
-    write_next(rank, s);
-  });
+  asio::async_write(s.sd, asio::buffer(s.out.front()),
+                    [this, rank, &s](std::error_code ec, size_t) {
+                      s.writing = false;
+                      if (ec) return;  // the read side notices the close
+                      s.out.pop_front();
+                      write_next(rank, s);
+                    });
 }
 
 void PmiProxy::finish(int rank, Socket& s) {
@@ -140,4 +140,3 @@ void PmiProxy::finish(int rank, Socket& s) {
 }
 
 }  // namespace ferry
-

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "ferry/binding/host_binder.hpp"
 #include "ferry/binding/plan.hpp"
 #include "ferry/common/result.hpp"
-#include "ferry/binding/host_binder.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/process/spawner.hpp"
 #include "ferry/process/unique_fd.hpp"

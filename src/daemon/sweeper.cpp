@@ -1,7 +1,5 @@
 #include "ferry/daemon/sweeper.hpp"
 
-#include "ferry/common/environ.hpp"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -12,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include "ferry/common/environ.hpp"
+
 namespace ferry {
 
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
@@ -20,8 +20,7 @@ std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
   if (job_id.empty()) return out;
   const std::string entry = std::string(kJobTagVar) + "=" + job_id;  // a whole entry
   for_each_environ(proc_root, [&](pid_t pid, const std::vector<std::string>& env) {
-    if (pid != self && std::find(env.begin(), env.end(), entry) != env.end())
-      out.push_back(pid);
+    if (pid != self && std::find(env.begin(), env.end(), entry) != env.end()) out.push_back(pid);
     return true;
   });
   return out;

@@ -15,8 +15,7 @@ bool is_address(const std::string& name) {
 
 }  // namespace
 
-HostReach decide_host_reach(const HostEntry& host, bool this_machine,
-                            const SshDefaults& defaults) {
+HostReach decide_host_reach(const HostEntry& host, bool this_machine, const SshDefaults& defaults) {
   if (!this_machine) return {false, "not a name or address of this machine"};
   std::string own;
   if (host.port > 0) own = "port " + std::to_string(host.port);

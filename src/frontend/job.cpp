@@ -239,8 +239,10 @@ class Job::Impl final : private HostEvents {
     for (auto& h : hosts_) {
       h->last_heard = Clock::now();
       if (!h->link || h->closed) continue;
-      if (paused) h->link->pause_reading();
-      else h->link->resume_reading();
+      if (paused)
+        h->link->pause_reading();
+      else
+        h->link->resume_reading();
     }
   }
 

@@ -98,8 +98,7 @@ class LocalLink : public Link {
       return;
     }
     writing_ = true;
-    asio::async_write(sock_, asio::buffer(queue_.front()), [this](std::error_code ec,
-                                                                   size_t n) {
+    asio::async_write(sock_, asio::buffer(queue_.front()), [this](std::error_code ec, size_t n) {
       if (closed_) return;
       if (ec) {
         finish(ec.message());
@@ -177,9 +176,7 @@ void LocalLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
   }
   std::unique_ptr<Link> link = std::make_unique<LocalLink>(io_, sv[0], *pid);
   // Deliver asynchronously, like a remote open, so callers see one behaviour.
-  asio::post(io_, [h = std::move(handler), l = std::move(link)]() mutable {
-    h(std::move(l));
-  });
+  asio::post(io_, [h = std::move(handler), l = std::move(link)]() mutable { h(std::move(l)); });
 }
 
 bool is_local_host(const std::string& name) {
@@ -187,8 +184,7 @@ bool is_local_host(const std::string& name) {
       name == "ip6-localhost")
     return true;
   in_addr a4{};
-  if (::inet_pton(AF_INET, name.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127)
-    return true;
+  if (::inet_pton(AF_INET, name.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127) return true;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) {
     std::string h = host;
@@ -204,8 +200,7 @@ bool is_local_host(const std::string& name) {
     char buf[INET6_ADDRSTRLEN] = {};
     int fam = i->ifa_addr->sa_family;
     if (fam == AF_INET)
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf,
-                  sizeof buf);
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
     else if (fam == AF_INET6)
       ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
                   sizeof buf);

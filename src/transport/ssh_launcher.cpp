@@ -1,10 +1,10 @@
 #include "ferry/transport/ssh_launcher.hpp"
 
-#include <algorithm>
-#include <asio/post.hpp>
-
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
 
 #include "ssh_session.hpp"
 
@@ -17,8 +17,9 @@ namespace {
 std::function<void(const std::string&)> g_libssh_log;
 
 void forward_libssh_log(int, const char* function, const char* buffer, void*) {
-  if (g_libssh_log) g_libssh_log(std::string("libssh: ") + (function ? function : "") + ": " +
-                                 (buffer ? buffer : ""));
+  if (g_libssh_log)
+    g_libssh_log(std::string("libssh: ") + (function ? function : "") + ": " +
+                 (buffer ? buffer : ""));
 }
 
 /// The Link handed to the front end: a thin owner of the shared SshSession. Destroying it
@@ -60,8 +61,7 @@ SshLauncher::~SshLauncher() {
   }
 }
 
-void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
-                             OpenHandler handler) {
+void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) {
   std::erase_if(opening_, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
   std::string path = !host.ferryd.empty() ? host.ferryd : cmd.ferryd_path;
   auto session = std::make_shared<SshSession>(io_, options_, host, path, cmd.on_stderr);

@@ -66,7 +66,12 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
 
  private:
   enum class Phase {
-    kConnect, kHostKey, kAuthIdentity, kAuthAuto, kChannel, kExec,  // opening
+    kConnect,
+    kHostKey,
+    kAuthIdentity,
+    kAuthAuto,
+    kChannel,
+    kExec,       // opening
     kReady,      // exec accepted, start() not called yet: the fd is not read
     kStreaming,  // start() called
     kLinger,     // close() called, flushing

@@ -72,8 +72,7 @@ std::string shell_quote(const std::string& word) {
 }
 
 SshSession::SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-                       std::string ferryd_path,
-                       std::function<void(const std::string&)> on_stderr)
+                       std::string ferryd_path, std::function<void(const std::string&)> on_stderr)
     : io_(io),
       options_(options),
       host_(std::move(host)),
@@ -165,8 +164,8 @@ Status SshSession::configure() {
   int strict = 1;
   ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
   accept_new_ = options_.accept_new_host_keys ||
-                strict_host_key_accepts_new(ssh_config_value(
-                    options_.config_file, host_.name, "StrictHostKeyChecking"));
+                strict_host_key_accepts_new(
+                    ssh_config_value(options_.config_file, host_.name, "StrictHostKeyChecking"));
 
   unsigned int effective_port = 22;
   ssh_options_get_port(s, &effective_port);
@@ -176,8 +175,8 @@ Status SshSession::configure() {
 
   if (!options_.identity_file.empty()) {
     ssh_key key = nullptr;
-    int rc = ssh_pki_import_privkey_file(options_.identity_file.c_str(), nullptr, nullptr,
-                                         nullptr, &key);
+    int rc = ssh_pki_import_privkey_file(options_.identity_file.c_str(), nullptr, nullptr, nullptr,
+                                         &key);
     if (rc == SSH_EOF) {
       return make_error("cannot read identity file " + options_.identity_file);
     }
@@ -196,13 +195,26 @@ void SshSession::run_open() {
   while (opening()) {
     Step step = Step::kStop;
     switch (phase_) {
-      case Phase::kConnect: step = connect_step(); break;
-      case Phase::kHostKey: step = host_key_step(); break;
-      case Phase::kAuthIdentity: step = auth_identity_step(); break;
-      case Phase::kAuthAuto: step = auth_auto_step(); break;
-      case Phase::kChannel: step = channel_step(); break;
-      case Phase::kExec: step = exec_step(); break;
-      default: return;
+      case Phase::kConnect:
+        step = connect_step();
+        break;
+      case Phase::kHostKey:
+        step = host_key_step();
+        break;
+      case Phase::kAuthIdentity:
+        step = auth_identity_step();
+        break;
+      case Phase::kAuthAuto:
+        step = auth_auto_step();
+        break;
+      case Phase::kChannel:
+        step = channel_step();
+        break;
+      case Phase::kExec:
+        step = exec_step();
+        break;
+      default:
+        return;
     }
     sync_fd();
     if (step == Step::kStop) return;
@@ -235,8 +247,8 @@ SshSession::Step SshSession::connect_step() {
   user_ = ssh_option_string(session_.get(), SSH_OPTIONS_USER);  // set by ssh_options_apply
   const char* banner = ssh_get_serverbanner(session_.get());
   const char* cipher = ssh_get_cipher_in(session_.get());
-  log(describe() + ": connected to " + peer_ + ", server " + (banner ? banner : "?") +
-      ", cipher " + (cipher ? cipher : "?"));
+  log(describe() + ": connected to " + peer_ + ", server " + (banner ? banner : "?") + ", cipher " +
+      (cipher ? cipher : "?"));
   phase_ = Phase::kHostKey;
   return Step::kNext;
 }
@@ -259,8 +271,8 @@ SshSession::Step SshSession::host_key_step() {
     case SSH_KNOWN_HOSTS_CHANGED:
     case SSH_KNOWN_HOSTS_OTHER: {
       // known_hosts names a non-22 port as [host]:port, and so must ssh-keygen -R.
-      std::string entry = port_ == 22 ? target_host_
-                                      : "[" + target_host_ + "]:" + std::to_string(port_);
+      std::string entry =
+          port_ == 22 ? target_host_ : "[" + target_host_ + "]:" + std::to_string(port_);
       fail_open("host key CHANGED (fingerprint " + fingerprint +
                 "); if the host was rebuilt, remove the old key with: ssh-keygen -R '" + entry +
                 "' -f " + display_path(known_hosts) +
@@ -272,8 +284,7 @@ SshSession::Step SshSession::host_key_step() {
       if (!accept_new_) {
         std::string port = port_ == 22 ? "" : "-p " + std::to_string(port_) + " ";
         fail_open("unknown host key " + fingerprint + "; add it with: ssh-keyscan " + port +
-                  target_host_ + " >> " + display_path(known_hosts) +
-                  ", or pass --ssh-accept-new");
+                  target_host_ + " >> " + display_path(known_hosts) + ", or pass --ssh-accept-new");
         return Step::kStop;
       }
       if (ssh_session_update_known_hosts(s) != SSH_OK) {
@@ -394,8 +405,8 @@ void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self
   static_cast<SshSession*>(self)->exit_status_ = status;
 }
 
-int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len,
-                                int is_stderr, void* self) {
+int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr,
+                                void* self) {
   auto* me = static_cast<SshSession*>(self);
   // Paused: refused, so libssh keeps it and grants the sender no new window for it.
   if (me->paused_ && !is_stderr) {
@@ -407,11 +418,10 @@ int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t l
   return static_cast<int>(len);  // all consumed: libssh buffers nothing
 }
 
-void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core,
-                                const char*, const char*, void* self) {
+void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
+                                const char*, void* self) {
   auto* me = static_cast<SshSession*>(self);
-  me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") +
-                     (core ? " (core dumped)" : "");
+  me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") + (core ? " (core dumped)" : "");
 }
 
 // ---- shared between both halves -------------------------------------------------------
@@ -422,22 +432,20 @@ void SshSession::arm() {
   bool want_read = phase_ != Phase::kReady;
   if (want_read && !read_armed_) {
     read_armed_ = true;
-    sd_.async_wait(asio::posix::descriptor_base::wait_read,
-                   [self](const asio::error_code& ec) {
-                     self->read_armed_ = false;
-                     if (ec) return;
-                     self->last_rx_ = std::chrono::steady_clock::now();
-                     self->on_io();
-                   });
+    sd_.async_wait(asio::posix::descriptor_base::wait_read, [self](const asio::error_code& ec) {
+      self->read_armed_ = false;
+      if (ec) return;
+      self->last_rx_ = std::chrono::steady_clock::now();
+      self->on_io();
+    });
   }
   if (!write_armed_ && (ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING)) {
     write_armed_ = true;
-    sd_.async_wait(asio::posix::descriptor_base::wait_write,
-                   [self](const asio::error_code& ec) {
-                     self->write_armed_ = false;
-                     if (ec) return;
-                     self->on_io();
-                   });
+    sd_.async_wait(asio::posix::descriptor_base::wait_write, [self](const asio::error_code& ec) {
+      self->write_armed_ = false;
+      if (ec) return;
+      self->on_io();
+    });
   }
 }
 

@@ -208,8 +208,8 @@ void SshSession::flush_sends() {
     uint32_t window = ssh_channel_window_size(ch);
     if (window == 0) break;  // a WINDOW_ADJUST will arrive as readable data
     const std::string& front = queue_.front();
-    uint32_t chunk = static_cast<uint32_t>(
-        std::min<size_t>({front.size() - front_off_, window, kWriteChunk}));
+    uint32_t chunk =
+        static_cast<uint32_t>(std::min<size_t>({front.size() - front_off_, window, kWriteChunk}));
     int n = ssh_channel_write(ch, front.data() + front_off_, chunk);
     sync_fd();
     if (n == SSH_ERROR) {
@@ -323,8 +323,7 @@ void SshSession::on_keepalive() {
   auto silent = std::chrono::steady_clock::now() - last_rx_;
   auto limit = std::chrono::seconds(3 * options_.keepalive_s);
   if (silent >= limit) {
-    finish_stream("no answer to keepalive for " + std::to_string(3 * options_.keepalive_s) +
-                  " s");
+    finish_stream("no answer to keepalive for " + std::to_string(3 * options_.keepalive_s) + " s");
     return;
   }
   // ssh_send_keepalive() sends only when no earlier request is pending; a call that finds

@@ -33,8 +33,7 @@ Result<std::optional<FrameView>> FrameReader::next_view() {
   uint32_t len = d.u32();
   if (len == 0 || len > kMaxFrame) {
     failed_ = true;
-    return make_error("protocol stream is corrupt (frame length " + std::to_string(len) +
-                      ")");
+    return make_error("protocol stream is corrupt (frame length " + std::to_string(len) + ")");
   }
   if (avail < 4 + static_cast<size_t>(len)) return std::optional<FrameView>{};
   FrameView f;

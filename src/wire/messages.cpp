@@ -10,24 +10,42 @@ constexpr std::string_view kMagicView{kMagic, sizeof(kMagic) - 1};
 
 const char* name_of(MsgType t) {
   switch (t) {
-    case MsgType::kHello: return "hello";
-    case MsgType::kHostSpec: return "host spec";
-    case MsgType::kStarted: return "started";
-    case MsgType::kOutput: return "output";
-    case MsgType::kExited: return "exited";
-    case MsgType::kStdin: return "stdin";
-    case MsgType::kSignal: return "signal";
-    case MsgType::kTerminate: return "terminate";
-    case MsgType::kDone: return "done";
-    case MsgType::kFailure: return "failure";
-    case MsgType::kLog: return "log";
-    case MsgType::kHeartbeat: return "heartbeat";
-    case MsgType::kKvRequest: return "KV request";
-    case MsgType::kKvReply: return "KV reply";
-    case MsgType::kPmiBarrier: return "PMI barrier";
-    case MsgType::kPmiBarrierDone: return "PMI barrier done";
-    case MsgType::kPmiAbort: return "PMI abort";
-    case MsgType::kStdinAck: return "stdin ack";
+    case MsgType::kHello:
+      return "hello";
+    case MsgType::kHostSpec:
+      return "host spec";
+    case MsgType::kStarted:
+      return "started";
+    case MsgType::kOutput:
+      return "output";
+    case MsgType::kExited:
+      return "exited";
+    case MsgType::kStdin:
+      return "stdin";
+    case MsgType::kSignal:
+      return "signal";
+    case MsgType::kTerminate:
+      return "terminate";
+    case MsgType::kDone:
+      return "done";
+    case MsgType::kFailure:
+      return "failure";
+    case MsgType::kLog:
+      return "log";
+    case MsgType::kHeartbeat:
+      return "heartbeat";
+    case MsgType::kKvRequest:
+      return "KV request";
+    case MsgType::kKvReply:
+      return "KV reply";
+    case MsgType::kPmiBarrier:
+      return "PMI barrier";
+    case MsgType::kPmiBarrierDone:
+      return "PMI barrier done";
+    case MsgType::kPmiAbort:
+      return "PMI abort";
+    case MsgType::kStdinAck:
+      return "stdin ack";
   }
   return "unknown";
 }
@@ -38,8 +56,8 @@ void put_u32(char* p, uint32_t v) {
 
 // The version field of a Hello or HostSpec whose payload begins with `prefix`, read before
 // the rest, so a peer of another release gets a version error, not "malformed".
-Result<void> check_version(std::string_view payload, std::string_view prefix,
-                           const char* peer, const char* self, const char* hint) {
+Result<void> check_version(std::string_view payload, std::string_view prefix, const char* peer,
+                           const char* self, const char* hint) {
   Decoder d(payload);
   if (d.raw(prefix.size()) != prefix) return {};
   uint32_t version = d.u32();
@@ -89,8 +107,8 @@ Result<M> decode_fields(const FrameView& f) {
 template <class V, size_t I = 0>
 Result<V> decode_variant(const FrameView& f, const char* side) {
   if constexpr (I == std::variant_size_v<V>) {
-    return make_error(std::string("unexpected message type ") + std::to_string(f.type) +
-                      " for " + side);
+    return make_error(std::string("unexpected message type ") + std::to_string(f.type) + " for " +
+                      side);
   } else {
     using M = std::variant_alternative_t<I, V>;
     if (f.type != static_cast<uint8_t>(M::kType)) return decode_variant<V, I + 1>(f, side);
@@ -114,8 +132,8 @@ void write_output_header(std::span<char, kOutputHeader> out, int32_t rank, uint8
 
 std::string encode(const Output& m) {
   std::string out(kOutputHeader + m.data.size(), '\0');
-  write_output_header(std::span<char, kOutputHeader>(out.data(), kOutputHeader), m.rank,
-                      m.stream, m.data.size());
+  write_output_header(std::span<char, kOutputHeader>(out.data(), kOutputHeader), m.rank, m.stream,
+                      m.data.size());
   out.replace(kOutputHeader, m.data.size(), m.data);
   return out;
 }
@@ -141,8 +159,8 @@ Result<ToFront> decode_to_front(const FrameView& f) {
 }
 
 // Every message has its encoder and decoder; a type missing here fails to link.
-#define FERRY_WIRE_MESSAGE(M)                       \
-  template std::string encode<M>(const M&);         \
+#define FERRY_WIRE_MESSAGE(M)               \
+  template std::string encode<M>(const M&); \
   template Result<M> decode<M>(const FrameView&);
 FERRY_WIRE_MESSAGE(Hello)
 FERRY_WIRE_MESSAGE(HostSpec)

@@ -16,10 +16,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
-
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "chunks.hpp"
 #include "ferry/wire/frame.hpp"
@@ -81,7 +80,8 @@ namespace w = ferry::wire;
 template <class M>
 void decode_as(const Frame& f) {
   auto dec = [](const Frame& fr) { return w::decode<M>(fr); };
-  round_trip(bounded_alloc(f, dec), [](const M& m) { return w::encode(m); }, dec);
+  round_trip(
+      bounded_alloc(f, dec), [](const M& m) { return w::encode(m); }, dec);
 }
 
 // What the variant decoders make of a frame agrees with the one decoder of its type.
@@ -175,9 +175,9 @@ void write_seeds(const char* dir) {
        w::encode(w::PmiBarrierDone{w::PmiBarrier{1, {"bc-0", "bc-1"}, {"a", "b"}}})},
       {"pmi-abort", w::encode(w::PmiAbort{1, 3, "MPI_Abort called"})},
       {"control", w::encode(w::Signal{15}) + w::encode(w::Terminate{5000}) +
-                      w::encode(w::Stdin{"x"}) + w::encode(w::Stdin{}) +
-                      w::encode(w::Log{"note"}) + w::encode(w::Heartbeat{}) +
-                      w::encode(w::StdinAck{4096}) + w::encode(w::Done{})},
+                      w::encode(w::Stdin{"x"}) + w::encode(w::Stdin{}) + w::encode(w::Log{"note"}) +
+                      w::encode(w::Heartbeat{}) + w::encode(w::StdinAck{4096}) +
+                      w::encode(w::Done{})},
       {"oversized", std::string("\xff\xff\xff\x7f\x04", 5)},
   };
   seeds.push_back({"stream", seeds[0].second + seeds[2].second + seeds[3].second + seeds[4].second +

@@ -8,14 +8,13 @@
 
 #include <sys/types.h>
 
+#include <asio.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <asio.hpp>
 
 #include "ferry/common/result.hpp"
 #include "ferry/rendezvous/peer_auth.hpp"

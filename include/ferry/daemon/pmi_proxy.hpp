@@ -4,13 +4,12 @@
 /// rank (the rank's end becomes its PMI_FD), bytes fed to a PmiHost, barriers and aborts
 /// turned into frames for the front end.
 
+#include <asio.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
-
-#include <asio.hpp>
 
 #include "ferry/common/result.hpp"
 #include "ferry/rendezvous/pmi_host.hpp"

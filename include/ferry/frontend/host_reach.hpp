@@ -25,8 +25,7 @@ struct HostReach {
 /// (is_local_host). Such a host is reached over SSH only when its own entry names a port or
 /// a user: that is a container behind a published port, or a deliberate login. The global
 /// `defaults` never change the choice; they only show up in the reason.
-HostReach decide_host_reach(const HostEntry& host, bool this_machine,
-                            const SshDefaults& defaults);
+HostReach decide_host_reach(const HostEntry& host, bool this_machine, const SshDefaults& defaults);
 
 /// decide_host_reach with `this_machine` = is_local_host(host.name).
 HostReach decide_host_reach(const HostEntry& host, const SshDefaults& defaults);

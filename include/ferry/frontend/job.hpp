@@ -4,11 +4,10 @@
 /// parallel), sends each its HostSpec, prints output, applies the abort policy, forwards
 /// signals, and turns the ranks' ends into ferryrun's exit status.
 
+#include <asio.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <asio.hpp>
 
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job_options.hpp"

@@ -23,7 +23,7 @@ struct HostDevices {
 /// Everything a job needs once the command line is parsed.
 struct JobOptions {
   HostList hosts;
-  int np = 0;                        ///< 0: one rank per slot
+  int np = 0;  ///< 0: one rank per slot
   bool oversubscribe = false;
   std::vector<std::string> command;
   std::string wdir;                  ///< where ranks start
@@ -32,17 +32,17 @@ struct JobOptions {
   int start_timeout_s = 30;
   double kill_grace_s = 5.0;
   bool verbose = false;
-  std::string ferryd_path;           ///< for hosts whose entry names none
-  int stdin_rank = 0;                ///< -1: ranks get /dev/null
-  int stdin_fd = 0;                  ///< where ferryrun reads the stdin it forwards (tests: a pipe)
-  BindingOptions binding;            ///< --bind-to, --map-by, devices: for the binding part
-  PlacementPolicy placement;         ///< --map-by node, --rank-by, -N: for place_ranks
+  std::string ferryd_path;    ///< for hosts whose entry names none
+  int stdin_rank = 0;         ///< -1: ranks get /dev/null
+  int stdin_fd = 0;           ///< where ferryrun reads the stdin it forwards (tests: a pipe)
+  BindingOptions binding;     ///< --bind-to, --map-by, devices: for the binding part
+  PlacementPolicy placement;  ///< --map-by node, --rank-by, -N: for place_ranks
   std::vector<std::string> network_interfaces;  ///< --network-interface(s): NIC for the
                                                 ///< frameworks (each host takes the first it has)
-  bool torch_local_rank_arg = false;  ///< --torch-local-rank-arg: append --local-rank=N
+  bool torch_local_rank_arg = false;            ///< --torch-local-rank-arg: append --local-rank=N
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
-  int ssh_port = 0;                  ///< -p, for --verbose only: neither it nor -l
-  std::string ssh_user;              ///< (ssh_user) makes a host on this machine SSH
+  int ssh_port = 0;                             ///< -p, for --verbose only: neither it nor -l
+  std::string ssh_user;                         ///< (ssh_user) makes a host on this machine SSH
   /// --heartbeat, the job's one liveness interval; 0 = off. It drives three things:
   /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
   /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.

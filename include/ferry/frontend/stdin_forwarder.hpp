@@ -4,7 +4,6 @@
 /// event loop in chunks, with a bound on what is in flight to the stdin rank's host.
 
 #include <asio.hpp>
-
 #include <cstddef>
 #include <functional>
 #include <memory>

@@ -12,9 +12,9 @@ namespace ferry {
 
 /// Job-wide inputs of the environment.
 struct JobEnvironment {
-  std::string master_addr;               ///< rank-0 host address reachable by all ranks
+  std::string master_addr;  ///< rank-0 host address reachable by all ranks
   int master_port = 29500;
-  std::vector<std::string> exported;     ///< "K=V" from -x, applied over ferry's defaults
+  std::vector<std::string> exported;  ///< "K=V" from -x, applied over ferry's defaults
 };
 
 /// Variables shared by every rank of the job ("K=V"): sizes, MASTER_*, defaults, then the

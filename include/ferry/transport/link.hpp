@@ -65,8 +65,7 @@ class Launcher {
   virtual ~Launcher() = default;
   /// Starts `cmd` on `host` asynchronously and hands back a link to it. Never blocks the
   /// io_context; many opens may be in flight at once.
-  virtual void async_open(const HostEntry& host, const DaemonCommand& cmd,
-                          OpenHandler handler) = 0;
+  virtual void async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) = 0;
   /// Aborts every open still in flight (their handlers get an error).
   virtual void cancel_all() = 0;
 };

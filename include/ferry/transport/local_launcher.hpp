@@ -12,8 +12,7 @@ namespace ferry {
 class LocalLauncher : public Launcher {
  public:
   explicit LocalLauncher(asio::io_context& io) : io_(io) {}
-  void async_open(const HostEntry& host, const DaemonCommand& cmd,
-                  OpenHandler handler) override;
+  void async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) override;
   void cancel_all() override {}
 
  private:

@@ -4,12 +4,11 @@
 /// driven by one asio io_context, honouring ~/.ssh/config, ssh-agent, default keys and
 /// known_hosts.
 
+#include <asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <asio/io_context.hpp>
 
 #include "ferry/transport/link.hpp"
 
@@ -58,8 +57,7 @@ class SshLauncher : public Launcher {
 
   /// Connects, checks the host key, authenticates and starts ferryd; `handler` runs once on
   /// the io_context (never inside this call).
-  void async_open(const HostEntry& host, const DaemonCommand& cmd,
-                  OpenHandler handler) override;
+  void async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) override;
   /// Every open still in flight fails with "host:port: cancelled".
   void cancel_all() override;
 

@@ -12,7 +12,6 @@
 
 namespace ferry::wire {
 
-
 /// A growable byte block of whole frames. Memory is malloc'd and never zero-filled, so
 /// room that is reserved but not read into costs address space, not resident pages.
 class FrameBatch {

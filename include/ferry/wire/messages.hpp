@@ -83,25 +83,25 @@ struct HostSpec {
   static constexpr MsgType kType = MsgType::kHostSpec;
   uint32_t version = kProtocolVersion;
   std::string job_id;
-  std::string wdir;                  ///< "" = ferryd's own working directory
-  std::vector<std::string> argv;     ///< the command, argv[0] looked up in the rank's PATH
-  std::vector<std::string> env;      ///< job-wide "K=V" applied over ferryd's environment
+  std::string wdir;               ///< "" = ferryd's own working directory
+  std::vector<std::string> argv;  ///< the command, argv[0] looked up in the rank's PATH
+  std::vector<std::string> env;   ///< job-wide "K=V" applied over ferryd's environment
   std::vector<RankLaunch> ranks;
-  int32_t stdin_rank = -1;           ///< rank that receives Stdin bytes; -1 = none
-  uint32_t kill_grace_ms = 5000;     ///< SIGTERM→SIGKILL when ferryrun is gone
+  int32_t stdin_rank = -1;        ///< rank that receives Stdin bytes; -1 = none
+  uint32_t kill_grace_ms = 5000;  ///< SIGTERM→SIGKILL when ferryrun is gone
   bool verbose = false;
-  bool wdir_fallback = false;        ///< wdir missing on this host: use $HOME (default wdir)
-  uint32_t heartbeat_ms = 0;         ///< >0: heartbeats both ways; 3 missed = peer lost
-  std::string secret;                ///< job secret the KV proxy requires of its clients
-  bool pmi = false;                  ///< serve PMI-1: PMI_FD and friends for each rank
-  int32_t world_size = 0;            ///< PMI_SIZE
-  std::string pmi_process_mapping;   ///< value of the PMI key PMI_process_mapping
-  BindingOptions binding;            ///< cores and devices per rank (binding part)
+  bool wdir_fallback = false;       ///< wdir missing on this host: use $HOME (default wdir)
+  uint32_t heartbeat_ms = 0;        ///< >0: heartbeats both ways; 3 missed = peer lost
+  std::string secret;               ///< job secret the KV proxy requires of its clients
+  bool pmi = false;                 ///< serve PMI-1: PMI_FD and friends for each rank
+  int32_t world_size = 0;           ///< PMI_SIZE
+  std::string pmi_process_mapping;  ///< value of the PMI key PMI_process_mapping
+  BindingOptions binding;           ///< cores and devices per rank (binding part)
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
-                    m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret,
-                    m.pmi, m.world_size, m.pmi_process_mapping, m.binding);
+                    m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
+                    m.world_size, m.pmi_process_mapping, m.binding);
   }
 };
 
@@ -303,8 +303,8 @@ Result<M> decode(const Frame& f) {
 }
 /// An OutputView would point into a frame about to vanish.
 template <class M>
-  requires std::same_as<M, OutputView>
-Result<M> decode(const Frame&& f) = delete;
+requires std::same_as<M, OutputView> Result<M> decode(const Frame&& f)
+= delete;
 
 /// Decodes any frame ferryd may receive; another type is an Error naming it.
 Result<ToDaemon> decode_to_daemon(const FrameView& f);

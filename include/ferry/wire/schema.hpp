@@ -20,7 +20,9 @@
 namespace ferry::wire {
 
 template <class T>
-concept HasFields = requires(T& t) { T::fields(t); };
+concept HasFields = requires(T& t) {
+  T::fields(t);
+};
 
 inline void put(Encoder& e, Magic) { e.raw({kMagic, sizeof kMagic - 1}); }
 inline void put(Encoder& e, bool v) { e.u8(v ? 1 : 0); }
@@ -72,8 +74,7 @@ constexpr size_t min_wire_size();
 
 template <class Tuple, size_t... I>
 constexpr size_t sum_min_wire_size(std::index_sequence<I...>) {
-  return (size_t{0} + ... +
-          min_wire_size<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
+  return (size_t{0} + ... + min_wire_size<std::remove_cvref_t<std::tuple_element_t<I, Tuple>>>());
 }
 
 template <class T>
@@ -83,8 +84,10 @@ struct IsVector<std::vector<T>> : std::true_type {};
 
 template <class T>
 constexpr size_t min_wire_size() {
-  if constexpr (std::is_same_v<T, Magic>) return sizeof kMagic - 1;
-  else if constexpr (std::is_integral_v<T>) return sizeof(T);
+  if constexpr (std::is_same_v<T, Magic>)
+    return sizeof kMagic - 1;
+  else if constexpr (std::is_integral_v<T>)
+    return sizeof(T);
   else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view> ||
                      IsVector<T>::value)
     return 4;  // the length

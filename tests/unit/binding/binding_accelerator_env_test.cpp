@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "binding_fake_root.hpp"
 #include "ferry/binding/device_assignment.hpp"
 #include "ferry/binding/id_list.hpp"
 #include "ferry/binding/plan.hpp"
 #include "ferry/binding/report.hpp"
 #include "ferry/binding/summary.hpp"
-#include "binding_fake_root.hpp"
 
 namespace ferry {
 namespace {

@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "binding_fake_root.hpp"
 #include "ferry/binding/device_assignment.hpp"
 #include "ferry/binding/id_list.hpp"
 #include "ferry/binding/plan.hpp"
 #include "ferry/binding/report.hpp"
-#include "binding_fake_root.hpp"
 
 namespace ferry {
 namespace {

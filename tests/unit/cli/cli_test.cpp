@@ -21,13 +21,12 @@ TEST(Cli, MpirunStyleSingleDashOptionsAndTheCommand) {
   EXPECT_EQ(r.config->job.hosts[1].name, "b");
   EXPECT_EQ(r.config->ssh.port, 2222);
   // Everything from the first non-option word is the command, its own -np included.
-  EXPECT_EQ(r.config->job.command,
-            (std::vector<std::string>{"python", "train.py", "-np", "3"}));
+  EXPECT_EQ(r.config->job.command, (std::vector<std::string>{"python", "train.py", "-np", "3"}));
 }
 
 TEST(Cli, FlagsBeforeValueOptionsDoNotSwallowThem) {
-  auto r = parse({"--verbose", "-np", "2", "--oversubscribe", "-x", "A=1", "-x", "B=2",
-                  "--", "echo", "--verbose"});
+  auto r = parse({"--verbose", "-np", "2", "--oversubscribe", "-x", "A=1", "-x", "B=2", "--",
+                  "echo", "--verbose"});
   ASSERT_TRUE(r.config.has_value());
   EXPECT_TRUE(r.config->job.verbose);
   EXPECT_TRUE(r.config->job.oversubscribe);
@@ -49,10 +48,9 @@ TEST(Cli, DefaultsToThisMachineWithSlotsForTheRanksAsked) {
 }
 
 TEST(Cli, OptionsOfTheIssue) {
-  auto r = parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt",
-                  "-i", "/k", "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5",
-                  "--ssh-config", "/c", "--ssh-accept-new", "--ferryd", "/opt/ferryd",
-                  "--stdin-none", "cmd"});
+  auto r = parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-i", "/k",
+                  "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5", "--ssh-config",
+                  "/c", "--ssh-accept-new", "--ferryd", "/opt/ferryd", "--stdin-none", "cmd"});
   ASSERT_TRUE(r.config.has_value());
   EXPECT_EQ(r.config->ssh.identity_file, "/k");
   EXPECT_EQ(r.config->job.start_timeout_s, 7);

@@ -3,9 +3,8 @@
 // reached over SSH; the global -p / -l never change that.
 #include "ferry/frontend/host_reach.hpp"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "ferry/frontend/job.hpp"
 
@@ -31,28 +30,52 @@ struct Case {
 TEST(HostReach, TheEntrysOwnPortOrUserDecidesNeverTheGlobalOnes) {
   const std::vector<Case> cases = {
       {entry("localhost"), true, {}, true, "this machine"},
-      {entry("localhost"), true, {2222, ""}, true,
+      {entry("localhost"),
+       true,
+       {2222, ""},
+       true,
        "this machine; the global SSH port 2222 does not apply to it"},
-      {entry("127.0.0.1"), true, {0, "bob"}, true,
+      {entry("127.0.0.1"),
+       true,
+       {0, "bob"},
+       true,
        "this machine; the global SSH user bob does not apply to it"},
-      {entry("::1"), true, {2222, "bob"}, true,
+      {entry("::1"),
+       true,
+       {2222, "bob"},
+       true,
        "this machine; the global SSH port 2222 and user bob do not apply to it"},
-      {entry("127.0.0.1", 2201), true, {}, false,
+      {entry("127.0.0.1", 2201),
+       true,
+       {},
+       false,
        "local address, but the entry names its own port 2201"},
       // Its own port, even when it is the global one too.
-      {entry("127.0.0.1", 2222), true, {2222, ""}, false,
+      {entry("127.0.0.1", 2222),
+       true,
+       {2222, ""},
+       false,
        "local address, but the entry names its own port 2222"},
-      {entry("::1", 0, "root"), true, {}, false,
+      {entry("::1", 0, "root"),
+       true,
+       {},
+       false,
        "local address, but the entry names its own user root"},
-      {entry("localhost", 2202, "root"), true, {}, false,
+      {entry("localhost", 2202, "root"),
+       true,
+       {},
+       false,
        "local name, but the entry names its own port 2202 and user root"},
       {entry("node1"), false, {}, false, "not a name or address of this machine"},
-      {entry("node1", 2222, "root"), false, {22, "bob"}, false,
+      {entry("node1", 2222, "root"),
+       false,
+       {22, "bob"},
+       false,
        "not a name or address of this machine"},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.host.name + " port " + std::to_string(c.host.port) + " user '" +
-                 c.host.user + "'");
+    SCOPED_TRACE(c.host.name + " port " + std::to_string(c.host.port) + " user '" + c.host.user +
+                 "'");
     HostReach r = decide_host_reach(c.host, c.this_machine, c.defaults);
     EXPECT_EQ(r.local, c.local);
     EXPECT_EQ(r.reason, c.reason);

@@ -1,9 +1,8 @@
 // ferryd's stderr lines reach the host they came from, even when two hosts share a name
 // (two containers behind one address, told apart by port). The launcher here starts the
 // real ferryd on this machine, as if over SSH, and has each ferryd "say" one stderr line.
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"

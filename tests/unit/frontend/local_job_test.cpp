@@ -1,10 +1,9 @@
 // The job controller with the real ferryd over the local launcher, and a fake remote
 // launcher for start failures. No SSH: these run anywhere.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
@@ -92,7 +91,8 @@ TEST(LocalJob, FirstFailingRankDecidesTheStatusAndTheOthersAreStopped) {
 }
 
 TEST(LocalJob, KilledRankGives128PlusSignalAndNamesIt) {
-  auto r = run_job(local_job(2, {"sh", "-c", "if [ $RANK = 0 ]; then kill -SEGV $$; fi; sleep 30"}));
+  auto r =
+      run_job(local_job(2, {"sh", "-c", "if [ $RANK = 0 ]; then kill -SEGV $$; fi; sleep 30"}));
   EXPECT_EQ(r.status, 128 + SIGSEGV);
   EXPECT_NE(r.diag.find("SIGSEGV"), std::string::npos) << r.diag;
 }
@@ -100,7 +100,8 @@ TEST(LocalJob, KilledRankGives128PlusSignalAndNamesIt) {
 TEST(LocalJob, RankIgnoringSigtermIsKilledAfterTheGrace) {
   auto start = std::chrono::steady_clock::now();
   auto r = run_job(local_job(
-      2, {"sh", "-c", "if [ $RANK = 0 ]; then exit 3; fi; trap '' TERM; sleep 30 & wait; sleep 30"}));
+      2,
+      {"sh", "-c", "if [ $RANK = 0 ]; then exit 3; fi; trap '' TERM; sleep 30 & wait; sleep 30"}));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.status, 3);
   EXPECT_LT(took, 20.0);  // not the 30 s the rank wanted: SIGKILL came after the grace
@@ -159,8 +160,9 @@ TEST(LocalJob, PlacementErrorExitsTwo) {
 TEST(LocalJob, DaemonizedGrandchildIsCleanedUp) {
   // The rank starts a setsid'ed sleeper that leaves its process group, then exits 0.
   std::string marker = "ferry-grandchild-" + std::to_string(::getpid());
-  auto r = run_job(local_job(
-      1, {"sh", "-c", "setsid bash -c 'exec -a " + marker + " sleep 60' </dev/null >/dev/null 2>&1 & sleep 0.2"}));
+  auto r = run_job(local_job(1, {"sh", "-c",
+                                 "setsid bash -c 'exec -a " + marker +
+                                     " sleep 60' </dev/null >/dev/null 2>&1 & sleep 0.2"}));
   EXPECT_EQ(r.status, 0) << r.diag;
   ::usleep(300000);
   // "[f]erry-..." matches the sleeper but not the shell running pgrep.

@@ -59,16 +59,21 @@ class SshLauncherTest : public ::testing::Test {
     std::string p = std::to_string(port_);
     std::string common = "  HostName 127.0.0.1\n  UserKnownHostsFile " + kh.string() + "\n";
     std::string text =
-        extra +
-        "Host h1 h2 h3 h4\n" + common + "  Port " + p + "\n  User root\n  IdentityFile " +
-        (dir_ / "id_main").string() + "\n"
-        "Host alias\n" + common + "  Port " + p + "\n  User root\n  IdentityFile " +
-        (dir_ / "id_alt").string() + "\n"
-        "Host badport\n" + common + "  Port 1\n  User root\n  IdentityFile " +
-        (dir_ / "id_main").string() + "\n"
-        "Host wronguser\n" + common + "  Port " + p + "\n  User nosuchuser\n  IdentityFile " +
-        (dir_ / "id_main").string() + "\n"
-        "Host noid\n" + common + "  Port " + p + "\n  User root\n";
+        extra + "Host h1 h2 h3 h4\n" + common + "  Port " + p + "\n  User root\n  IdentityFile " +
+        (dir_ / "id_main").string() +
+        "\n"
+        "Host alias\n" +
+        common + "  Port " + p + "\n  User root\n  IdentityFile " + (dir_ / "id_alt").string() +
+        "\n"
+        "Host badport\n" +
+        common + "  Port 1\n  User root\n  IdentityFile " + (dir_ / "id_main").string() +
+        "\n"
+        "Host wronguser\n" +
+        common + "  Port " + p + "\n  User nosuchuser\n  IdentityFile " +
+        (dir_ / "id_main").string() +
+        "\n"
+        "Host noid\n" +
+        common + "  Port " + p + "\n  User root\n";
     fs::path cfg = dir_ / ("ssh_config_" + std::to_string(configs_));
     write_text(cfg, text);
     return cfg;
@@ -82,7 +87,8 @@ class SshLauncherTest : public ::testing::Test {
       o.verbose = true;
       o.log = [t0 = std::chrono::steady_clock::now()](const std::string& line) {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - t0).count();
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
         std::fprintf(stderr, "[%6lld ms] %s\n", static_cast<long long>(ms), line.c_str());
       };
     }
@@ -153,7 +159,8 @@ TEST_F(SshLauncherTest, EchoesOneMegabyteByteExact) {
     link->send(sent.substr(off, 100000));
   }
   EXPECT_GT(link->pending_bytes(), 0u);
-  ASSERT_TRUE(run_until(io, [&] { return got.size() >= sent.size() || closed; }, 60s));
+  ASSERT_TRUE(run_until(
+      io, [&] { return got.size() >= sent.size() || closed; }, 60s));
   EXPECT_FALSE(closed);
   EXPECT_EQ(link->pending_bytes(), 0u);
   EXPECT_TRUE(got == sent) << "echo differs; got " << got.size() << " bytes";
@@ -183,12 +190,12 @@ TEST_F(SshLauncherTest, FourHostsOpenInParallel) {
   ASSERT_TRUE(run_until(io, [&] { return done == 4; }));
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(links[i]) << errors[i];
-    links[i]->start([&, i](std::string_view b) { echoes[i].append(b); },
-                    [](const std::string&) {});
+    links[i]->start([&, i](std::string_view b) { echoes[i].append(b); }, [](const std::string&) {});
     links[i]->send("hello from h" + std::to_string(i + 1) + "\n");
   }
   ASSERT_TRUE(run_until(io, [&] {
-    for (auto& e : echoes) if (e.empty() || e.back() != '\n') return false;
+    for (auto& e : echoes)
+      if (e.empty() || e.back() != '\n') return false;
     return true;
   }));
   for (int i = 0; i < 4; ++i) {
@@ -205,7 +212,8 @@ TEST_F(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
   EXPECT_FALSE(link);
   EXPECT_TRUE(error.starts_with(prefix("h1") + "unknown host key SHA256:")) << error;
   EXPECT_NE(error.find("ssh-keyscan -p " + std::to_string(port_) + " 127.0.0.1 >> "),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
   EXPECT_NE(error.find("--ssh-accept-new"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
 }
@@ -255,8 +263,7 @@ TEST_F(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
   SshLauncher launcher(io, o);
   std::string error;
   EXPECT_FALSE(open(io, launcher, host("h1"), ferryd(), &error));
-  EXPECT_TRUE(error.starts_with(prefix("h1") + "host key CHANGED (fingerprint SHA256:"))
-      << error;
+  EXPECT_TRUE(error.starts_with(prefix("h1") + "host key CHANGED (fingerprint SHA256:")) << error;
   EXPECT_NE(error.find(known_hosts_.string()), std::string::npos) << error;
 }
 
@@ -281,8 +288,7 @@ TEST_F(SshLauncherTest, SilentServerTimesOut) {
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(open(io, launcher, host("h1", port), ferryd(), &error));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  EXPECT_TRUE(
-      error.starts_with("h1:" + std::to_string(port) + ": connection timed out after 1 s"))
+  EXPECT_TRUE(error.starts_with("h1:" + std::to_string(port) + ": connection timed out after 1 s"))
       << error;
   ::close(fd);
 }
@@ -330,7 +336,8 @@ TEST_F(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
   link->send(std::string(300000, 'x'));
   link.reset();  // closes with bytes still queued: they and the EOF must still go out
   fs::path marker = dir_ / "eof_seen";
-  EXPECT_TRUE(run_until(io, [&] { return fs::exists(marker); }, 20s));
+  EXPECT_TRUE(run_until(
+      io, [&] { return fs::exists(marker); }, 20s));
   std::string count = read_text(marker);
   EXPECT_EQ(std::atoi(count.c_str()), 300000) << count;
   EXPECT_FALSE(called) << "no callbacks after close()";
@@ -343,8 +350,8 @@ TEST_F(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
 
 TEST_F(SshLauncherTest, UnresolvableHostName) {
   asio::io_context io;
-  SshLauncher launcher(
-      io, options(make_config("", "Host nxhost\n  HostName nonexistent.invalid\n")));
+  SshLauncher launcher(io,
+                       options(make_config("", "Host nxhost\n  HostName nonexistent.invalid\n")));
   std::string error;
   EXPECT_FALSE(open(io, launcher, host("nxhost"), ferryd(), &error));
   EXPECT_TRUE(error.starts_with("nxhost:22: cannot connect: ")) << error;
@@ -430,13 +437,15 @@ TEST_F(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
   ASSERT_TRUE(link) << error;
   std::string reason = "<none>";
   link->start([](std::string_view) {}, [&](const std::string& r) { reason = r; });
-  run_until(io, [&] { return reason != "<none>"; }, 4500ms);
+  run_until(
+      io, [&] { return reason != "<none>"; }, 4500ms);
   EXPECT_EQ(reason, "<none>") << "an idle link must survive keepalive";
 
   // Freeze the per-connection sshd processes (not the listener): no more answers.
   std::vector<pid_t> frozen = sshd_->freeze_sessions();
   ASSERT_FALSE(frozen.empty());
-  EXPECT_TRUE(run_until(io, [&] { return reason != "<none>"; }, 8s));
+  EXPECT_TRUE(run_until(
+      io, [&] { return reason != "<none>"; }, 8s));
   EXPECT_EQ(reason, "no answer to keepalive for 3 s");
   for (pid_t pid : frozen) kill(pid, SIGCONT);
 }
@@ -458,11 +467,13 @@ TEST(SshConfigScan, FindsTheFirstValueForTheAlias) {
              "  HostName 10.0.0.1\n"
              "  StrictHostKeyChecking accept-new\n"
              "Host *\n"
-             "  Include " + (dir / "extra.conf").string() + "\n"
-             "Host web*\n"
-             "  stricthostkeychecking yes\n"
-             "Match all\n"
-             "  StrictHostKeyChecking ask\n");
+             "  Include " +
+                 (dir / "extra.conf").string() +
+                 "\n"
+                 "Host web*\n"
+                 "  stricthostkeychecking yes\n"
+                 "Match all\n"
+                 "  StrictHostKeyChecking ask\n");
   std::string cfg = (dir / "config").string();
   EXPECT_EQ(ssh_config_value(cfg, "web1", "StrictHostKeyChecking"), "accept-new");
   EXPECT_EQ(ssh_config_value(cfg, "WEB1", "stricthostkeychecking"), "accept-new");

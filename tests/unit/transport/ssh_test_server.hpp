@@ -6,10 +6,10 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,7 +196,7 @@ class TestSshd {
     } else if (errno != EEXIST) {
       return "cannot create " + dir + ": " + std::strerror(errno);
     }
-    struct stat st{};
+    struct stat st {};
     if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return dir + " exists but is not a directory";
     if (st.st_uid != 0 || (st.st_mode & 022) != 0)
@@ -208,8 +208,8 @@ class TestSshd {
     write_text(dir_ / "sshd_config",
                "Port " + std::to_string(port) +
                    "\nListenAddress 127.0.0.1\n"
-                   "HostKey " + (dir_ / "host_key").string() +
-                   "\nPidFile " + (dir_ / "sshd.pid").string() +
+                   "HostKey " +
+                   (dir_ / "host_key").string() + "\nPidFile " + (dir_ / "sshd.pid").string() +
                    "\nAuthorizedKeysFile " + (dir_ / "authorized_keys").string() +
                    "\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
                    "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
@@ -220,8 +220,8 @@ class TestSshd {
       int log = ::open((dir_ / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       dup2(log, 2);
       // sshd re-executes itself and insists on an absolute argv[0].
-      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f",
-            (dir_ / "sshd_config").c_str(), static_cast<char*>(nullptr));
+      execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", (dir_ / "sshd_config").c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 100; ++i) {

@@ -1,10 +1,9 @@
-#include "ferry/wire/frame_batch.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
+#include "ferry/wire/frame_batch.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry::wire {

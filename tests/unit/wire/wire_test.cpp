@@ -262,7 +262,8 @@ TEST(Messages, PmiBarrierBothWaysAndAbort) {
   e.u32(1);
   e.strs({"k"});
   e.strs({});
-  EXPECT_FALSE(decode<PmiBarrier>(Frame{static_cast<uint8_t>(MsgType::kPmiBarrier), e.take()}).ok());
+  EXPECT_FALSE(
+      decode<PmiBarrier>(Frame{static_cast<uint8_t>(MsgType::kPmiBarrier), e.take()}).ok());
   auto a = decode<PmiAbort>(one_frame(encode(PmiAbort{5, 7, "boom"})));
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->rank, 5);
