@@ -78,7 +78,9 @@ class LocalLink : public Link {
  private:
   void read() {
     reading_ = true;
-    sock_.async_read_some(asio::buffer(buf_), [this](std::error_code ec, size_t n) {
+    // The link may be gone when a read cancelled by close() completes: check before use.
+    sock_.async_read_some(asio::buffer(buf_), [this, alive = alive_](std::error_code ec, size_t n) {
+      if (!*alive) return;
       reading_ = false;
       if (closed_) return;
       if (ec) {
