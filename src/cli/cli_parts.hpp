@@ -45,6 +45,8 @@ struct RawCli {
   bool accepted = false;                       ///< flags accepted with no effect
   std::vector<std::string> notes;              ///< said under --verbose
   std::vector<std::string> warnings;           ///< said always
+  std::string nnodes;                          ///< --nnodes N or MIN:MAX ("" = not given)
+  int max_np = 0;                              ///< horovodrun --max-np (0 = not given)
 };
 
 /// How the user calls this command line, for the usage line and "see ... --help" hints:

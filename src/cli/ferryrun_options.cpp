@@ -31,6 +31,17 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "host, and ferryd loses ferryrun, after 3 silent intervals (default off)")
       ->check(CLI::Range(0, 86400))
       ->group("SSH");
+  app.add_option("--max-restarts,--max_restarts", job.max_restarts,
+                 "After a rank fails or a host is lost, run the whole job again, at most N times "
+                 "(default 0, or $PET_MAX_RESTARTS as torchrun)")
+      ->envname("PET_MAX_RESTARTS")
+      ->check(CLI::Range(0, 1'000'000))
+      ->group("Fault tolerance");
+  app.add_option("--min-hosts", job.min_hosts,
+                 "When a host is lost, go on without it while at least M hosts are left "
+                 "(not counted as a restart; default: every host is needed)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Fault tolerance");
   app.add_option("--devices", raw.devices, "Use only these device indices on each host (0,2,4)")
       ->group("Binding");
   app.add_option("--devices-per-rank", job.binding.devices_per_rank,
@@ -136,6 +147,10 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
          "the first it has); default: chosen from every host's interfaces")
       ->allow_extra_args(false)
       ->group("Job");
+  app.add_option("--nnodes", raw.nnodes,
+                 "torchrun's spelling: MIN:MAX hosts (--min-hosts MIN; the job's hosts must "
+                 "number at most MAX), or N (exactly N hosts)")
+      ->group("Fault tolerance");
   app.add_flag("--torch-local-rank-arg", job.torch_local_rank_arg,
                "Append --local-rank=N to each rank's command (legacy "
                "torch.distributed.launch scripts)")

@@ -142,6 +142,32 @@ Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
   return {};
 }
 
+// --nnodes, --min-hosts and --min-np/--max-np against the hosts the job has.
+Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
+  const int hosts = static_cast<int>(job.hosts.size());
+  if (!raw.nnodes.empty()) {
+    const std::string& v = raw.nnodes;
+    const size_t colon = v.find(':');
+    auto lo = parse_int(v.substr(0, colon), 1, 1'000'000);
+    auto hi = colon == std::string::npos ? lo : parse_int(v.substr(colon + 1), 1, 1'000'000);
+    if (!lo || !hi || *lo > *hi)
+      return make_error("--nnodes: bad value '" + v + "' (expected N or MIN:MAX, MIN <= MAX)");
+    if (hosts < *lo || hosts > *hi)
+      return make_error("--nnodes " + v + ": the job has " + std::to_string(hosts) + " host(s)");
+    if (*lo < hosts) job.min_hosts = static_cast<int>(*lo);
+  }
+  if (job.min_hosts > hosts)
+    return make_error("--min-hosts " + std::to_string(job.min_hosts) + ": the job has only " +
+                      std::to_string(hosts) + " host(s)");
+  if (raw.max_np > 0 && job.np > raw.max_np)
+    return make_error("--max-np " + std::to_string(raw.max_np) + " is below -np " +
+                      std::to_string(job.np));
+  if (job.min_ranks > 0 && job.np > 0 && job.min_ranks > job.np)
+    return make_error("--min-np " + std::to_string(job.min_ranks) + " is above -np " +
+                      std::to_string(job.np));
+  return {};
+}
+
 // Later entries win; each variable appears once, at its last position.
 std::vector<std::string> last_wins(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -183,6 +209,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   }
   if (Status st = apply_words(cfg, raw); !st) return st;
   if (Status st = resolve_hosts(job, raw, file); !st) return st;
+  if (Status st = check_fault_tolerance(job, raw); !st) return st;
 
   std::vector<std::string> items;
   if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);

@@ -26,16 +26,20 @@ const Refusal refusals[] = {
     {"--mpi-args", 1,
      "there is no mpirun underneath ferry; use ferry's own options (--bind-to, --map-by, -x)"},
     {"--binding-args", 1, "use ferry's --bind-to, --map-by and --cpus-per-rank instead"},
-    {"--min-np,--min-num-proc", 1,
-     "elastic Horovod is not supported by ferry; run a fixed -np job"},
-    {"--max-np,--max-num-proc", 1,
-     "elastic Horovod is not supported by ferry; run a fixed -np job"},
-    {"--slots-per-host", 1, "elastic Horovod is not supported by ferry; give slots with -H host:N"},
-    {"--elastic-timeout", 1, "elastic Horovod is not supported by ferry"},
-    {"--reset-limit", 1, "elastic Horovod is not supported by ferry"},
-    {"--blacklist-cooldown-range", 2, "elastic Horovod is not supported by ferry"},
+    {"--slots-per-host", 1,
+     "ferry's hosts are fixed (-H host:N or --hostfile), there is no host discovery to give "
+     "slots to"},
+    {"--elastic-timeout", 1,
+     "ferry does not wait for hosts to be discovered; a lost host is tried again within "
+     "--start-timeout at each restart"},
+    {"--reset-limit", 1,
+     "ferry counts restarts, not resets: use --max-restarts N (a lost host that leaves enough "
+     "ranks, --min-np, is not counted)"},
+    {"--blacklist-cooldown-range", 2,
+     "ferry does not blacklist hosts: a lost host is tried again at each restart"},
     {"--host-discovery-script", 1,
-     "elastic Horovod is not supported by ferry; list the hosts with -H or --hostfile"},
+     "ferry's hosts are fixed: list them with -H or --hostfile (--min-np lets the job go on "
+     "when one is lost)"},
 };
 
 // Tunables that take a value; stored under the flag's name without dashes.
@@ -100,6 +104,15 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Total number of processes (-np; default: one per slot)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
+  app.add_option("--min-np,--min-num-proc", job.min_ranks,
+                 "With the fixed -H hosts: when a host is lost, go on without it while at "
+                 "least this many processes are left (scripts without hvd.elastic)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Elastic");
+  app.add_option("--max-np,--max-num-proc", raw.max_np,
+                 "Most processes: -np may not exceed it (ferry never adds hosts)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Elastic");
   app.add_option("-H,--hosts", raw.host_options, "Hosts and slots: host1:2,host2:4")
       ->allow_extra_args(false)
       ->group("Hosts");

@@ -108,7 +108,7 @@ class Daemon::Impl {
 
   void output_idle() {
     channel_.pump_idle();
-    if (finished_) stop();
+    if (finished_ && !spec_.keep_serving) stop();
   }
 
   void send_hello() {
@@ -164,12 +164,18 @@ class Daemon::Impl {
   }
 
   void on_host_spec(wire::HostSpec spec) {
-    if (have_spec_) return fatal("a second host spec arrived");
+    if (have_spec_ && !(finished_ && spec_.keep_serving))
+      return fatal(finished_ ? "a second host spec arrived"
+                             : "a host spec arrived while ranks run");
+    if (have_spec_) next_attempt();
+    const bool first = !have_spec_;
     have_spec_ = true;
     spec_ = std::move(spec);
-    if (spec_.heartbeat_ms > 0) heartbeat();
-    tag_ = spec_.job_id + "." + std::to_string(::getpid());
-    guard_.set_job(tag_);
+    if (first && spec_.heartbeat_ms > 0) heartbeat();
+    if (first) {
+      tag_ = spec_.job_id + "." + std::to_string(::getpid());
+      guard_.set_job(tag_);
+    }
     start_rendezvous();
     launcher_.prepare(spec_, tag_, pmi_.get());
     bool stdin_here = false;
@@ -184,6 +190,15 @@ class Daemon::Impl {
     asio::post(io_, [this] { launch(0); });
   }
 
+  // The previous attempt is over here (Done was sent): its ranks and PMI go, the job tag,
+  // the guard and the connection stay.
+  void next_attempt() {
+    ranks_.clear();
+    if (pmi_) retired_pmi_.push_back(std::move(pmi_));  // its last handlers may be queued
+    ranks_.use_pmi(nullptr);
+    finished_ = false;
+  }
+
   // With heartbeats on, ferryd sends one every interval and gives up on a front end it
   // has not heard from for three: a cut link may never deliver EOF.
   void heartbeat() {
@@ -196,7 +211,7 @@ class Daemon::Impl {
     queue(wire::encode(wire::Heartbeat{}));
     beat_timer_.expires_after(interval);
     beat_timer_.async_wait([this](std::error_code ec) {
-      if (!ec && !front_gone_ && !finished_) heartbeat();
+      if (!ec && !front_gone_ && (!finished_ || spec_.keep_serving)) heartbeat();
     });
   }
 
@@ -245,7 +260,13 @@ class Daemon::Impl {
   // ---- exits and the end --------------------------------------------------------------
 
   void rank_reported(const Rank& r, const wire::Exited& e) {
-    queue(wire::encode(e));
+    if (spec_.error_files && (e.exit_code != 0 || e.signal != 0)) {
+      wire::Exited with_file = e;
+      with_file.error_file = launcher_.error_file(r.local);
+      queue(wire::encode(with_file));
+    } else {
+      queue(wire::encode(e));
+    }
     // Nobody reads the job's stdin any more: what is queued and what comes is dropped.
     if (r.rank == spec_.stdin_rank) stdin_.close();
     check_done();
@@ -256,11 +277,17 @@ class Daemon::Impl {
     // Every rank is gone; anything still tagged with the job (setsid daemons a rank left
     // behind) goes too, before we say we are done.
     sweep_job(tag_, ranks_.running_pgids());
-    guard_.release();
     ranks_.cancel_timers();
-    beat_timer_.cancel();
     exit_timer_.cancel();
     finished_ = true;
+    if (spec_.keep_serving) {
+      // Another attempt may follow on this connection: the guard stays, heartbeats go on.
+      guard_.forget_pgids();
+      queue(wire::encode(wire::Done{find_free_port()}));
+      return;
+    }
+    guard_.release();
+    beat_timer_.cancel();
     queue(wire::encode(wire::Done{}));
     if (pump_.idle()) stop();
   }
@@ -336,6 +363,7 @@ class Daemon::Impl {
   Guard guard_;
   KvProxy kv_;
   std::unique_ptr<PmiProxy> pmi_;
+  std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <utility>
 
 #include "ferry/binding/report.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 
@@ -26,6 +28,11 @@ RankLauncher::RankLauncher(ProcessSpawner& spawner, std::string host,
                            std::function<void(const std::string&)> log)
     : spawner_(spawner), host_(std::move(host)), log_(std::move(log)) {}
 
+RankLauncher::~RankLauncher() {
+  std::error_code ignored;
+  if (!error_dir_.empty()) std::filesystem::remove_all(error_dir_, ignored);
+}
+
 void RankLauncher::load_devices() { binder_.load_from_environment(); }
 
 void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
@@ -41,6 +48,16 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
     wdir_ = home ? home : "/";
   }
   tags_ = {std::string(kJobTagVar) + "=" + tag, "FERRY_JOB_ID=" + spec.job_id};
+  if (spec.error_files && error_dir_.empty()) {
+    // One private directory per ferryd (0700), removed when it exits.
+    const char* tmp = ::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/ferry-errors-XXXXXX";
+    if (::mkdtemp(templ.data()))
+      error_dir_ = templ;
+    else
+      log_(host_ + ": cannot create a directory for the ranks' error files under " +
+           templ.substr(0, templ.rfind('/')) + "; TORCHELASTIC_ERROR_FILE is not set");
+  }
   // Cores and devices for every local rank, computed before the first fork.
   std::vector<std::string> lines;
   std::vector<int> global_ranks;
@@ -58,6 +75,10 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
     log_(format_binding_report(host_, rl.rank, *binding, *bindings_));
   SpawnRequest req;
   req.env = environment(rl, binding);
+  if (std::string ef = error_file_path(local); !ef.empty()) {
+    ::unlink(ef.c_str());  // a previous attempt's
+    req.env = merge_environment({req.env, {"TORCHELASTIC_ERROR_FILE=" + ef}});
+  }
   auto path = resolve_command(spec_->argv.empty() ? "" : spec_->argv[0], req.env, wdir_);
   if (!path) return path.error();
   req.path = std::move(*path);
@@ -97,6 +118,20 @@ std::vector<std::string> RankLauncher::environment(const wire::RankLaunch& rl,
                                                    const RankBinding* binding) const {
   return merge_environment(
       {base_env_, binding ? binding->env : std::vector<std::string>{}, spec_->env, rl.env, tags_});
+}
+
+std::string RankLauncher::error_file_path(size_t local) const {
+  if (!spec_ || !spec_->error_files || error_dir_.empty() || local >= spec_->ranks.size())
+    return "";
+  return error_dir_ + "/attempt" + std::to_string(spec_->attempt) + "-rank" +
+         std::to_string(spec_->ranks[local].rank) + ".json";
+}
+
+std::string RankLauncher::error_file(size_t local) const {
+  const std::string path = error_file_path(local);
+  if (path.empty() || ::access(path.c_str(), F_OK) != 0) return "";
+  auto text = read_text_file(path, wire::kErrorFileLimit, "torchelastic error file");
+  return text ? std::move(*text) : text.error().message;
 }
 
 // The rank's extra arguments and, with PMI on, its end of a PMI socket pair.

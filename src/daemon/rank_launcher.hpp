@@ -45,11 +45,17 @@ class RankLauncher {
   void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
   /// Starts entry `local` of the spec's ranks, or says why it cannot run.
   Result<LaunchedRank> start(size_t local);
+  /// What entry `local` wrote to its TORCHELASTIC_ERROR_FILE (at most wire::kErrorFileLimit
+  /// bytes); "" when the spec asks for no error files or the rank wrote none.
+  std::string error_file(size_t local) const;
+  /// Removes the error files' directory (ferryd is done with the job).
+  ~RankLauncher();
 
  private:
   std::vector<std::string> environment(const wire::RankLaunch& rl,
                                        const RankBinding* binding) const;
   void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
+  std::string error_file_path(size_t local) const;
 
   ProcessSpawner& spawner_;
   const std::string host_;
@@ -58,8 +64,9 @@ class RankLauncher {
   const wire::HostSpec* spec_ = nullptr;
   PmiProxy* pmi_ = nullptr;
   std::string wdir_;
-  std::vector<std::string> base_env_;                                 // ferryd's own environment
-  std::vector<std::string> tags_;                                     // kJobTagVar and FERRY_JOB_ID
+  std::vector<std::string> base_env_;  // ferryd's own environment
+  std::vector<std::string> tags_;      // kJobTagVar and FERRY_JOB_ID
+  std::string error_dir_;  // where the ranks' error files go; made at the first spec that asks
   Result<HostBindingPlan> bindings_ = make_error("no HostSpec yet");  // spawns point into it
 };
 

@@ -30,8 +30,9 @@ RankSet::RankSet(asio::io_context& io, ProcessSpawner& spawner, OutputChannel& c
 
 Rank& RankSet::add(int32_t rank, size_t local) {
   const size_t i = ranks_.size();
-  ranks_.push_back(
-      std::make_unique<Rank>(channel_, io_, rank, local, [this, i] { ended(*ranks_[i]); }));
+  ranks_.push_back(std::make_unique<Rank>(channel_, io_, rank, local, [this, i, g = generation_] {
+    if (g == generation_) ended(*ranks_[i]);
+  }));
   return *ranks_.back();
 }
 
@@ -45,7 +46,11 @@ void RankSet::started(Rank& r, pid_t pid, UniqueFd out, UniqueFd err) {
 
 void RankSet::not_started(Rank& r, int code, int signal) {
   r.state = Rank::State::kReported;
-  report(r, wire::Exited{r.rank, code, signal});
+  wire::Exited e;
+  e.rank = r.rank;
+  e.exit_code = code;
+  e.signal = signal;
+  report(r, e);
 }
 
 void RankSet::reap() {
@@ -146,6 +151,15 @@ std::vector<pid_t> RankSet::running_pgids() const {
 void RankSet::cancel_timers() {
   kill_timer_.cancel();
   for (auto& r : ranks_) r->drain.cancel();
+}
+
+void RankSet::clear() {
+  cancel_timers();
+  for (auto& r : ranks_) retired_.push_back(std::move(r));
+  ranks_.clear();
+  by_pid_.clear();
+  terminating_ = false;
+  ++generation_;
 }
 
 }  // namespace ferry

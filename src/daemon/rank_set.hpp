@@ -83,6 +83,9 @@ class RankSet {
   std::vector<pid_t> running_pgids() const;
   /// Stops every timer (the job is over on this host).
   void cancel_timers();
+  /// Every rank was reported: forgets them, for the next attempt's ranks. (They are kept
+  /// aside, not destroyed: their streams' last handlers may still be queued.)
+  void clear();
 
  private:
   void ended(Rank& r);
@@ -96,6 +99,8 @@ class RankSet {
   Reported reported_;
   PmiProxy* pmi_ = nullptr;
   std::vector<std::unique_ptr<Rank>> ranks_;
+  std::vector<std::unique_ptr<Rank>> retired_;  // earlier attempts' ranks
+  unsigned generation_ = 0;                     // attempts cleared so far
   std::map<pid_t, Rank*> by_pid_;
   asio::steady_timer kill_timer_;
   bool terminating_ = false;

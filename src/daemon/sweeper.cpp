@@ -92,6 +92,7 @@ bool Guard::start() {
       buf.erase(0, nl + 1);
       if (line.starts_with("job ")) job_id = line.substr(4);
       if (line.starts_with("pgid ")) pgids.push_back(std::atoi(line.c_str() + 5));
+      if (line == "forget") pgids.clear();
       if (line == "release") released = true;
     }
   }
@@ -108,6 +109,8 @@ void Guard::send(const std::string& line) {
 void Guard::set_job(const std::string& job_id) { send("job " + job_id + "\n"); }
 
 void Guard::add_pgid(pid_t pgid) { send("pgid " + std::to_string(pgid) + "\n"); }
+
+void Guard::forget_pgids() { send("forget\n"); }
 
 void Guard::release() { send("release\n"); }
 

@@ -3,9 +3,16 @@
 #include <string.h>
 
 #include <cstdio>
+#include <string_view>
+#include <vector>
+
+#include "ferry/frontend/torch_error.hpp"
 
 namespace ferry {
 namespace {
+
+// The most lines of a rank's Python traceback a report shows (its last ones).
+constexpr size_t kTracebackLines = 30;
 
 constexpr const char* kRule =
     "------------------------------------------------"
@@ -17,19 +24,40 @@ std::string rank_where(const RankWhere& w) {
          std::to_string(w.local_rank) + (w.pid ? ", pid " + std::to_string(w.pid) : "") + ")";
 }
 
-// A report's parts: what happened, one optional detail line, and what ferryrun did.
+// A report's parts: what happened, optional detail lines, and what ferryrun did.
 struct Parts {
   std::string headline;
-  std::string detail;  // "  reason: ...", without the newline; "" none
+  std::string detail;  // "  reason: ...", each line ending in a newline; "" none
   std::string outcome;
 };
+
+// "  error: RuntimeError: boom" and the traceback's last lines, indented.
+std::string error_file_lines(const std::string& text) {
+  const TorchError e = parse_torch_error(text);
+  std::string out;
+  if (!e.message.empty()) out += "  error: " + e.message + "\n";
+  if (e.traceback.empty()) return out;
+  std::vector<std::string_view> lines;
+  std::string_view rest = e.traceback;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    lines.push_back(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? "" : rest.substr(nl + 1);
+  }
+  out += "  traceback:\n";
+  const size_t first = lines.size() > kTracebackLines ? lines.size() - kTracebackLines : 0;
+  if (first > 0) out += "    ... (" + std::to_string(first) + " lines)\n";
+  for (size_t i = first; i < lines.size(); ++i) out += "    " + std::string(lines[i]) + "\n";
+  return out;
+}
 
 Parts parts_of(const RankExitFailure& f) {
   Parts p;
   p.headline = rank_where(f.where) + " " +
                (f.signal ? "was killed by " + signal_name(f.signal)
                          : "exited with status " + std::to_string(f.exit_code));
-  if (!f.reason.empty()) p.detail = "  reason: " + f.reason;
+  if (!f.reason.empty()) p.detail = "  reason: " + f.reason + "\n";
+  if (!f.error_file.empty()) p.detail += error_file_lines(f.error_file);
   if (f.others_aborted) {
     char grace[32];
     std::snprintf(grace, sizeof grace, "%g", f.kill_grace_s);
@@ -45,7 +73,7 @@ Parts parts_of(const PmiAbortFailure& f) {
   Parts p;
   p.headline = rank_where(f.where) + " called MPI_Abort (PMI abort) with exit code " +
                std::to_string(f.exit_code);
-  if (!f.message.empty()) p.detail = "  message: " + f.message;
+  if (!f.message.empty()) p.detail = "  message: " + f.message + "\n";
   p.outcome = "The job was aborted.";
   return p;
 }
@@ -62,10 +90,18 @@ Parts parts_of(const HostLostFailure& f) {
 
 }  // namespace
 
-std::string format_failure_report(const std::string& program, const JobFailure& failure) {
-  const Parts p = std::visit([](const auto& f) { return parts_of(f); }, failure);
-  std::string block = kRule + program + ": " + p.headline + ".\n";
-  if (!p.detail.empty()) block += p.detail + "\n";
+std::string format_failure_report(const std::string& program, const JobFailure& failure,
+                                  int attempt) {
+  Parts p = std::visit([](const auto& f) { return parts_of(f); }, failure);
+  std::string block = kRule + program + ": ";
+  if (attempt >= 0) {
+    block += "attempt " + std::to_string(attempt) + ": ";
+    // "The job was aborted" is not known yet: another attempt may follow.
+    if (p.outcome.starts_with("The job was aborted"))
+      p.outcome =
+          "This attempt is over" + p.outcome.substr(std::string("The job was aborted").size());
+  }
+  block += p.headline + ".\n" + p.detail;
   if (!p.outcome.empty()) block += p.outcome + "\n";
   return block + kRule;
 }

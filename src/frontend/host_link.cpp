@@ -35,12 +35,25 @@ HostNetwork HostLink::network(const std::string& this_machine, std::string& prob
 
 void HostLink::attach(std::unique_ptr<Link> opened) {
   link = std::move(opened);
-  link->start([this](std::string_view bytes) { on_data(bytes); },
-              [this](const std::string& reason) { events_.on_closed(index_, reason); });
+  link->start(
+      [this](std::string_view bytes) {
+        if (!retired_) on_data(bytes);
+      },
+      [this](const std::string& reason) {
+        if (!retired_) events_.on_closed(index_, reason);
+      });
 }
 
 void HostLink::send_running(const std::string& frame) {
   if (link && !closed && spec_sent) link->send(frame);
+}
+
+void HostLink::begin_attempt(HostPlan p, int index) {
+  plan = std::move(p);
+  attempt_index = index;
+  ranks_left = static_cast<int>(plan.ranks.size());
+  spec_sent = false;
+  done = false;
 }
 
 void HostLink::close() {
@@ -69,6 +82,7 @@ void HostLink::handle_hello(const wire::FrameView& f) {
   if (!h) return events_.on_broken(index_, h.error().message);
   hello = true;
   hello_msg = std::move(h.value());
+  free_port = hello_msg.free_port;
   events_.on_hello(index_);
 }
 
@@ -103,7 +117,10 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::KvRequest& q) { ev.on_kv_request(i, q); },
                  [&](const wire::PmiBarrier& b) { ev.on_pmi_barrier(i, b); },
                  [&](const wire::Log& l) { ev.on_log(i, l.line); },
-                 [&](const wire::Done&) { ev.on_done(i); },
+                 [&](const wire::Done& d) {
+                   if (d.free_port) free_port = d.free_port;
+                   ev.on_done(i, d);
+                 },
              },
              *msg);
 }
@@ -115,8 +132,7 @@ std::string this_machine_address(const HostLinks& hosts) {
   return "";
 }
 
-std::string rank0_address(const HostLinks& hosts) {
-  const HostLink& first = *hosts.front();
+std::string rank0_address(const HostLink& first, const HostLinks& hosts) {
   if (std::string peer = first.link ? first.link->peer_address() : ""; !peer.empty()) return peer;
   std::string here = this_machine_address(hosts);
   return here.empty() ? "127.0.0.1" : here;

@@ -34,7 +34,7 @@ class HostEvents {
   virtual void on_pmi_barrier(size_t host, const wire::PmiBarrier& b) = 0;
   virtual void on_pmi_abort(size_t host, const wire::PmiAbort& a) = 0;
   virtual void on_log(size_t host, const std::string& line) = 0;
-  virtual void on_done(size_t host) = 0;
+  virtual void on_done(size_t host, const wire::Done& d) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.
   virtual void on_broken(size_t host, const std::string& why) = 0;
   /// The link ended; `reason` is empty for a clean end of stream.
@@ -68,8 +68,15 @@ class HostLink {
   void attach(std::unique_ptr<Link> opened);
   /// Sends `frame` if the link is open and the host has its spec (the job is running there).
   void send_running(const std::string& frame);
+  /// The host runs `p` in the next attempt, as host `index` of that attempt's placement.
+  void begin_attempt(HostPlan p, int index);
   /// Closes the link (ferryd sees EOF and ends its ranks); marks the host closed.
   void close();
+  /// A new HostLink took this host's index: whatever this link still reports is ignored.
+  void retire() {
+    close();
+    retired_ = true;
+  }
 
   HostPlan plan;
   bool local = false;        // started without SSH
@@ -80,7 +87,10 @@ class HostLink {
   wire::Hello hello_msg;
   std::string start_error;  // set when the host failed to start
   bool spec_sent = false;
-  bool done = false;  // ferryd said Done
+  bool done = false;       // ferryd said Done (for this attempt)
+  int attempt_index = -1;  // index in the running attempt's placement; -1: not in it
+  bool lost = false;       // the link ended while its ranks ran (or between attempts)
+  uint16_t free_port = 0;  // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
   bool closed = false;  // link ended (or never opened)
   int ranks_left = 0;
@@ -91,6 +101,7 @@ class HostLink {
   void handle_frame(const wire::FrameView& f);
 
   size_t index_;
+  bool retired_ = false;
   HostEvents& events_;
   OutputSink& out_;
   wire::FrameReader reader_;
@@ -103,9 +114,9 @@ using HostLinks = std::vector<std::unique_ptr<HostLink>>;
 /// runs on this machine. "" when no host is remote.
 std::string this_machine_address(const HostLinks& hosts);
 
-/// Where every rank can reach the rank-0 host, before any NIC choice: the address ferryrun reached
-/// it at; when it is this machine, this_machine_address(), else loopback (every host is this
-/// machine).
-std::string rank0_address(const HostLinks& hosts);
+/// Where every rank can reach the rank-0 host `first`, before any NIC choice: the address ferryrun
+/// reached it at; when it is this machine, this_machine_address(), else loopback (every host is
+/// this machine).
+std::string rank0_address(const HostLink& first, const HostLinks& hosts);
 
 }  // namespace ferry

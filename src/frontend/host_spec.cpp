@@ -41,7 +41,9 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   }
   const bool has_stdin_rank = std::any_of(plan.ranks.begin(), plan.ranks.end(),
                                           [&](auto& r) { return r.rank == opts.stdin_rank; });
-  spec.stdin_rank = opts.stdin_rank >= 0 && has_stdin_rank ? opts.stdin_rank : -1;
+  // Stdin is read once: a later attempt's ranks get /dev/null.
+  spec.stdin_rank =
+      opts.stdin_rank >= 0 && has_stdin_rank && shared.attempt == 0 ? opts.stdin_rank : -1;
   spec.kill_grace_ms = static_cast<uint32_t>(opts.kill_grace_s * 1000);
   spec.verbose = opts.verbose;
   spec.heartbeat_ms = static_cast<uint32_t>(opts.heartbeat_s) * 1000;
@@ -51,6 +53,9 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.pmi_process_mapping = shared.pmi_process_mapping;
   spec.binding = opts.binding;
   spec.binding.devices = devices_for_host(opts, plan.host);
+  spec.attempt = shared.attempt;
+  spec.keep_serving = shared.restartable;
+  spec.error_files = shared.restartable;
   return spec;
 }
 

@@ -43,6 +43,8 @@ struct ConsoleOutput::StreamState {
   bool waiting = false;  // in dest->waiters
   enum class File { kNone, kOpen, kClosed, kFailed } file_state = File::kNone;
   std::unique_ptr<FdWriter> file;
+  int file_attempt = 0;         // the attempt whose bytes the file holds last
+  bool file_line_ended = true;  // the file's last byte is a newline (or it is empty)
 };
 
 // Adapts LineAssembler's callbacks to one stream of this ConsoleOutput.

@@ -32,6 +32,7 @@ void ConsoleOutput::write_file(StreamState& s, std::string_view bytes) {
   if (s.file_state == StreamState::File::kFailed) return;
   if (!s.file && !open_file(s)) return;
   s.file->append(bytes);
+  s.file_line_ended = bytes.back() == '\n';
   if (s.file->error() != 0) file_error(s, "write", s.file->error());
 }
 
@@ -43,8 +44,10 @@ bool ConsoleOutput::open_file(StreamState& s) {
     file_error(s, "create directory for", ec.value());
     return false;
   }
-  // Reopened after close_stream (more bytes came): append rather than truncate.
-  const int mode = s.file_state == StreamState::File::kClosed ? O_APPEND : O_TRUNC;
+  // Reopened after close_stream (more bytes came, or the job runs again): append rather than
+  // truncate. A job's first attempt starts every file afresh.
+  const bool append = s.file_state == StreamState::File::kClosed || attempt_ > 0;
+  const int mode = append ? O_APPEND : O_TRUNC;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | mode, 0644);
   if (fd < 0) {
     file_error(s, "open", errno);
@@ -52,6 +55,13 @@ bool ConsoleOutput::open_file(StreamState& s) {
   }
   s.file = std::make_unique<FdWriter>(fd, kFileBuffer, true);
   s.file_state = StreamState::File::kOpen;
+  if (attempt_ > 0 && s.file_attempt != attempt_) {
+    const std::string marker = std::string(s.file_line_ended ? "" : "\n") + "--- ferry: attempt " +
+                               std::to_string(attempt_) + " ---\n";
+    s.file->append(marker);
+    s.file_attempt = attempt_;
+    s.file_line_ended = true;
+  }
   return true;
 }
 

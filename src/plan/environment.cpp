@@ -41,6 +41,21 @@ std::vector<std::string> job_environment(const Placement& p, const JobEnvironmen
   return env;
 }
 
+std::vector<std::string> elastic_environment(const ElasticEnvironment& in,
+                                             const std::vector<std::string>& exported_vars,
+                                             const char* (*lookup)(const char*)) {
+  std::vector<std::string> env{
+      kv("TORCHELASTIC_RESTART_COUNT", in.restart_count),
+      kv("TORCHELASTIC_MAX_RESTARTS", in.max_restarts),
+      "TORCHELASTIC_RUN_ID=" + in.run_id,
+      "TORCHELASTIC_USE_AGENT_STORE=False",
+  };
+  for (const char* name : {"NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING"})
+    if (!exported(exported_vars, name) && !(lookup && lookup(name)))
+      env.push_back(std::string(name) + "=1");
+  return env;
+}
+
 std::vector<std::string> rank_environment(const Placement&, const HostPlan& host,
                                           const RankSlot& r) {
   return {

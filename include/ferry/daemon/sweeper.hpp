@@ -48,6 +48,9 @@ class Guard {
   void set_job(const std::string& job_id);
   /// Tells the guard a rank's process group.
   void add_pgid(pid_t pgid);
+  /// The process groups told so far are gone (an attempt ended and was swept): the guard
+  /// forgets them and stays on guard for the next attempt's.
+  void forget_pgids();
   /// ferryd cleaned up itself: the guard exits without sweeping (a finished rank's pgid
   /// may be reused by an unrelated process once its group is empty).
   void release();

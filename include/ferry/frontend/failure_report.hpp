@@ -25,6 +25,7 @@ struct RankExitFailure {
   std::string reason;           ///< ferryd's reason ("" none)
   bool others_aborted = false;  ///< other ranks exist and get SIGTERM, then SIGKILL
   double kill_grace_s = 0;      ///< the SIGTERM → SIGKILL delay they get
+  std::string error_file;       ///< what it wrote to TORCHELASTIC_ERROR_FILE ("" none)
 };
 
 /// A rank called MPI_Abort (PMI abort).
@@ -44,8 +45,10 @@ struct HostLostFailure {
 using JobFailure = std::variant<RankExitFailure, PmiAbortFailure, HostLostFailure>;
 
 /// The report block for `failure`, every line starting with `program` where a line names the tool;
-/// ends with a newline.
-std::string format_failure_report(const std::string& program, const JobFailure& failure);
+/// ends with a newline. `attempt` >= 0: the job may restart, and the block says which attempt
+/// failed (what follows is said once the attempt is over).
+std::string format_failure_report(const std::string& program, const JobFailure& failure,
+                                  int attempt = -1);
 
 /// "SIGSEGV (Segmentation fault)"; a number the system has no name for reads "signal 70 (...)".
 std::string signal_name(int sig);

@@ -19,6 +19,8 @@ struct SharedSpec {
   std::vector<std::string> env;     ///< job_environment(): for every rank of every host
   std::string secret;               ///< the job secret ferryd's KV proxy asks of the ranks
   std::string pmi_process_mapping;  ///< PMI_process_mapping of the whole placement
+  uint32_t attempt = 0;             ///< which run of the job (stdin goes to the first only)
+  bool restartable = false;         ///< ferryd keeps serving after Done; error files on
 };
 
 /// A fresh random job id (16 hex digits): FERRY_JOB_ID, and the PMI kvsname.

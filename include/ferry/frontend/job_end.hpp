@@ -18,6 +18,8 @@ class JobEnd {
   bool interrupted(int sig);
   /// 0 until ferryrun got a signal.
   int user_signal() const { return user_signal_; }
+  /// Whether a rank failed or a host was lost (the job's failure, not the user's signal).
+  bool failed() const { return rank_failed_ || host_lost_; }
 
   /// A rank ended: exit code, or killed by `signal` (!= 0); `reported`: ferryd reported a failure
   /// of it (it fails even with exit code 0). True when this is the job's failure: ferryrun will

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ferry/binding/options.hpp"
+#include "ferry/frontend/restart_policy.hpp"
 #include "ferry/hosts/host_list.hpp"
 #include "ferry/plan/placement.hpp"
 
@@ -47,6 +48,15 @@ struct JobOptions {
   /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
   /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.
   int heartbeat_s = 0;
+  /// --max-restarts: after a failure, run the whole job again this many times at most.
+  int max_restarts = 0;
+  /// --min-hosts: a lost host leaves the job on the others if at least this many remain
+  /// (0: every host is needed).
+  int min_hosts = 0;
+  /// horovodrun --min-np: the fewest ranks the job may shrink to (0: no floor).
+  int min_ranks = 0;
+
+  RestartLimits restart_limits() const { return {max_restarts, min_hosts, min_ranks}; }
 };
 
 }  // namespace ferry

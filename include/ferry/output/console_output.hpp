@@ -101,6 +101,9 @@ class ConsoleOutput final : public OutputSink {
   /// Ranks < 0 are ignored.
   void write(int rank, StreamId stream, std::string_view bytes) override;
   void close_stream(int rank, StreamId stream) override;
+  /// Per-rank files are appended to from now on, after a marker line
+  /// "--- ferry: attempt N ---" (a file the attempt never writes gets none).
+  void begin_attempt(int attempt) override { attempt_ = attempt; }
   /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
   /// queued until the holder's line ends.
   void flush() override;
@@ -160,6 +163,7 @@ class ConsoleOutput final : public OutputSink {
   std::string stamp_;  // timestamp text for the current call
   std::time_t stamp_time_ = -1;
   bool file_warned_ = false;
+  int attempt_ = 0;
   bool break_warned_ = false;
   std::function<void(bool)> flow_;
   bool behind_ = false;  // flow_ was told to stop

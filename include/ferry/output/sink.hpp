@@ -22,6 +22,8 @@ class OutputSink {
   virtual void close_stream(int rank, StreamId stream) = 0;
   /// Flushes buffered console and file output.
   virtual void flush() = 0;
+  /// The job runs again (attempt 1, 2, ...): every stream closed before; ranks write anew.
+  virtual void begin_attempt(int attempt) { (void)attempt; }
   /// Flow control: the sink calls `handler(true)` when more output waits for its readers
   /// than it wants to hold (the caller should stop reading rank output) and
   /// `handler(false)` once it caught up. A sink that never falls behind never calls it.

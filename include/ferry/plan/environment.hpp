@@ -21,6 +21,22 @@ struct JobEnvironment {
 /// exported variables (which override ferry's defaults such as MASTER_PORT).
 std::vector<std::string> job_environment(const Placement& p, const JobEnvironment& in);
 
+/// What torchrun tells each attempt's ranks about restarts.
+struct ElasticEnvironment {
+  int restart_count = 0;  ///< counted restarts before this attempt
+  int max_restarts = 0;
+  std::string run_id;  ///< the job id
+};
+
+/// The variables torchrun's workers get, for a job that may restart: TORCHELASTIC_RESTART_COUNT,
+/// _MAX_RESTARTS, _RUN_ID, TORCHELASTIC_USE_AGENT_STORE=False (rank 0 hosts the env:// store,
+/// as without torchrun), and NCCL_ASYNC_ERROR_HANDLING=1 / TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+/// (a collective whose peer died fails instead of hanging) unless the user set them: exported,
+/// or in ferryrun's own environment (`lookup`). Each rank's TORCHELASTIC_ERROR_FILE is ferryd's.
+std::vector<std::string> elastic_environment(const ElasticEnvironment& in,
+                                             const std::vector<std::string>& exported,
+                                             const char* (*lookup)(const char*));
+
 /// Variables of one rank ("K=V"): its rank, local and cross coordinates under every
 /// framework's names. Applied after job_environment, so these always win.
 std::vector<std::string> rank_environment(const Placement& p, const HostPlan& host,

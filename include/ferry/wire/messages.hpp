@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -36,7 +36,7 @@ enum class MsgType : uint8_t {
   kStdin = 6,            ///< f→d: bytes for the stdin rank; empty = EOF
   kSignal = 7,           ///< f→d: deliver a signal to every rank
   kTerminate = 8,        ///< f→d: SIGTERM all, SIGKILL after the grace period (0 = now)
-  kDone = 9,             ///< d→f: every rank reaped; ferryd exits after sending it
+  kDone = 9,             ///< d→f: every rank reaped; ferryd exits, or waits (keep_serving)
   kFailure = 10,         ///< d→f: a rank or the host failed outside the rank's own code
   kLog = 11,             ///< d→f: a diagnostic line for the user
   kHeartbeat = 12,       ///< both ways, every HostSpec::heartbeat_ms while a job runs
@@ -97,11 +97,19 @@ struct HostSpec {
   int32_t world_size = 0;           ///< PMI_SIZE
   std::string pmi_process_mapping;  ///< value of the PMI key PMI_process_mapping
   BindingOptions binding;           ///< cores and devices per rank (binding part)
+  uint32_t attempt = 0;             ///< 0 for the first run of the job, then 1, 2, ...
+  /// After Done, wait for the next attempt's HostSpec (or EOF) instead of exiting: the job
+  /// may restart over this same connection.
+  bool keep_serving = false;
+  /// Give each rank a TORCHELASTIC_ERROR_FILE and send what a failed rank wrote there with
+  /// its Exited.
+  bool error_files = false;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
-                    m.world_size, m.pmi_process_mapping, m.binding);
+                    m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
+                    m.error_files);
   }
 };
 
@@ -114,6 +122,9 @@ struct Started {
     return std::tie(m.rank, m.pid);
   }
 };
+
+/// The most of a rank's error file that travels with its Exited.
+inline constexpr size_t kErrorFileLimit = 64 * 1024;
 
 /// Bytes in front of the data of an Output frame: length, type, rank, stream, data length.
 inline constexpr size_t kOutputHeader = 4 + 1 + 4 + 1 + 4;
@@ -149,9 +160,12 @@ struct Exited {
   int32_t rank = 0;
   int32_t exit_code = 0;
   int32_t signal = 0;
+  /// A failed rank's TORCHELASTIC_ERROR_FILE as it wrote it (at most kErrorFileLimit bytes);
+  /// "" none.
+  std::string error_file;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.rank, m.exit_code, m.signal);
+    return std::tie(m.rank, m.exit_code, m.signal, m.error_file);
   }
 };
 
@@ -247,11 +261,13 @@ struct Terminate {
   }
 };
 
+/// Every rank of the attempt reaped and swept.
 struct Done {
   static constexpr MsgType kType = MsgType::kDone;
+  uint16_t free_port = 0;  ///< a TCP port free on this host now (the next MASTER_PORT)
   template <class M>
-  static auto fields(M&) {
-    return std::tie();
+  static auto fields(M& m) {
+    return std::tie(m.free_port);
   }
 };
 

@@ -186,10 +186,24 @@ TEST(CliHorovodrun, StartTimeoutFromTheEnvironmentUnlessGiven) {
   EXPECT_EQ(b.config->job.start_timeout_s, 5);
 }
 
+// Elastic flags that fit fixed hosts: --min-np is the floor a lost host may leave the job at.
+TEST(CliHorovodrun, MinNpAndMaxNpWithFixedHosts) {
+  auto r = hvd({"-np", "4", "-H", "a:2,b:2", "--min-np", "2", "--max-np", "4", "python", "t.py"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.min_ranks, 2);
+  EXPECT_EQ(r.config->job.min_hosts, 0);
+  EXPECT_EQ(r.config->job.max_restarts, 0);
+  auto m = hvd({"-np", "4", "-H", "a:2,b:2", "--min-np", "2", "--max-restarts", "2", "t.py"});
+  ASSERT_TRUE(m.config.has_value());
+  EXPECT_EQ(m.config->job.max_restarts, 2);
+}
+
 TEST(CliHorovodrun, RefusedFlagsExitTwo) {
   for (auto args : std::vector<std::vector<std::string>>{
            {"-np", "2", "--config-file", "hvd.yaml", "python", "t.py"},
-           {"-np", "2", "--min-np", "1", "python", "t.py"},
+           {"-np", "2", "--reset-limit", "3", "python", "t.py"},
+           {"-np", "2", "--min-np", "3", "python", "t.py"},  // above -np
+           {"-np", "4", "--max-np", "3", "python", "t.py"},  // below -np
            {"-np", "2", "--host-discovery-script", "d.sh", "python", "t.py"},
            {"-np", "2", "--jsrun", "python", "t.py"},
            {"-np", "2", "--mpi-args=--map-by ppr:6:node", "python", "t.py"},

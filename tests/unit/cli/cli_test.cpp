@@ -74,6 +74,42 @@ TEST(Cli, BadInputExitsTwo) {
   EXPECT_FALSE(parse({"-np", "x", "true"}).config.has_value());
 }
 
+// torchrun's names for the same things: --max_restarts, PET_MAX_RESTARTS, --nnodes MIN:MAX.
+TEST(Cli, FaultToleranceOptions) {
+  auto r = parse({"-H", "a,b,c,d", "--max-restarts", "3", "--min-hosts", "3", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.max_restarts, 3);
+  EXPECT_EQ(r.config->job.min_hosts, 3);
+  auto u = parse({"-H", "a,b,c,d", "--max_restarts", "2", "--nnodes", "2:4", "true"});
+  ASSERT_TRUE(u.config.has_value());
+  EXPECT_EQ(u.config->job.max_restarts, 2);
+  EXPECT_EQ(u.config->job.min_hosts, 2);
+  auto exact = parse({"-H", "a,b", "--nnodes", "2", "true"});
+  ASSERT_TRUE(exact.config.has_value());
+  EXPECT_EQ(exact.config->job.min_hosts, 0) << "N:N hosts: every host is needed";
+
+  ::setenv("PET_MAX_RESTARTS", "4", 1);
+  auto e = parse({"true"});
+  auto flag_wins = parse({"--max-restarts", "1", "true"});
+  ::unsetenv("PET_MAX_RESTARTS");
+  ASSERT_TRUE(e.config.has_value());
+  EXPECT_EQ(e.config->job.max_restarts, 4);
+  ASSERT_TRUE(flag_wins.config.has_value());
+  EXPECT_EQ(flag_wins.config->job.max_restarts, 1);
+  EXPECT_EQ(parse({"true"}).config->job.max_restarts, 0);
+
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(parse({"-H", "a,b", "--min-hosts", "3", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"-H", "a,b,c", "--nnodes", "1:2", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"-H", "a,b", "--nnodes", "3:1", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"--max-restarts", "-1", "true"}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ferryrun: --min-hosts 3: the job has only 2 host(s)\n"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("ferryrun: --nnodes 1:2: the job has 3 host(s)\n"), std::string::npos);
+  EXPECT_NE(err.find("--nnodes: bad value '3:1'"), std::string::npos);
+}
+
 TEST(Cli, RepeatableOptionsTakeOneValueEach) {
   auto r = parse({"-H", "a:2", "-H", "b", "-x", "A=1", "hostname", "-c", "x"});
   ASSERT_TRUE(r.config.has_value());

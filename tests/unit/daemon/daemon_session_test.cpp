@@ -232,3 +232,82 @@ TEST_F(DaemonSession, RealRankExitWaitsForTheDrainAndItsBackgroundChildIsSwept) 
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+class DaemonAttempts : public ::testing::Test {
+ protected:
+  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
+  static wire::HostSpec spec(int n, uint32_t attempt) {
+    wire::HostSpec s;
+    s.job_id = "attempts";
+    s.argv = {"/fake/rank"};
+    s.world_size = n;
+    s.binding.bind_to = BindTo::kNone;
+    s.attempt = attempt;
+    s.keep_serving = true;
+    s.error_files = true;
+    for (int r = 0; r < n; ++r) s.ranks.push_back({r, {}, {}});
+    return s;
+  }
+  static std::string env_of(const test_support::FakeSpawner::Child& c, const std::string& name) {
+    for (const auto& kv : c.env)
+      if (kv.starts_with(name + "=")) return kv.substr(name.size() + 1);
+    return "";
+  }
+  test_support::FakeSpawner ranks;
+};
+
+// A ferryd that may serve another attempt says Done and waits; the next HostSpec starts the ranks
+// again on the same connection; the front end's EOF then ends ferryd cleanly. What a failed rank
+// wrote to its TORCHELASTIC_ERROR_FILE travels with its Exited.
+TEST_F(DaemonAttempts, DoneThenTheNextAttemptThenEof) {
+  test_support::FrontEnd fe(&ranks);
+  fe.send(spec(2, 0));
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 2; }));
+  const std::string file0 = env_of(*ranks.children()[1], "TORCHELASTIC_ERROR_FILE");
+  ASSERT_FALSE(file0.empty());
+  {
+    std::FILE* f = std::fopen(file0.c_str(), "w");
+    ASSERT_NE(f, nullptr) << file0;
+    std::fputs(R"({"message": {"message": "RuntimeError: boom"}})", f);
+    std::fclose(f);
+  }
+  ranks.exit(*ranks.children()[0], 0);
+  ranks.exit(*ranks.children()[1], 3);
+  ASSERT_TRUE(fe.run_until([&] { return fe.first<wire::Done>().has_value(); }));
+  auto exits = fe.all<wire::Exited>();
+  ASSERT_EQ(exits.size(), 2u);
+  for (const auto& e : exits)
+    EXPECT_EQ(e.error_file, e.rank == 1 ? R"({"message": {"message": "RuntimeError: boom"}})" : "")
+        << "rank " << e.rank;
+  EXPECT_NE(fe.all<wire::Done>().front().free_port, 0) << "a port for the next attempt's store";
+  fe.run_for(milliseconds(100));
+  EXPECT_FALSE(fe.stopped()) << "ferryd waits for the next attempt";
+
+  fe.send(spec(2, 1));
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 4; }));
+  const std::string file1 = env_of(*ranks.children()[3], "TORCHELASTIC_ERROR_FILE");
+  EXPECT_NE(file1, file0) << "each attempt's rank gets its own error file";
+  ranks.exit(*ranks.children()[2], 0);
+  ranks.exit(*ranks.children()[3], 0);
+  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Done>().size() == 2; }));
+  EXPECT_EQ(fe.all<wire::Exited>().size(), 4u);
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }) || fe.stopped());
+  EXPECT_EQ(fe.exit_code(), 0) << "EOF after Done is the normal end";
+}
+
+// A HostSpec while ranks still run is a broken front end.
+TEST_F(DaemonAttempts, ASpecWhileRanksRunIsRefused) {
+  test_support::FrontEnd fe(&ranks);
+  fe.send(spec(1, 0));
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 1; }));
+  fe.send(spec(1, 1));
+  ASSERT_TRUE(fe.run_until([&] { return fe.first<wire::Failure>().has_value(); }));
+  EXPECT_EQ(fe.all<wire::Failure>().front().message, "a host spec arrived while ranks run");
+}
+
+}  // namespace
+}  // namespace ferry

@@ -19,19 +19,19 @@ TEST(FailureReport, EachKindAndItsOptionalParts) {
   const RankWhere r1{1, "node2", 0, 1001};
   const RankWhere no_pid{0, "node1", 0, 0};
   const std::vector<Case> cases = {
-      {"exit status, others aborted", RankExitFailure{r1, 5, 0, "", true, 1.5},
+      {"exit status, others aborted", RankExitFailure{r1, 5, 0, "", true, 1.5, {}},
        kRule +
            "mpirun: rank 1 on host node2 (local rank 0, pid 1001) exited with status 5.\n"
            "The job was aborted: the other ranks get SIGTERM, then SIGKILL after 1.5 s.\n" +
            kRule},
       {"signal with a reason, no pid, alone in the job",
-       RankExitFailure{no_pid, 0, SIGSEGV, "PMI socket closed before finalize", false, 5},
+       RankExitFailure{no_pid, 0, SIGSEGV, "PMI socket closed before finalize", false, 5, {}},
        kRule +
            "mpirun: rank 0 on host node1 (local rank 0) was killed by SIGSEGV (Segmentation "
            "fault).\n"
            "  reason: PMI socket closed before finalize\n" +
            kRule},
-      {"grace printed as %g", RankExitFailure{r1, 2, 0, "", true, 10},
+      {"grace printed as %g", RankExitFailure{r1, 2, 0, "", true, 10, {}},
        kRule +
            "mpirun: rank 1 on host node2 (local rank 0, pid 1001) exited with status 2.\n"
            "The job was aborted: the other ranks get SIGTERM, then SIGKILL after 10 s.\n" +
@@ -61,6 +61,39 @@ TEST(FailureReport, EachKindAndItsOptionalParts) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(format_failure_report("mpirun", c.failure), c.expected);
   }
+}
+
+// With restarts on, the block names the attempt and does not claim the job is over; what the
+// rank wrote to its torchelastic error file is shown, traceback indented.
+TEST(FailureReport, AttemptAndTorchErrorFile) {
+  RankExitFailure f{RankWhere{3, "fnode2", 1, 77}, 1, 0, "", true, 5, {}};
+  f.error_file =
+      R"({"message": {"message": "RuntimeError: boom", "extraInfo": {"py_callstack": )"
+      R"("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n)"
+      R"(RuntimeError: boom\n", "timestamp": "1700000000"}}})";
+  EXPECT_EQ(format_failure_report("ferryrun", f, 2),
+            kRule +
+                "ferryrun: attempt 2: rank 3 on host fnode2 (local rank 1, pid 77) exited with "
+                "status 1.\n"
+                "  error: RuntimeError: boom\n"
+                "  traceback:\n"
+                "    Traceback (most recent call last):\n"
+                "      File \"train.py\", line 9, in <module>\n"
+                "    RuntimeError: boom\n"
+                "This attempt is over: the other ranks get SIGTERM, then SIGKILL after 5 s.\n" +
+                kRule);
+  // Not JSON: its first line still says something.
+  f.error_file = "Segfault in native code\nmore";
+  EXPECT_NE(format_failure_report("ferryrun", f).find("  error: Segfault in native code\n"),
+            std::string::npos);
+  // A long traceback keeps its last lines.
+  std::string cs;
+  for (int i = 0; i < 100; ++i) cs += "line " + std::to_string(i) + "\\n";
+  f.error_file =
+      R"({"message": {"message": "E: x", "extraInfo": {"py_callstack": ")" + cs + "\"}}}";
+  const std::string block = format_failure_report("ferryrun", f);
+  EXPECT_NE(block.find("    ... (70 lines)\n    line 70\n"), std::string::npos) << block;
+  EXPECT_EQ(block.find("line 69\n"), std::string::npos);
 }
 
 TEST(FailureReport, SignalNames) {

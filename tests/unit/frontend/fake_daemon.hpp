@@ -65,6 +65,8 @@ class FakeDaemonLink : public Link {
         auto spec = wire::decode<wire::HostSpec>(frame);
         if (!spec) return;
         spec_ = *spec;
+        ended_.clear();  // a job that restarts sends one spec per attempt
+        done_sent_ = false;
         if (specs_) specs_->push_back({host_, spec_});
         asio::post(io_, [this, alive = alive_] {
           if (*alive && !closed_) script_ ? script_(*this) : run_all(0);
@@ -98,7 +100,7 @@ class FakeDaemonLink : public Link {
   }
   void rank_exits(int rank, int code, int sig = 0) {
     ended_.insert(rank);
-    deliver(wire::encode(wire::Exited{rank, code, sig}));
+    deliver(wire::encode(wire::Exited{rank, code, sig, {}}));
   }
   void send_frame(std::string frame) { deliver(std::move(frame)); }
   /// The ranks run until stdin's EOF arrives; then every rank exits 0.
@@ -110,7 +112,8 @@ class FakeDaemonLink : public Link {
   void done_if_all_ended() {
     if (ended_.size() == spec_.ranks.size() && !done_sent_) {
       done_sent_ = true;
-      deliver(wire::encode(wire::Done{}));
+      // A fresh port each attempt, as ferryd finds one.
+      deliver(wire::encode(wire::Done{static_cast<uint16_t>(29600 + spec_.attempt)}));
     }
   }
   /// Every rank starts and exits with `code`; then Done.

@@ -37,7 +37,7 @@ TEST(FrameBatch, FramesKeepTheirOrderAndDecode) {
   b.append(encode(Heartbeat{}));
   put_output(b, 0, 1, "a\n");
   put_output(b, -1, 2, std::string(100000, 'x'));  // forces growth mid-batch
-  b.append(encode(Exited{3, 0, 9}));
+  b.append(encode(Exited{3, 0, 9, {}}));
   put_output(b, 1, 1, "", 16);  // empty room: a zero-length frame is still well formed
 
   FrameReader r;

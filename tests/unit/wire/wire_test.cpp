@@ -184,7 +184,7 @@ TEST(Messages, OutputCarriesBinaryBytes) {
 }
 
 TEST(Messages, ExitedAndControlRoundTrip) {
-  auto e = decode<Exited>(one_frame(encode(Exited{7, 0, 11})));
+  auto e = decode<Exited>(one_frame(encode(Exited{7, 0, 11, {}})));
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->rank, 7);
   EXPECT_EQ(e->signal, 11);
@@ -280,7 +280,7 @@ TEST(Messages, EachSideDecodesOnlyWhatItMayReceive) {
   ASSERT_FALSE(to_front.ok());
   EXPECT_NE(to_front.error().message.find("unexpected message type 2"), std::string::npos);
 
-  const Frame exited = one_frame(encode(Exited{1, 3, 0}));
+  const Frame exited = one_frame(encode(Exited{1, 3, 0, {}}));
   auto e = decode_to_front(FrameView{exited.type, exited.payload});
   ASSERT_TRUE(e.ok()) << e.error().message;
   ASSERT_TRUE(std::holds_alternative<Exited>(*e));

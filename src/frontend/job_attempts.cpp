@@ -1,0 +1,219 @@
+// The job controller, second half: the attempts. What every host of an attempt is sent, and what
+// follows an attempt's end: the job's end, a restart over the same connections (lost hosts opened
+// again), or the hosts that are left going on without a lost one (RestartPolicy decides).
+#include <cstdlib>
+
+#include "ferry/plan/environment.hpp"
+#include "ferry/rendezvous/pmi_job.hpp"
+#include "job_impl.hpp"
+
+namespace ferry {
+
+// The hosts that are left keep their number of ranks; the ranks are numbered again,
+// contiguously, in the job's order.
+Result<Placement> Job::Impl::place_on(const std::vector<size_t>& members) const {
+  if (members.size() == full_.hosts.size()) return full_;
+  HostList hosts;
+  for (size_t m : members) {
+    HostEntry e = full_.hosts[m].host;
+    e.slots = static_cast<int>(full_.hosts[m].ranks.size());
+    e.max_slots = 0;
+    hosts.push_back(std::move(e));
+  }
+  PlacementPolicy policy;
+  policy.order = opts_.placement.order;
+  if (policy.order == RankOrder::kFollowMapping && opts_.placement.mapping == HostMapping::kByNode)
+    policy.order = RankOrder::kByNode;
+  auto placed = place_ranks(hosts, 0, false, policy);
+  if (placed)
+    for (size_t j = 0; j < members.size(); ++j)
+      placed->hosts[j].label = full_.hosts[members[j]].label;
+  return placed;
+}
+
+std::string Job::Impl::world_text(const Attempt& a) const {
+  const size_t n = a.members.size();
+  const int w = a.placement.world_size;
+  return std::to_string(n) + (n == 1 ? " host, " : " hosts, ") + std::to_string(w) +
+         (w == 1 ? " rank" : " ranks");
+}
+
+void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& how) {
+  auto placed = place_on(members);
+  if (!placed) {
+    diag_.error("cannot place the next attempt: " + placed.error().message);
+    return finish_job();
+  }
+  const bool first = phase_ == Phase::kStarting;
+  Attempt next;
+  next.number = first ? 0 : attempt_.number + 1;
+  next.placement = std::move(placed.value());
+  next.members = std::move(members);
+  next.rank_pid.assign(next.placement.world_size, 0);
+  next.rank_failure.assign(next.placement.world_size, {});
+  attempt_ = std::move(next);
+  for (auto& h : hosts_) {
+    h->attempt_index = -1;
+    h->spec_sent = false;
+  }
+  for (size_t j = 0; j < attempt_.members.size(); ++j)
+    hosts_[attempt_.members[j]]->begin_attempt(attempt_.placement.hosts[j], static_cast<int>(j));
+  if (!first) {
+    out_.begin_attempt(attempt_.number);
+    diag_.raw(diag_.program() + ": " + how + " on " + world_text(attempt_) + "\n");
+  }
+  phase_ = Phase::kRunning;
+  rdv_ = std::make_unique<RendezvousService>(attempt_.placement, [this](const std::string& frame) {
+    for (size_t m : attempt_.members) hosts_[m]->send_running(frame);
+  });
+  if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
+  choose_network();
+  const SharedSpec shared = shared_spec();
+  for (size_t j = 0; j < attempt_.members.size(); ++j) {
+    HostLink& h = *hosts_[attempt_.members[j]];
+    HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports)};
+    h.link->send(wire::encode(make_host_spec(opts_, attempt_.placement, in, shared)));
+    h.spec_sent = true;
+  }
+  if (first && stdin_host_ >= 0) start_stdin(static_cast<size_t>(stdin_host_));
+  if (first && opts_.heartbeat_s > 0) heartbeat();
+}
+
+SharedSpec Job::Impl::shared_spec() {
+  const HostLink& first = *hosts_[attempt_.members.front()];
+  JobEnvironment je;
+  je.master_addr = master_address(rdv_->choice(), rank0_address(first, hosts_));
+  // A port ferryd found free just now: each attempt's store gets a fresh one.
+  je.master_port = first.free_port ? first.free_port : 29500;
+  je.exported = opts_.exports;
+  diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" + std::to_string(je.master_port));
+  SharedSpec s{job_id_, job_environment(attempt_.placement, je), rdv_->secret(),
+               pmi_host_config(attempt_.placement, 0, job_id_).process_mapping};
+  if (policy_.enabled()) {
+    ElasticEnvironment el{policy_.restarts(), opts_.max_restarts, job_id_};
+    auto vars = elastic_environment(el, opts_.exports,
+                                    [](const char* n) -> const char* { return std::getenv(n); });
+    s.env.insert(s.env.end(), vars.begin(), vars.end());
+  }
+  s.attempt = static_cast<uint32_t>(attempt_.number);
+  s.restartable = policy_.enabled();
+  return s;
+}
+
+// The frameworks' interface on every host of the attempt (NCCL_SOCKET_IFNAME, ...), from what each
+// ferryd reported and the address ferryrun reached it at.
+void Job::Impl::choose_network() {
+  const std::string this_machine = this_machine_address(hosts_);
+  std::vector<HostNetwork> nets;
+  for (size_t m : attempt_.members) {
+    std::string problem;
+    nets.push_back(hosts_[m]->network(this_machine, problem));
+    if (!problem.empty()) diag_.verbose(hosts_[m]->name() + ": " + problem);
+  }
+  const NicChoice& c = rdv_->choose(nets, opts_.network_interfaces);
+  for (const auto& line : c.explanation) diag_.verbose(line);
+  if (!c.warning.empty()) diag_.warn(c.warning);
+}
+
+// The attempt is over once every host of it said Done or was lost.
+void Job::Impl::check_attempt_over() {
+  if (phase_ != Phase::kRunning || attempt_.over) return maybe_finish();
+  for (size_t m : attempt_.members)
+    if (!hosts_[m]->done && !hosts_[m]->closed) return;
+  attempt_.over = true;
+  end_attempt();
+}
+
+void Job::Impl::end_attempt() {
+  abort_timer_.cancel();
+  out_.flush();
+  AttemptEnd ae;
+  ae.failed = attempt_.end.failed();
+  ae.interrupted = attempt_.end.user_signal() != 0;
+  ae.rank_succeeded_first = attempt_.rank_succeeded;
+  std::vector<size_t> survivors;
+  std::string lost_names;
+  for (size_t m : attempt_.members) {
+    if (hosts_[m]->lost) {
+      ++ae.hosts_lost;
+      lost_names += (lost_names.empty() ? "" : ", ") + hosts_[m]->name();
+      continue;
+    }
+    survivors.push_back(m);
+    ae.ranks_left += static_cast<int>(full_.hosts[m].ranks.size());
+  }
+  ae.hosts_left = static_cast<int>(survivors.size());
+  const Decision d = policy_.after(ae);
+  if (d.step != NextStep::kFinish && stdin_) stdin_->stop();  // stdin goes to the first only
+  switch (d.step) {
+    case NextStep::kFinish:
+      if (!d.why.empty()) diag_.error("not restarting: " + d.why);
+      return finish_job();
+    case NextStep::kShrink:
+      return launch_attempt(std::move(survivors), "continuing without " + lost_names);
+    case NextStep::kRestart:
+      phase_ = Phase::kBetween;
+      return reopen_lost_hosts();
+  }
+}
+
+// Before a restart, every host whose connection ended is opened again: it rejoins if its ferryd
+// answers within --start-timeout.
+void Job::Impl::reopen_lost_hosts() {
+  bool any = false;
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (!hosts_[i]->closed) continue;  // still connected: its ferryd serves the next attempt
+    HostReach reach = decide_host_reach(full_.hosts[i].host, {opts_.ssh_port, opts_.ssh_user});
+    hosts_[i]->retire();
+    retired_.push_back(std::move(hosts_[i]));
+    HostEvents& events = *this;
+    hosts_[i] = std::make_unique<HostLink>(i, full_.hosts[i], std::move(reach), events, out_);
+    diag_.verbose("host " + hosts_[i]->name() + ": opening it again");
+    open_host(i);
+    any = true;
+  }
+  if (any) {
+    start_timer_.expires_after(std::chrono::seconds(opts_.start_timeout_s));
+    start_timer_.async_wait([this](std::error_code ec) {
+      if (!ec && phase_ == Phase::kBetween) start_timed_out();
+    });
+  }
+  check_reopened();
+}
+
+// Once every host opened again answered or failed: the restart runs on the hosts that are there,
+// if there are enough.
+void Job::Impl::check_reopened() {
+  if (phase_ != Phase::kBetween) return maybe_finish();
+  for (auto& h : hosts_)
+    if (h->opening || (!h->hello && !h->closed)) return;  // still waiting for this one
+  start_timer_.cancel();
+  std::vector<size_t> members;
+  int ranks = 0;
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    const HostLink& h = *hosts_[i];
+    if (h.hello && !h.closed) {
+      members.push_back(i);
+      ranks += static_cast<int>(full_.hosts[i].ranks.size());
+    } else if (!h.start_error.empty()) {
+      diag_.warn(h.start_error);
+    }
+  }
+  if (!policy_.can_run(static_cast<int>(members.size()), ranks, static_cast<int>(hosts_.size()))) {
+    diag_.error("not restarting: " + std::to_string(members.size()) + " of " +
+                std::to_string(hosts_.size()) + " hosts answered, too few to run the job");
+    return finish_job();
+  }
+  launch_attempt(std::move(members), "restarting (" + std::to_string(policy_.restarts()) + " of " +
+                                         std::to_string(opts_.max_restarts) + ")");
+}
+
+// No attempt follows: every link closes, which ends every ferryd.
+void Job::Impl::finish_job() {
+  phase_ = Phase::kFinishing;
+  start_timer_.cancel();
+  for (auto& h : hosts_) h->close();
+  maybe_finish();
+}
+
+}  // namespace ferry

@@ -1,0 +1,126 @@
+#pragma once
+// Private to src/frontend/: the job controller's state and its parts. job.cpp starts the hosts,
+// hears what they report and decides how an attempt ends; job_attempts.cpp runs the attempts:
+// what each host is sent, and what follows an attempt's end (the next attempt, on which hosts,
+// or the end of the job). Each host's link and the decoding of its frames are in host_link.cpp.
+
+#include <asio.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/frontend/failure_report.hpp"
+#include "ferry/frontend/host_spec.hpp"
+#include "ferry/frontend/job.hpp"
+#include "ferry/frontend/job_end.hpp"
+#include "ferry/frontend/restart_policy.hpp"
+#include "ferry/frontend/stdin_forwarder.hpp"
+#include "host_link.hpp"
+#include "rendezvous_service.hpp"
+
+namespace ferry {
+
+/// One run of the job's ranks. The first attempt runs on every host; after a failure the job
+/// may run another (RestartPolicy), on the same hosts or on those that are left.
+struct Attempt {
+  int number = 0;
+  Placement placement;
+  std::vector<size_t> members;  // host ids (index in Job::Impl::hosts_), in placement order
+  std::vector<int> rank_pid;    // 0 until its Started
+  std::vector<std::string> rank_failure;  // ferryd's reason, "" none
+  JobEnd end;
+  bool rank_succeeded = false;  // a rank exited 0 before any failure
+  int hosts_lost = 0;
+  bool over = false;  // every member said Done or was lost
+};
+
+class Job::Impl final : private HostEvents {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
+       Diagnostics& diag);
+  // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
+  ~Impl() { *alive_ = false; }
+
+  int run();
+
+ private:
+  enum class Phase {
+    kStarting,   // the hosts are being opened for the first attempt
+    kRunning,    // an attempt runs
+    kBetween,    // an attempt ended and another follows: lost hosts are being opened again
+    kFinishing,  // no attempt follows: the links close
+  };
+
+  // ---- job.cpp: hosts, what they report, how an attempt ends ----
+  std::string since_start() const;
+  void open_host(size_t i);
+  void open_all();
+  void start_timed_out();
+  void daemon_stderr(size_t i, const std::string& line);
+  void on_open(size_t i, Result<std::unique_ptr<Link>> r);
+  void on_hello(size_t i) override;
+  void check_started();
+  void heartbeat();
+  void pause_reading(bool paused);
+  void start_stdin(size_t host);
+  void on_started(size_t i, const wire::Started& s) override;
+  void on_failure(size_t i, const wire::Failure& m) override;
+  void on_stdin_ack(size_t i, uint32_t bytes) override;
+  void on_kv_request(size_t i, const wire::KvRequest& q) override;
+  void on_pmi_barrier(size_t i, const wire::PmiBarrier& b) override;
+  void on_log(size_t i, const std::string& line) override;
+  void on_done(size_t i, const wire::Done& d) override;
+  RankWhere where(size_t i, int rank) const;
+  uint32_t kill_grace_ms() const;
+  void fail_attempt(const JobFailure& failure);
+  void on_pmi_abort(size_t i, const wire::PmiAbort& a) override;
+  void on_exited(size_t i, const wire::Exited& e) override;
+  void abort_attempt(uint32_t grace_ms);
+  void on_closed(size_t i, const std::string& reason) override;
+  void on_broken(size_t i, const std::string& why) override;
+  void host_lost(size_t i, const std::string& why);
+  void maybe_finish();
+  void wait_signal();
+  void on_signal(int signo);
+
+  // ---- job_attempts.cpp: attempts ----
+  void launch_attempt(std::vector<size_t> members, const std::string& how);
+  Result<Placement> place_on(const std::vector<size_t>& members) const;
+  SharedSpec shared_spec();
+  void choose_network();
+  void check_attempt_over();
+  void end_attempt();
+  void reopen_lost_hosts();
+  void check_reopened();
+  void finish_job();
+  std::string world_text(const Attempt& a) const;
+  bool in_attempt(size_t i) const { return hosts_[i]->attempt_index >= 0; }
+
+  asio::io_context& io_;
+  JobOptions opts_;
+  Launchers launchers_;
+  OutputSink& out_;
+  Diagnostics& diag_;
+  asio::signal_set signals_{io_};
+  asio::steady_timer start_timer_{io_}, abort_timer_{io_}, beat_timer_{io_};
+  Placement full_;  // every host: the first attempt's placement
+  RestartPolicy policy_;
+  std::string job_id_;
+  HostLinks hosts_;    // one per host of full_, same order; a reopened host gets a new one
+  HostLinks retired_;  // links of hosts that were reopened (their callbacks may still run)
+  Attempt attempt_;
+  Phase phase_ = Phase::kStarting;
+  Clock::time_point started_at_;
+  bool first_start_seen_ = false;
+  bool finished_ = false;
+  bool reading_paused_ = false;  // the console is behind: no link is read
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<StdinForwarder> stdin_;
+  int stdin_host_ = -1;  // the host of the stdin rank; -1 none
+  std::unique_ptr<RendezvousService> rdv_;
+};
+
+}  // namespace ferry
