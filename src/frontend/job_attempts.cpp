@@ -94,6 +94,8 @@ SharedSpec Job::Impl::shared_spec() {
     auto vars = elastic_environment(el, opts_.exports,
                                     [](const char* n) -> const char* { return std::getenv(n); });
     s.env.insert(s.env.end(), vars.begin(), vars.end());
+    // Every attempt, shrinks included (TORCHELASTIC_RESTART_COUNT counts restarts only).
+    s.env.push_back("FERRY_ATTEMPT=" + std::to_string(attempt_.number));
   }
   s.attempt = static_cast<uint32_t>(attempt_.number);
   s.restartable = policy_.enabled();
