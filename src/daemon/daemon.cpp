@@ -280,7 +280,8 @@ class Daemon::Impl {
     ranks_.cancel_timers();
     exit_timer_.cancel();
     finished_ = true;
-    if (spec_.keep_serving) {
+    // Nobody to serve another attempt: the front end is gone (it said so by EOF or silence).
+    if (spec_.keep_serving && !front_gone_) {
       // Another attempt may follow on this connection: the guard stays, heartbeats go on.
       guard_.forget_pgids();
       queue(wire::encode(wire::Done{find_free_port()}));

@@ -299,6 +299,21 @@ TEST_F(DaemonAttempts, DoneThenTheNextAttemptThenEof) {
   EXPECT_EQ(fe.exit_code(), 0) << "EOF after Done is the normal end";
 }
 
+// The front end vanishes while ranks run: they are stopped and ferryd exits, even though it would
+// have waited for another attempt.
+TEST_F(DaemonAttempts, FrontEndGoneEndsFerrydAfterItsRanks) {
+  test_support::FrontEnd fe(&ranks);
+  auto s = spec(2, 0);
+  s.kill_grace_ms = 60000;
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 2; }));
+  fe.hang_up();
+  // The fake ranks die of the SIGTERM they get.
+  fe.run_until([&] { return fe.stopped(); });
+  EXPECT_TRUE(fe.stopped()) << "ferryd must exit once its ranks are gone";
+  EXPECT_NE(fe.exit_code(), 0);
+}
+
 // A HostSpec while ranks still run is a broken front end.
 TEST_F(DaemonAttempts, ASpecWhileRanksRunIsRefused) {
   test_support::FrontEnd fe(&ranks);
