@@ -8,6 +8,7 @@
 #include "ferry/output/console_output.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "ferry/transport/slurm_launcher.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
 
 namespace ferry {
@@ -55,10 +56,26 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
+  SlurmOptions so;
+  so.verbose = cfg.job.verbose;
+  so.log = [&diag](const std::string& line) { diag.raw(line + "\n"); };
+  SlurmLauncher slurm(io, so);
+  diag.verbose(std::string("launcher: ") +
+               (cfg.launch == LaunchWith::kSlurm   ? "slurm"
+                : cfg.launch == LaunchWith::kLocal ? "local"
+                                                   : "ssh") +
+               " (" + cfg.launch_reason + ")");
+  // Slurm starts every host's ferryd, this machine's too (inside the step's accounting).
+  Launcher& near = cfg.launch == LaunchWith::kSlurm ? static_cast<Launcher&>(slurm) : local;
+  Launcher& far = cfg.launch == LaunchWith::kSlurm   ? static_cast<Launcher&>(slurm)
+                  : cfg.launch == LaunchWith::kLocal ? static_cast<Launcher&>(local)
+                                                     : remote;
+  Launchers launchers{near, far};
   JobOptions job_opts = cfg.job;
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
-  Job job(io, std::move(job_opts), Launchers{local, remote}, console, diag);
+  if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";
+  Job job(io, std::move(job_opts), launchers, console, diag);
   int status = job.run();
   console.flush();
   return status;

@@ -1,5 +1,6 @@
 // ferryd: the per-host daemon. Started by ferryrun as `ferryd --stdio` over SSH (or forked
-// directly for the local host); speaks ferry's framed protocol on stdin/stdout.
+// directly for the local host), speaking ferry's framed protocol on stdin/stdout; or by srun
+// as `ferryd --connect`, speaking it on a TCP connection back to ferryrun.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -7,26 +8,77 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ferry/daemon/daemon.hpp"
+#include "ferry/hosts/slurm.hpp"
+#include "ferry/transport/connect_back.hpp"
 #include "ferry/wire/messages.hpp"
+
+extern char** environ;
+
+namespace {
+
+// A ferryd started by srun: its ranks must not inherit the step's identity (task N of a
+// one-task-per-node step), nor its I/O and binding settings.
+void drop_slurm_step_variables() {
+  std::vector<std::string> names;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (ferry::is_slurm_step_variable(name)) names.emplace_back(name);
+  }
+  for (const auto& n : names) ::unsetenv(n.c_str());
+}
+
+// --connect: the protocol's fds are one TCP connection back to ferryrun.
+bool connect_to_ferryrun(int& in, int& out) {
+  auto target = ferry::connect_target_from_environment();
+  if (!target) {
+    std::fprintf(stderr, "ferryd: --connect: %s\n", target.error().message.c_str());
+    return false;
+  }
+  ::unsetenv(ferry::kConnectPortVar);
+  ::unsetenv(ferry::kConnectAddrsVar);
+  auto fd = ferry::connect_back(*target);
+  drop_slurm_step_variables();
+  if (!fd) {
+    std::fprintf(stderr, "ferryd on %s: %s\n", target->node.c_str(), fd.error().message.c_str());
+    return false;
+  }
+  in = fd->release();
+  out = ::fcntl(in, F_DUPFD_CLOEXEC, 3);
+  return out >= 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to."};
-  bool stdio = false;
+  bool stdio = false, connect = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
+  app.add_flag("--connect", connect,
+               "Serve one job over a connection back to ferryrun (how ferryrun's Slurm "
+               "launcher starts it with srun; address, port and secret in the environment)");
   app.set_version_flag("--version", std::string("ferryd ") + FERRY_VERSION + " (protocol " +
                                         std::to_string(ferry::wire::kProtocolVersion) + ")");
   CLI11_PARSE(app, argc, argv);
-  if (!stdio) {
+  if (!stdio && !connect) {
     std::fprintf(stderr, "ferryd: nothing to do; ferryrun starts ferryd with --stdio\n");
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);
   // Keep the protocol streams on private fds and point 0/1 at /dev/null, so nothing a
   // library prints can corrupt the frames.
-  int in = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
-  int out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  int in = -1, out = -1;
+  if (connect) {
+    if (!connect_to_ferryrun(in, out)) return 1;
+  } else {
+    in = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
+    out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  }
   int null = ::open("/dev/null", O_RDWR);
   if (in < 0 || out < 0 || null < 0) {
     std::perror("ferryd: fcntl");

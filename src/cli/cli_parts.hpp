@@ -46,6 +46,7 @@ struct RawCli {
   std::vector<std::string> notes;              ///< said under --verbose
   std::vector<std::string> warnings;           ///< said always
   std::string nnodes;                          ///< --nnodes N or MIN:MAX ("" = not given)
+  std::string launcher = "auto";               ///< --launcher (mpirun: --mca plm, -launcher)
   int max_np = 0;                              ///< horovodrun --max-np (0 = not given)
 };
 

@@ -15,6 +15,12 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->check(CLI::Range(0.0, 3600.0))
       ->group("Job");
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
+  app.add_option("--launcher", raw.launcher,
+                 "How ferryd starts on the hosts: ssh, slurm (one srun step inside the "
+                 "allocation), local (all on this machine), or auto (default: slurm inside an "
+                 "allocation whose nodes are the hosts, else ssh); hydra's rsh and fork too")
+      ->check(CLI::IsMember({"auto", "ssh", "slurm", "local", "rsh", "fork"}))
+      ->group("Start");
   app.add_option("--ferryd", raw.ferryd,
                  "Path of ferryd on the hosts (default: beside this ferryrun)")
       ->group("Start");

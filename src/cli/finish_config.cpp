@@ -168,6 +168,42 @@ Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
   return {};
 }
 
+// --launcher against where ferryrun runs: auto picks Slurm inside an allocation whose nodes are
+// the job's hosts (hydra's `-launcher slurm` and Open MPI's plm_slurm do the same).
+Status choose_launcher(FrontendConfig& cfg, const RawCli& raw) {
+  std::string l = raw.launcher;
+  if (l == "fork") l = "local";  // hydra's word
+  if (l == "rsh") l = "ssh";
+  if (l == "slurm") {
+    if (!in_slurm_allocation())
+      return make_error(
+          "--launcher slurm: not inside a Slurm allocation (no SLURM_JOB_ID, or "
+          "no srun on PATH)");
+    cfg.launch = LaunchWith::kSlurm;
+    cfg.launch_reason = "--launcher slurm";
+  } else if (l == "ssh") {
+    cfg.launch = LaunchWith::kSsh;
+    cfg.launch_reason = "--launcher ssh";
+  } else if (l == "local") {
+    cfg.launch = LaunchWith::kLocal;
+    cfg.launch_reason = "--launcher local";
+  } else if (l == "auto") {
+    if (in_slurm_allocation() && hosts_in_allocation(cfg.job.hosts)) {
+      cfg.launch = LaunchWith::kSlurm;
+      cfg.launch_reason = "inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) +
+                          ", every host is a node of the allocation";
+    } else {
+      cfg.launch = LaunchWith::kSsh;
+      cfg.launch_reason = in_slurm_allocation() ? "some hosts are not in the Slurm allocation"
+                                                : "not inside a Slurm allocation";
+    }
+  } else {
+    return make_error("--launcher: bad value '" + raw.launcher +
+                      "' (expected auto, ssh, slurm or local)");
+  }
+  return {};
+}
+
 // Later entries win; each variable appears once, at its last position.
 std::vector<std::string> last_wins(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -210,6 +246,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (Status st = apply_words(cfg, raw); !st) return st;
   if (Status st = resolve_hosts(job, raw, file); !st) return st;
   if (Status st = check_fault_tolerance(job, raw); !st) return st;
+  if (Status st = choose_launcher(cfg, raw); !st) return st;
 
   std::vector<std::string> items;
   if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);

@@ -65,6 +65,17 @@ Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
     if (key == "plm_rsh_args" || key == "orte_rsh_args") {
       Status st = apply_plm_rsh_args(value, cfg.ssh, cfg.job.heartbeat_s, raw.notes);
       if (!st) return make_error("--mca " + key + ": " + st.error().message);
+    } else if (key == "plm") {
+      if (value == "slurm")
+        raw.launcher = "slurm";
+      else if (value == "rsh" || value == "ssh")
+        raw.launcher = "ssh";
+      else if (value == "isolated")
+        raw.launcher = "local";
+      else
+        return make_error("--mca plm " + value +
+                          ": ferry starts its daemons with slurm, rsh "
+                          "(its own SSH) or isolated (this machine)");
     } else if (key == "plm_rsh_agent" || key == "orte_rsh_agent") {
       std::string agent = value.substr(0, value.find(' '));
       if (agent != "ssh" && agent.find("/ssh") == std::string::npos)

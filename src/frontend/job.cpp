@@ -46,7 +46,8 @@ int Job::Impl::run() {
     if (h.owns(opts_.stdin_rank)) stdin_host_ = static_cast<int>(i);
     diag_.verbose("host " + h.name() + ": ranks " + std::to_string(plan.ranks.front().rank) + ".." +
                   std::to_string(plan.ranks.back().rank) +
-                  (h.local ? ", local, no SSH (" : ", SSH (") + h.reach_reason + ")");
+                  (h.local ? ", local, no SSH (" : ", " + opts_.remote_via + " (") +
+                  h.reach_reason + ")");
   }
   if (policy_.enabled())
     diag_.verbose("restarts: at most " + std::to_string(opts_.max_restarts) +

@@ -2,8 +2,12 @@
 
 #include "ferry/hosts/slurm.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdlib>
 #include <initializer_list>
 #include <string_view>
 
@@ -260,6 +264,43 @@ Result<HostList> hosts_from_slurm(const std::map<std::string, std::string>& env)
   HostList hosts;
   merge_hosts(hosts, nodes);
   return hosts;
+}
+
+bool in_slurm_allocation() {
+  const char* id = std::getenv("SLURM_JOB_ID");
+  const char* path = std::getenv("PATH");
+  if (!id || !*id || !path) return false;
+  for (const auto& dir : split(path, ':'))
+    if (!dir.empty() && ::access((dir + "/srun").c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+bool hosts_in_allocation(const HostList& hosts) {
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (!list) list = std::getenv("SLURM_NODELIST");
+  if (!list) return false;
+  auto nodes = expand_hostlist(list);
+  if (!nodes) return false;
+  for (const auto& h : hosts)
+    if (std::find(nodes->begin(), nodes->end(), h.name) == nodes->end()) return false;
+  return true;
+}
+
+bool is_slurm_step_variable(std::string_view name) {
+  static constexpr std::string_view kExact[] = {
+      "SLURM_PROCID",       "SLURM_LOCALID",        "SLURM_NODEID",
+      "SLURM_NTASKS",       "SLURM_NPROCS",         "SLURM_STEPID",
+      "SLURM_TASK_PID",     "SLURM_GTIDS",          "SLURM_LAUNCH_NODE_IPADDR",
+      "SLURM_DISTRIBUTION", "SLURM_TASKS_PER_NODE", "SLURM_UMASK",
+      "SLURM_PRIO_PROCESS",
+  };
+  static constexpr std::string_view kPrefixes[] = {"SLURM_STEP_", "SLURM_CPU_BIND",
+                                                   "SLURM_SRUN_COMM_", "SLURM_MPI_TYPE"};
+  for (auto e : kExact)
+    if (name == e) return true;
+  for (auto p : kPrefixes)
+    if (name.starts_with(p)) return true;
+  return false;
 }
 
 }  // namespace ferry

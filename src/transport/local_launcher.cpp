@@ -15,6 +15,7 @@
 
 #include "child_reaper.hpp"
 #include "ferry/process/spawn.hpp"
+#include "socket_link.hpp"
 
 extern char** environ;
 
@@ -30,100 +31,27 @@ constexpr auto kExitStatusWait = std::chrono::milliseconds(1000);
 // background meanwhile, so no zombie stays for the rest of the job.
 constexpr auto kCloseReapWait = std::chrono::seconds(30);
 
-class LocalLink : public Link {
+class LocalLink : public SocketLink<stream_protocol> {
  public:
-  LocalLink(asio::io_context& io, int fd, pid_t pid) : io_(io), sock_(io), pid_(pid) {
-    sock_.assign(stream_protocol(), fd);
-  }
-  ~LocalLink() override {
-    close();
-    *alive_ = false;
-  }
-
-  void start(DataHandler on_data, ClosedHandler on_closed) override {
-    on_data_ = std::move(on_data);
-    on_closed_ = std::move(on_closed);
-    started_ = true;
-    if (!paused_) read();
-  }
-
-  void send(std::string bytes) override {
-    if (closed_) return;
-    pending_ += bytes.size();
-    queue_.push_back(std::move(bytes));
-    if (!writing_) write_next();
-  }
-
-  size_t pending_bytes() const override { return pending_; }
-
-  void pause_reading() override { paused_ = true; }
-
-  void resume_reading() override {
-    paused_ = false;
-    if (started_ && !reading_ && !closed_) read();
-  }
-
-  void close() override {
-    on_closed_ = nullptr;  // also silences a report still waiting for ferryd's status
-    if (closed_) return;
-    closed_ = true;
-    std::error_code ignored;
-    sock_.close(ignored);
-    async_reap(io_, std::exchange(pid_, -1), kCloseReapWait, nullptr);
-  }
+  LocalLink(asio::io_context& io, int fd, pid_t pid)
+      : SocketLink(io, stream_protocol::socket(io, stream_protocol(), fd)), pid_(pid) {}
+  ~LocalLink() override { close(); }
 
   std::string peer_address() const override { return ""; }
   std::string describe() const override { return "localhost"; }
 
  private:
-  void read() {
-    reading_ = true;
-    // The link may be gone when a read cancelled by close() completes: check before use.
-    sock_.async_read_some(asio::buffer(buf_), [this, alive = alive_](std::error_code ec, size_t n) {
-      if (!*alive) return;
-      reading_ = false;
-      if (closed_) return;
-      if (ec) {
-        std::string reason;
-        if (ec != asio::error::eof) reason = ec.message();
-        finish(reason);
-        return;
-      }
-      on_data_(std::string_view(buf_.data(), n));
-      if (!closed_ && !paused_) read();
-    });
-  }
-
-  void write_next() {
-    if (queue_.empty() || closed_) {
-      writing_ = false;
-      return;
-    }
-    writing_ = true;
-    asio::async_write(sock_, asio::buffer(queue_.front()), [this](std::error_code ec, size_t n) {
-      if (closed_) return;
-      if (ec) {
-        finish(ec.message());
-        return;
-      }
-      pending_ -= n;
-      queue_.pop_front();
-      write_next();
-    });
+  void closed_by_us() override {
+    async_reap(io_, std::exchange(pid_, -1), kCloseReapWait, nullptr);
   }
 
   // The stream ended: the close reason waits for ferryd's exit status, off the loop.
-  void finish(std::string reason) {
-    closed_ = true;
-    std::error_code ignored;
-    sock_.close(ignored);
+  void finish(std::string reason) override {
     async_reap(io_, std::exchange(pid_, -1), kExitStatusWait,
                [this, alive = alive_, reason](std::optional<int> status) mutable {
                  if (!*alive) return;
                  if (reason.empty() && status) reason = exit_reason(*status);
-                 auto cb = std::move(on_closed_);
-                 on_closed_ = nullptr;
-                 if (cb) cb(reason);
+                 report_closed(reason);
                });
   }
 
@@ -134,21 +62,7 @@ class LocalLink : public Link {
     return "";
   }
 
-  asio::io_context& io_;
-  stream_protocol::socket sock_;
   pid_t pid_;
-  std::array<char, 256 * 1024> buf_{};
-  std::deque<std::string> queue_;
-  size_t pending_ = 0;
-  bool writing_ = false;
-  bool reading_ = false;
-  bool started_ = false;
-  bool paused_ = false;
-  bool closed_ = false;
-  DataHandler on_data_;
-  ClosedHandler on_closed_;
-  // Cleared on destruction: a reap finishing later must not touch this link.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace

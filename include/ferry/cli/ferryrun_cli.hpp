@@ -21,8 +21,17 @@ struct SshSettings {
 };
 
 /// Everything ferryrun was asked to do.
+/// How ferryd is started on the hosts.
+enum class LaunchWith {
+  kSsh,    ///< one SSH session per host (a host on this machine is forked, no SSH)
+  kSlurm,  ///< one srun step inside the Slurm allocation, for every host
+  kLocal,  ///< every host's ferryd forked on this machine
+};
+
 struct FrontendConfig {
   JobOptions job;
+  LaunchWith launch = LaunchWith::kSsh;  ///< resolved from --launcher (auto: see finish_config)
+  std::string launch_reason;             ///< why, for --verbose
   SshSettings ssh;
   OutputOptions output;
   /// The name the user called ("ferryrun", "horovodrun", "mpirun"), for messages.

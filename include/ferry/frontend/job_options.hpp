@@ -42,6 +42,7 @@ struct JobOptions {
                                                 ///< frameworks (each host takes the first it has)
   bool torch_local_rank_arg = false;            ///< --torch-local-rank-arg: append --local-rank=N
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
+  std::string remote_via = "SSH";               ///< how remote hosts are reached, for --verbose
   int ssh_port = 0;                             ///< -p, for --verbose only: neither it nor -l
   std::string ssh_user;                         ///< (ssh_user) makes a host on this machine SSH
   /// --heartbeat, the job's one liveness interval; 0 = off. It drives three things:

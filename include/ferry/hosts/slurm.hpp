@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/common/result.hpp"
@@ -27,5 +28,19 @@ Result<std::vector<int>> expand_tasks_per_node(const std::string& text);
 /// SLURM_NTASKS_PER_NODE for every node, else 1). `origin` is the node-list variable's name.
 /// Errors name the variable and the bad token, e.g. when the counts do not match the nodes.
 Result<HostList> hosts_from_slurm(const std::map<std::string, std::string>& env);
+
+/// Whether ferryrun runs inside a Slurm allocation it may start steps in: SLURM_JOB_ID is set
+/// and `srun` is on PATH.
+bool in_slurm_allocation();
+
+/// Whether every host of `hosts` is a node of the allocation (SLURM_JOB_NODELIST, else
+/// SLURM_NODELIST); false outside one.
+bool hosts_in_allocation(const HostList& hosts);
+
+/// Whether `name` describes a Slurm job *step* and its task (SLURM_PROCID, SLURM_LOCALID,
+/// SLURM_NODEID, SLURM_NTASKS, SLURM_STEP_*, SLURM_CPU_BIND*, ...) rather than the job. A
+/// ferryd started by srun is task N of a one-task-per-node step; its ranks are not, and
+/// would tell Lightning, mpi4py or submitit a wrong rank and size: ferryd removes these.
+bool is_slurm_step_variable(std::string_view name);
 
 }  // namespace ferry

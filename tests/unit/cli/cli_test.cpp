@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -108,6 +109,48 @@ TEST(Cli, FaultToleranceOptions) {
       << err;
   EXPECT_NE(err.find("ferryrun: --nnodes 1:2: the job has 3 host(s)\n"), std::string::npos);
   EXPECT_NE(err.find("--nnodes: bad value '3:1'"), std::string::npos);
+}
+
+TEST(Cli, LauncherChoice) {
+  ::unsetenv("SLURM_JOB_ID");
+  auto a = parse({"-H", "a,b", "true"});
+  ASSERT_TRUE(a.config.has_value());
+  EXPECT_EQ(a.config->launch, LaunchWith::kSsh);
+  EXPECT_EQ(a.config->launch_reason, "not inside a Slurm allocation");
+  auto l = parse({"--launcher", "local", "-np", "2", "true"});
+  ASSERT_TRUE(l.config.has_value());
+  EXPECT_EQ(l.config->launch, LaunchWith::kLocal);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(parse({"--launcher", "slurm", "true"}).exit_code, 2);
+  EXPECT_EQ(parse({"--launcher", "pbs", "true"}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ferryrun: --launcher slurm: not inside a Slurm allocation"),
+            std::string::npos)
+      << err;
+
+  // Inside an allocation (an srun stand-in on PATH): its nodes go through Slurm, other hosts
+  // through SSH.
+  const std::string path = ::getenv("PATH");
+  ::setenv("PATH", (std::string(FERRY_TEST_DATA) + "/slurm:" + path).c_str(), 1);
+  ::symlink("srun-stand-in", (std::string(FERRY_TEST_DATA) + "/slurm/srun").c_str());
+  ::setenv("SLURM_JOB_ID", "77", 1);
+  ::setenv("SLURM_JOB_NODELIST", "sn[1-2]", 1);
+  ::setenv("SLURM_TASKS_PER_NODE", "2(x2)", 1);
+  auto in = parse({"true"});
+  auto other = parse({"-H", "sn1,elsewhere", "true"});
+  auto forced = parse({"--launcher", "ssh", "true"});
+  ::unsetenv("SLURM_JOB_ID");
+  ::unsetenv("SLURM_JOB_NODELIST");
+  ::unsetenv("SLURM_TASKS_PER_NODE");
+  ::unlink((std::string(FERRY_TEST_DATA) + "/slurm/srun").c_str());
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(in.config.has_value());
+  EXPECT_EQ(in.config->launch, LaunchWith::kSlurm);
+  EXPECT_EQ(in.config->job.hosts.size(), 2u);
+  ASSERT_TRUE(other.config.has_value());
+  EXPECT_EQ(other.config->launch, LaunchWith::kSsh);
+  ASSERT_TRUE(forced.config.has_value());
+  EXPECT_EQ(forced.config->launch, LaunchWith::kSsh);
 }
 
 TEST(Cli, RepeatableOptionsTakeOneValueEach) {

@@ -152,3 +152,23 @@ TEST(SlurmAllocation, ErrorsNameTheVariable) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// A ferryd started by srun is a task of its own step; its ranks must not look like one.
+TEST(SlurmStepVariables, StepIdentityGoesJobStays) {
+  for (const char* step :
+       {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS", "SLURM_NPROCS",
+        "SLURM_STEP_ID", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS", "SLURM_STEPID",
+        "SLURM_TASK_PID", "SLURM_CPU_BIND", "SLURM_CPU_BIND_LIST", "SLURM_GTIDS",
+        "SLURM_LAUNCH_NODE_IPADDR", "SLURM_SRUN_COMM_PORT"})
+    EXPECT_TRUE(is_slurm_step_variable(step)) << step;
+  for (const char* job :
+       {"SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_CLUSTER_NAME",
+        "SLURM_JOB_PARTITION", "SLURM_CPUS_PER_TASK", "SLURM_SUBMIT_DIR", "PATH", "SLURM"})
+    EXPECT_FALSE(is_slurm_step_variable(job)) << job;
+}
+
+}  // namespace
+}  // namespace ferry
