@@ -243,7 +243,7 @@ def run_once(ctx: Context, section: str, case: str, launcher: Launcher, ranks: i
             launcher.key, rnd, first1 - fail)
         res.metric(section, case, "fork → all ranks of attempt 0 running", "s").add(
             launcher.key, rnd, last0 - r.start_epoch)
-        res.metric(section, case, "whole job, both attempts", "s").add(
+        res.metric(section, case, "whole job (both attempts)", "s").add(
             launcher.key, rnd, r.wall_s)
     finally:
         settle(ctx, marks_dir, what)
