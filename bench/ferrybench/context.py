@@ -35,6 +35,11 @@ class Sizes:
     docker_rounds: int       # docker layouts: rounds (the three layouts interleaved)
     docker_launch_runs: int  # runs of each layout per round in the launch case
     docker_mb: int           # MB of lines per rank in the docker throughput case
+    restart_rounds: int      # restart: rounds (launchers interleaved) on this machine
+    restart_ranks: list[int]  # restart: ranks on this machine, one case each
+    restart_default_monitor_ranks: list[int]  # cases that also run torchrun's 5 s default
+    restart_ssh_hosts: int   # restart over SSH: hosts x 1 rank (and as many ranks locally)
+    restart_ssh_rounds: int  # 0: no SSH case (no cluster needed)
     run_timeout_s: int       # one launcher run past this is a hang: killed, reported
 
 
@@ -43,14 +48,18 @@ FULL = Sizes(launch_rounds=6, launch_runs=2, launch_cases=[(4, 2), (8, 4)],
              throughput_cpu_split=True,
              memory_ranks=[4, 64], memory_hosts=4, memory_rounds=3, memory_sleep_s=2.0,
              breakdown_rounds=5, breakdown_case=(8, 4),
-             docker_rounds=5, docker_launch_runs=3, docker_mb=20, run_timeout_s=120)
+             docker_rounds=5, docker_launch_runs=3, docker_mb=20,
+             restart_rounds=5, restart_ranks=[4, 8], restart_default_monitor_ranks=[4],
+             restart_ssh_hosts=4, restart_ssh_rounds=5, run_timeout_s=120)
 
 QUICK = Sizes(launch_rounds=2, launch_runs=1, launch_cases=[(4, 2)],
               throughput_mb=5, throughput_ranks=4, throughput_rounds=1, throughput_tagged=False,
               throughput_cpu_split=False,
               memory_ranks=[4], memory_hosts=4, memory_rounds=1, memory_sleep_s=1.0,
               breakdown_rounds=1, breakdown_case=(4, 2),
-              docker_rounds=2, docker_launch_runs=1, docker_mb=2, run_timeout_s=30)
+              docker_rounds=2, docker_launch_runs=1, docker_mb=2,
+              restart_rounds=1, restart_ranks=[4], restart_default_monitor_ranks=[4],
+              restart_ssh_hosts=4, restart_ssh_rounds=2, run_timeout_s=30)
 
 
 @dataclass

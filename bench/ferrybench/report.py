@@ -15,6 +15,8 @@ TITLES = {
     "throughput-cpu": "Where the CPU goes while moving the output (one extra run per tool)",
     "memory": "Peak memory (RSS)",
     "breakdown": "Where the launch time goes (seconds since the launcher was forked)",
+    "restart": "Restart latency: a rank fails, the whole job starts again (this machine)",
+    "restart-ssh": "Restart latency over SSH: ferryrun on this machine and on cluster hosts",
     "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 
