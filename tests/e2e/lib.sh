@@ -5,10 +5,12 @@
 # real ferryrun against the simulated cluster (tests/cluster/ferry-cluster), makes
 # assertions, checks that nothing of the job is left, and ends with `pass`.
 #
-# Environment (CTest sets the first three):
+# Environment (CTest sets the first four):
 #   FERRY_BIN          folder with ferryrun and ferryd (default: <src>/build/bin)
 #   FERRY_SRC          source tree (default: derived from this file's location)
 #   FERRY_CLUSTER_DIR  state dir of the cluster (default: /tmp/ferry-cluster)
+#   FERRY_SLURM_DIR    state dir of the Slurm cluster (tests/cluster/ferry-slurm; default:
+#                      /tmp/ferry-slurm), for the scenarios 8N_* (require_slurm)
 #   FERRY_E2E_TIMEOUT  limit in seconds for one captured command (default: 120)
 #   FERRY_E2E_KEEP=1   keep the per-test temp dir $T (its path is printed)
 #
@@ -22,6 +24,8 @@ FERRY_SRC=${FERRY_SRC:-$(cd "$E2E_DIR/../.." && pwd)}
 FERRY_BIN=${FERRY_BIN:-$FERRY_SRC/build/bin}
 FERRY_CLUSTER_DIR=${FERRY_CLUSTER_DIR:-/tmp/ferry-cluster}
 FERRY_CLUSTER=$FERRY_SRC/tests/cluster/ferry-cluster
+FERRY_SLURM_DIR=${FERRY_SLURM_DIR:-/tmp/ferry-slurm}
+FERRY_SLURM=$FERRY_SRC/tests/cluster/ferry-slurm
 FERRY_E2E_TIMEOUT=${FERRY_E2E_TIMEOUT:-120}
 # For the scenarios: the binaries under test and the cluster's ssh config.
 FERRYRUN=$FERRY_BIN/ferryrun
@@ -31,7 +35,7 @@ export FERRYRUN FERRYD SSHCFG
 TEST_NAME=$(basename "$0" .sh)
 # The same interpreter on every simulated host and here (data is recomputed).
 PY=$(command -v /usr/bin/python3 || command -v python3 || true)
-export FERRY_SRC FERRY_BIN FERRY_CLUSTER_DIR
+export FERRY_SRC FERRY_BIN FERRY_CLUSTER_DIR FERRY_SLURM_DIR
 
 # Per-test temp dir, on the filesystem every simulated host shares.
 T=$(mktemp -d "/tmp/ferry-e2e.$TEST_NAME.XXXXXX")
@@ -59,6 +63,15 @@ _e2e_cleanup() {
   # clear them so the next scenario starts clean (the listeners stay).
   if ((rc != 0 && rc != 77)) && [[ -n ${FERRY_CLUSTER_NODES:-} ]]; then
     pids=$(cluster_leftovers | awk '{print $3}' | tr -d ':')
+    # shellcheck disable=SC2086
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null
+  fi
+  # The same on the Slurm cluster: its jobs, then what runs on its nodes but slurmd.
+  if ((rc != 0 && rc != 77)) && [[ -n ${FERRY_SLURM_NODES:-} ]]; then
+    pids=$(squeue -h -o %A 2>/dev/null)
+    # shellcheck disable=SC2086
+    [[ -n $pids ]] && timeout 10 scancel $pids 2>/dev/null
+    pids=$(slurm_leftovers | awk '$1 != "job" {print $3}' | tr -d ':')
     # shellcheck disable=SC2086
     [[ -n $pids ]] && kill -9 $pids 2>/dev/null
   fi
@@ -116,6 +129,23 @@ require_cluster() {
   [[ -x $FERRYRUN ]] || fail "ferryrun not built: $FERRYRUN"
   [[ -x $FERRYD ]] || fail "ferryd not built: $FERRYD"
   [[ -n $PY ]] || fail "python3 not found"
+}
+
+# require_slurm [N]: load the Slurm cluster's env (SLURM_CONF, PATH with its client
+# wrappers so that srun, salloc, sbatch, squeue... reach it and resolve snodeI,
+# FERRY_SLURM_NODES, FERRY_SLURM_HEAD_ADDR, ...; see ferry-slurm env) and check that it
+# runs, with at least N nodes. Slurm variables of an outer job are dropped first.
+require_slurm() {
+  [[ -f $FERRY_SLURM_DIR/nodes ]] ||
+    fail "no Slurm cluster in $FERRY_SLURM_DIR (start one: $FERRY_SLURM up)"
+  local env
+  env=$("$FERRY_SLURM" env) || fail "ferry-slurm env failed"
+  unset "${!SLURM_@}"
+  eval "$env"
+  "$FERRY_SLURM" status >"$T/.slurm-status" 2>&1 ||
+    fail "Slurm cluster in $FERRY_SLURM_DIR is not healthy: $(tr '\n' ';' <"$T/.slurm-status")"
+  ((FERRY_SLURM_NODES >= ${1:-1})) ||
+    fail "scenario needs $1 Slurm nodes, cluster has $FERRY_SLURM_NODES ($FERRY_SLURM up $1)"
 }
 
 # require_nodes N: the scenario needs at least N simulated hosts.
@@ -343,13 +373,20 @@ _describe_procs() {
   done
 }
 
-# _host_of_pid PID: fnodeI if PID runs in that node's network namespace.
+# _host_of_pid PID: fnodeI if PID runs in that node's network namespace, snodeI if in
+# that Slurm node's (namespace fsnodeI).
 _host_of_pid() {
   local pid=$1 ns i
   ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null || echo "?")
   for ((i = 1; i <= ${FERRY_CLUSTER_NODES:-16}; i++)); do
     if [[ -e /run/netns/fnode$i && $(stat -L -c %i "/run/netns/fnode$i") == "${ns//[^0-9]/}" ]]; then
       echo "fnode$i"
+      return
+    fi
+  done
+  for ((i = 1; i <= ${FERRY_SLURM_NODES:-0}; i++)); do
+    if [[ -e /run/netns/fsnode$i && $(stat -L -c %i "/run/netns/fsnode$i") == "${ns//[^0-9]/}" ]]; then
+      echo "snode$i"
       return
     fi
   done
@@ -391,6 +428,29 @@ cluster_leftovers() {
       echo "  fnode$i pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
     done
   done
+}
+
+# slurm_leftovers: the Slurm cluster's jobs (`job ID NAME STATE`), then every process on
+# its nodes other than their slurmd (slurmstepd, tasks, ferryd), one line each; zombies
+# skipped.
+slurm_leftovers() {
+  local i slurmd pid stat
+  squeue -h -o 'job %A %j %T' 2>/dev/null | sed 's/^/  /'
+  for ((i = 1; i <= ${FERRY_SLURM_NODES:-0}; i++)); do
+    slurmd=$(cat "$FERRY_SLURM_DIR/run/slurmd-snode$i.pid" 2>/dev/null || echo "")
+    for pid in $(ip netns pids "fsnode$i" 2>/dev/null); do
+      [[ $pid == "$slurmd" ]] && continue
+      stat=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+      [[ -z $stat || $stat == Z* ]] && continue
+      echo "  snode$i pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)"
+    done
+  done
+}
+
+# wait_slurm_idle SECONDS: wait until the Slurm cluster has no job and its nodes run
+# nothing but their slurmd.
+wait_slurm_idle() {
+  wait_no_leftovers slurm_leftovers "Slurm nodes" "$1"
 }
 
 # wait_no_leftovers LISTER WHERE SECONDS: poll LISTER (a function printing one line per
