@@ -3,6 +3,7 @@
 // as `ferryd --connect`, speaking it on a TCP connection back to ferryrun.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,11 @@ void drop_slurm_step_variables() {
 
 // --connect: the protocol's fds are one TCP connection back to ferryrun.
 bool connect_to_ferryrun(int& in, int& out) {
+  // The step's daemon (slurmstepd) is our parent: when it dies (the node is going down, the
+  // step is being killed), stop the ranks as when ferryrun is lost.
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) return false;
   auto target = ferry::connect_target_from_environment();
   if (!target) {
     std::fprintf(stderr, "ferryd: --connect: %s\n", target.error().message.c_str());
