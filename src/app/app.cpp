@@ -1,6 +1,7 @@
 #include "ferry/app/app.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -34,6 +35,8 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ConsoleOutput console(console_options(cfg, world));
   console.write_behind(io);  // a console that stops reading must not stop the loop
   Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
+  // "connected 87/128" while hosts connect: on a terminal, and not mixed with --verbose.
+  if (::isatty(2) && !cfg.job.verbose) diag.enable_progress();
   diag.set_writer(
       [&console](const std::string& line) { console.print_line(StreamId::kStderr, line); });
   console.set_warn([&diag](const std::string& message) { diag.warn(message); });

@@ -83,6 +83,26 @@ void Job::Impl::open_all() {
     if (!ec && phase_ == Phase::kStarting) start_timed_out();
   });
   for (size_t i = 0; i < hosts_.size(); ++i) open_host(i);
+  // A start that takes a moment shows how far it got, on one line (a terminal only).
+  progress_timer_.expires_after(std::chrono::milliseconds(300));
+  progress_timer_.async_wait([this](std::error_code ec) {
+    if (ec || phase_ != Phase::kStarting) return;
+    progress_on_ = true;
+    show_progress();
+  });
+}
+
+// "ferryrun: connected 87/128, 2 failed": redrawn as hosts answer or fail.
+void Job::Impl::show_progress() {
+  if (!progress_on_) return;
+  size_t connected = 0, failed = 0;
+  for (auto& h : hosts_) {
+    connected += h->hello;
+    failed += !h->start_error.empty();
+  }
+  diag_.progress(diag_.program() + ": connected " + std::to_string(connected) + "/" +
+                 std::to_string(hosts_.size()) +
+                 (failed ? ", " + std::to_string(failed) + " failed" : ""));
 }
 
 void Job::Impl::open_host(size_t i) {
@@ -146,12 +166,16 @@ void Job::Impl::on_hello(size_t i) {
 
 void Job::Impl::check_started() {
   if (phase_ != Phase::kStarting) return maybe_finish();
+  show_progress();
   size_t failed = 0;
   for (auto& h : hosts_) {
     if (!h->hello && h->start_error.empty()) return;  // still waiting for this one
     failed += !h->start_error.empty();
   }
   start_timer_.cancel();
+  progress_timer_.cancel();
+  progress_on_ = false;
+  diag_.end_progress();
   if (failed == 0) {
     std::vector<size_t> all(hosts_.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -385,6 +409,8 @@ void Job::Impl::maybe_finish() {
   start_timer_.cancel();
   abort_timer_.cancel();
   beat_timer_.cancel();
+  progress_timer_.cancel();
+  diag_.end_progress();
   io_.stop();
 }
 

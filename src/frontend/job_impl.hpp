@@ -63,6 +63,7 @@ class Job::Impl final : private HostEvents {
   void on_open(size_t i, Result<std::unique_ptr<Link>> r);
   void on_hello(size_t i) override;
   void check_started();
+  void show_progress();
   void heartbeat();
   void pause_reading(bool paused);
   void start_stdin(size_t host);
@@ -106,7 +107,9 @@ class Job::Impl final : private HostEvents {
   Diagnostics& diag_;
   asio::signal_set signals_{io_};
   asio::steady_timer start_timer_{io_}, abort_timer_{io_}, beat_timer_{io_};
-  Placement full_;  // every host: the first attempt's placement
+  asio::steady_timer progress_timer_{io_};
+  bool progress_on_ = false;  // the connecting display is up (a terminal, after a moment)
+  Placement full_;            // every host: the first attempt's placement
   RestartPolicy policy_;
   std::string job_id_;
   HostLinks hosts_;    // one per host of full_, same order; a reopened host gets a new one

@@ -36,8 +36,22 @@ class Diagnostics {
   /// which waits behind a rank's unfinished long line instead of tearing it).
   void set_writer(std::function<void(const std::string&)> writer) { writer_ = std::move(writer); }
 
+  /// Allows a one-line progress display on the fd (a terminal, without --verbose): while
+  /// hosts connect, progress() redraws one line in place ("\r...\x1b[K").
+  void enable_progress() { progress_allowed_ = true; }
+  /// Redraws the progress line with `text` (no newline). Once any message was printed while a
+  /// progress line was up, the display stops for good: a message queued behind the console
+  /// must never be drawn over.
+  void progress(const std::string& text);
+  /// Erases the progress line, if one is up.
+  void end_progress();
+
  private:
+  void write_fd(const std::string& bytes);
+
   std::function<void(const std::string&)> writer_;
+  bool progress_allowed_ = false;
+  bool progress_up_ = false;
   OutputSink* out_;
   int fd_;
   bool verbose_;
