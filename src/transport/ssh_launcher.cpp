@@ -49,6 +49,18 @@ class SshLink : public Link {
 
 }  // namespace
 
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
     : io_(io), options_(std::move(options)) {
   g_libssh_log = options_.verbose ? options_.log : nullptr;

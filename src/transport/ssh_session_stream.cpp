@@ -22,6 +22,29 @@ constexpr auto kLingerLimit = std::chrono::seconds(5);
 
 }  // namespace
 
+void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
+  static_cast<SshSession*>(self)->exit_status_ = status;
+}
+
+int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr,
+                                void* self) {
+  auto* me = static_cast<SshSession*>(self);
+  // Paused: refused, so libssh keeps it and grants the sender no new window for it.
+  if (me->paused_ && !is_stderr) {
+    me->held_back_ = true;
+    return 0;
+  }
+  (is_stderr ? me->rx_err_ : me->rx_out_).append(static_cast<const char*>(data), len);
+  me->rx_total_ += len;
+  return static_cast<int>(len);  // all consumed: libssh buffers nothing
+}
+
+void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
+                                const char*, void* self) {
+  auto* me = static_cast<SshSession*>(self);
+  me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") + (core ? " (core dumped)" : "");
+}
+
 void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed) {
   if (phase_ != Phase::kReady) return;
   on_data_ = std::move(on_data);
