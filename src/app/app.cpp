@@ -1,8 +1,7 @@
 #include "ferry/app/app.hpp"
 
-#include <signal.h>
-
 #include <algorithm>
+#include <csignal>
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"

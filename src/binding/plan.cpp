@@ -214,12 +214,12 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
   std::set<std::string> defaulted;
   for (int k = 0; k < L; ++k) plan.ranks.push_back(bind_rank(k, in, plan.warnings, defaulted));
 
-  if (opt.bind_mem && !*placed) plan.notes.push_back("--bind-mem ignored: ranks are not bound");
+  if (opt.bind_mem && !*placed) plan.notes.emplace_back("--bind-mem ignored: ranks are not bound");
   const bool capped = std::any_of(plan.ranks.begin(), plan.ranks.end(),
                                   [](const RankBinding& r) { return r.threads_capped_by_quota; });
   if (cpu_quota) add_quota_notes(plan, *cpu_quota, L, C, *quota_threads, capped);
   for (const char* var : kThreadVars)
-    if (defaulted.count(var)) plan.defaulted_env.push_back(var);
+    if (defaulted.contains(var)) plan.defaulted_env.emplace_back(var);
   if (!plan.defaulted_env.empty()) add_thread_note(plan, placed->has_value(), capped, L);
   return plan;
 }

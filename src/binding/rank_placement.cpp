@@ -136,7 +136,7 @@ std::optional<std::vector<int>> by_device(const std::vector<Group>& groups,
   std::vector<int> rank_group, count(groups.size(), 0);
   for (int numa : rank_numa) {
     auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group& g) { return g.numas.count(numa) > 0; });
+                           [&](const Group& g) { return g.numas.contains(numa); });
     if (numa < 0 || it == groups.end()) return std::nullopt;
     const int g = static_cast<int>(it - groups.begin());
     if (++count[g] > size_of(groups[g])) return std::nullopt;
@@ -203,7 +203,7 @@ void widen_to_groups(RankUnits& placed, const std::vector<Unit>& units, bool by_
     for (int u : us) keys.insert(key(u));
     us.clear();
     for (int u = 0; u < static_cast<int>(units.size()); ++u)
-      if (keys.count(key(u))) us.push_back(u);
+      if (keys.contains(key(u))) us.push_back(u);
   }
 }
 
@@ -226,7 +226,7 @@ Result<RankUnits> place_bound_ranks(const Topology& topology, const std::vector<
   const GroupChoice choice = choose_groups(groups, req, n, by_package);
   const bool default_map = opt.map_by == MapBy::kDefault || opt.map_by == MapBy::kNode;
   if (default_map && req.dev.per_rank > 0 && !choice.on_devices)
-    plan.notes.push_back("device NUMA locality unknown or unusable: cores placed without it");
+    plan.notes.emplace_back("device NUMA locality unknown or unusable: cores placed without it");
   RankUnits placed = choice.rank_group
                          ? blocks_in_groups(groups, *choice.rank_group, n, req.whole, plan.notes)
                          : linear(U, L, n);

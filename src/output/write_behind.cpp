@@ -53,7 +53,7 @@ int WriteBehind::finish() {
 }
 
 WriteBehind::Direct WriteBehind::direct_mode(int fd, UniqueFd& own_fd) {
-  struct stat st;
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return Direct::kNo;
   if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return Direct::kAll;
   if (S_ISSOCK(st.st_mode)) return Direct::kSocket;
@@ -63,7 +63,7 @@ WriteBehind::Direct WriteBehind::direct_mode(int fd, UniqueFd& own_fd) {
   // with no reader yet.
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   own_fd.reset(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  struct stat own;
+  struct stat own {};
   if (!own_fd || ::fstat(own_fd.get(), &own) != 0 || own.st_dev != st.st_dev ||
       own.st_ino != st.st_ino || own.st_rdev != st.st_rdev) {
     own_fd.reset();

@@ -16,8 +16,6 @@
 #include "child_reaper.hpp"
 #include "ferry/process/spawn.hpp"
 
-extern char** environ;
-
 namespace ferry {
 namespace {
 
@@ -30,11 +28,13 @@ constexpr auto kExitStatusWait = std::chrono::milliseconds(1000);
 // background meanwhile, so no zombie stays for the rest of the job.
 constexpr auto kCloseReapWait = std::chrono::seconds(30);
 
-class LocalLink : public Link {
+class LocalLink final : public Link {
  public:
   LocalLink(asio::io_context& io, int fd, pid_t pid) : io_(io), sock_(io), pid_(pid) {
     sock_.assign(stream_protocol(), fd);
   }
+  LocalLink(const LocalLink&) = delete;
+  LocalLink& operator=(const LocalLink&) = delete;
   ~LocalLink() override {
     close();
     *alive_ = false;
@@ -137,7 +137,7 @@ class LocalLink : public Link {
   asio::io_context& io_;
   stream_protocol::socket sock_;
   pid_t pid_;
-  std::array<char, 256 * 1024> buf_{};
+  std::array<char, std::size_t{256} * 1024> buf_{};
   std::deque<std::string> queue_;
   size_t pending_ = 0;
   bool writing_ = false;

@@ -80,7 +80,7 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, Op
   opening_.push_back(session);
   // The completion holds the session until the handler has run; on success ownership moves
   // into the SshLink, on failure the session is released with the handler.
-  session->open([session, handler = std::move(handler)](Status status) mutable {
+  session->open([session, handler = std::move(handler)](const Status& status) mutable {
     if (!status) {
       handler(Result<std::unique_ptr<Link>>(status.error()));
       return;

@@ -6,24 +6,28 @@
 
 namespace ferry {
 
-SshSession::SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
+SshSession::SshSession(asio::io_context& io, SshOptions options, HostEntry host,
                        std::string ferryd_path, std::function<void(const std::string&)> on_stderr)
     : io_(io),
-      options_(options),
+      options_(std::move(options)),
       host_(std::move(host)),
       ferryd_path_(std::move(ferryd_path)),
       on_stderr_(std::move(on_stderr)),
       command_(shell_quote(ferryd_path_) + " --stdio"),
+      port_(host_.port > 0 ? host_.port : (options_.default_port > 0 ? options_.default_port : 22)),
       sd_(io),
       timer_(io),
-      keepalive_timer_(io) {
-  port_ = host_.port > 0 ? host_.port : (options_.default_port > 0 ? options_.default_port : 22);
-}
+      keepalive_timer_(io) {}
 
 SshSession::~SshSession() {
   on_data_ = nullptr;
   on_closed_ = nullptr;
-  teardown();
+  // teardown() cancels timers, which throws only when the reactor itself fails; a
+  // destructor must not throw, and the libssh handles are freed by their owners regardless.
+  try {
+    teardown();
+  } catch (...) {
+  }
 }
 
 std::string SshSession::describe() const {

@@ -32,8 +32,8 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
 
   /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`. `on_stderr`
   /// gets ferryd's stderr lines (may be empty).
-  SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-             std::string ferryd_path, std::function<void(const std::string&)> on_stderr);
+  SshSession(asio::io_context& io, SshOptions options, HostEntry host, std::string ferryd_path,
+             std::function<void(const std::string&)> on_stderr);
   ~SshSession();
   SshSession(const SshSession&) = delete;
   SshSession& operator=(const SshSession&) = delete;

@@ -15,7 +15,7 @@ namespace ferry {
 namespace {
 
 // Bytes one pump may deliver before yielding, so one chatty host cannot starve the others.
-constexpr size_t kPumpBudget = 4 * 1024 * 1024;
+constexpr size_t kPumpBudget = size_t{4} * 1024 * 1024;
 constexpr uint32_t kWriteChunk = 256 * 1024;
 constexpr size_t kMaxStderrLine = 4096;
 constexpr auto kLingerLimit = std::chrono::seconds(5);
@@ -188,7 +188,7 @@ void SshSession::take_held_back() {
   held_back_ = false;
   ssh_channel ch = channel_.get();
   char buf[64 * 1024];
-  int n;
+  int n = 0;
   // Reads only buffered bytes (and grows the window); an empty buffer ends the loop.
   while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
     rx_out_.append(buf, static_cast<size_t>(n));

@@ -142,7 +142,7 @@ class ConsoleOutput final : public OutputSink {
   void end_unterminated(StreamState& s, std::string_view held, bool mid_line);
   void release(Destination& d);
   void enforce_queue_cap(Destination& d);
-  void drop_waiter(StreamState& s);
+  static void drop_waiter(StreamState& s);
   void write_file(StreamState& s, std::string_view bytes);
   bool open_file(StreamState& s);
   void file_error(StreamState& s, const std::string& what, int err);

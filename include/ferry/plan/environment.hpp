@@ -24,7 +24,7 @@ std::vector<std::string> job_environment(const Placement& p, const JobEnvironmen
 /// Variables of one rank ("K=V"): its rank, local and cross coordinates under every
 /// framework's names. Applied after job_environment, so these always win.
 std::vector<std::string> rank_environment(const Placement& p, const HostPlan& host,
-                                          const RankSlot& slot);
+                                          const RankSlot& r);
 
 /// Resolves `-x` items: "K=V" is kept, "K" takes K's value from `lookup` (skipped with a
 /// warning in `warnings` when unset). Names must be valid shell identifiers.
