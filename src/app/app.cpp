@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -59,9 +60,7 @@ bool connect_to_ferryrun(int& in, int& out) {
   return out >= 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to."};
   bool stdio = false, connect = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
@@ -93,19 +92,25 @@ int main(int argc, char** argv) {
   ::dup2(null, 0);
   ::dup2(null, 1);
   ::close(null);
+  asio::io_context io;
+  ferry::Daemon daemon(io, ferry::DaemonOptions{in, out});
+  // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and
+  // libxml plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its
+  // start. Only for ferryd's own discovery, in start(): the ranks see the user's value.
+  const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
+  const bool own_blacklist = ::getenv(kPluginsVar) == nullptr;
+  if (own_blacklist) ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+  daemon.start();
+  if (own_blacklist) ::unsetenv(kPluginsVar);
+  io.run();
+  return daemon.exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    asio::io_context io;
-    ferry::Daemon daemon(io, ferry::DaemonOptions{in, out});
-    // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and
-    // libxml plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its
-    // start. Only for ferryd's own discovery, in start(): the ranks see the user's value.
-    const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
-    const bool own_blacklist = ::getenv(kPluginsVar) == nullptr;
-    if (own_blacklist) ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
-    daemon.start();
-    if (own_blacklist) ::unsetenv(kPluginsVar);
-    io.run();
-    return daemon.exit_code();
+    return run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ferryd: %s\n", e.what());
     return 2;

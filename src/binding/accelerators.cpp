@@ -165,7 +165,7 @@ std::vector<Accelerator> find_amd(const fs::path& root) {
     while (in >> key >> value)
       if (auto v = parse_number(value)) props[key] = *v;
     if (props["simd_count"] <= 0) continue;  // a CPU node
-    if (check_render && props.count("drm_render_minor") &&
+    if (check_render && props.contains("drm_render_minor") &&
         !path_exists(root / "dev/dri" / ("renderD" + std::to_string(props["drm_render_minor"]))))
       continue;
     Accelerator a;
@@ -175,7 +175,7 @@ std::vector<Accelerator> find_amd(const fs::path& root) {
     char bdf[32];
     std::snprintf(bdf, sizeof bdf, "%04llx:%02llx:%02llx.%llx", props["domain"] & 0xffff,
                   (loc >> 8) & 0xff, (loc >> 3) & 0x1f, loc & 0x7);
-    if (loc != 0 || props.count("domain")) a.pci_address = bdf;
+    if (loc != 0 || props.contains("domain")) a.pci_address = bdf;
     if (props["unique_id"] != 0) {
       char uuid[40];
       std::snprintf(uuid, sizeof uuid, "GPU-%016llx",

@@ -164,6 +164,7 @@ Result<std::vector<Accelerator>> devices_option_list(const std::vector<Accelerat
   if (options.devices.empty()) return all;
   const AcceleratorKind kind = all.front().kind;
   std::vector<int> all_indices;
+  all_indices.reserve(all.size());
   for (const auto& a : all) all_indices.push_back(a.index);
   std::vector<Accelerator> visible;
   std::set<int> seen;
@@ -273,9 +274,10 @@ void give_devices(DeviceAssignment& out, const Topology& topology, int L) {
   for (const auto& core : topology.cores())
     for (int pu : core.pus) pu_numa[pu] = core.numa;
   for (int r = 0; r < L && out.per_rank > 0; ++r) {
+    const auto first = static_cast<std::size_t>(r) * out.per_rank;
     for (int k = 0; k < out.per_rank; ++k)
-      out.rank_devices[r].push_back(out.visible[r * out.per_rank + k].index);
-    out.rank_numa[r] = device_numa(out.visible[r * out.per_rank], pu_numa);
+      out.rank_devices[r].push_back(out.visible[first + k].index);
+    out.rank_numa[r] = device_numa(out.visible[first], pu_numa);
   }
 }
 

@@ -1,8 +1,7 @@
 #include "ferry/binding/host_binder.hpp"
 
-#include <stdlib.h>
-
 #include <algorithm>
+#include <cstdlib>
 
 #include "ferry/binding/apply.hpp"
 #include "ferry/binding/env_lookup.hpp"

@@ -28,8 +28,8 @@ std::optional<std::string_view> env_entry_value(std::string_view entry, std::str
 
 std::optional<std::string_view> env_value(const std::vector<std::string>& env,
                                           std::string_view name) {
-  for (auto it = env.rbegin(); it != env.rend(); ++it)
-    if (auto value = env_entry_value(*it, name)) return value;
+  for (std::size_t i = env.size(); i-- > 0;)  // the last entry wins
+    if (auto value = env_entry_value(env[i], name)) return value;
   return std::nullopt;
 }
 

@@ -21,7 +21,7 @@ void set_cloexec(int fd) {
 struct KvProxy::Conn {
   explicit Conn(asio::io_context& io) : socket(io) {}
   asio::ip::tcp::socket socket;
-  std::array<char, 16 * 1024> buf{};
+  std::array<char, std::size_t{16} * 1024> buf{};
   HttpRequestParser parser;
   enum class Auth { kUnknown, kOk, kRefused } auth = Auth::kUnknown;
   bool busy = false;       // a request is with the front end, or a reply is being written

@@ -37,7 +37,7 @@ PmiProxy::PmiProxy(asio::io_context& io, PmiHostConfig config, Events events)
     events_.send(wire::encode(wire::PmiAbort{rank, code, std::move(message)}));
   };
   ev.failed = [this](int rank, std::string why) {
-    events_.send(wire::encode(wire::Failure{rank, why}));
+    events_.send(wire::encode(wire::Failure{rank, std::move(why)}));
     auto it = sockets_.find(rank);
     if (it != sockets_.end()) finish(rank, *it->second);
   };

@@ -23,6 +23,7 @@ class RankStream;
 class OutputChannel {
  public:
   OutputChannel(asio::io_context& io, OutputPump& pump, bool splice);
+  ~OutputChannel() = default;
   OutputChannel(const OutputChannel&) = delete;
   OutputChannel& operator=(const OutputChannel&) = delete;
 

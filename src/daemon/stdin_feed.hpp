@@ -18,6 +18,7 @@ class StdinFeed {
  public:
   /// `ack(bytes)`: that many bytes were written to the rank or dropped.
   StdinFeed(asio::io_context& io, std::function<void(size_t)> ack);
+  ~StdinFeed() = default;
   StdinFeed(const StdinFeed&) = delete;
   StdinFeed& operator=(const StdinFeed&) = delete;
 

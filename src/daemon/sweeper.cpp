@@ -1,11 +1,11 @@
 #include "ferry/daemon/sweeper.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -86,7 +86,7 @@ bool Guard::start() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     buf.append(chunk, static_cast<size_t>(n));
-    size_t nl;
+    size_t nl = 0;
     while ((nl = buf.find('\n')) != std::string::npos) {
       std::string line = buf.substr(0, nl);
       buf.erase(0, nl + 1);

@@ -1,8 +1,7 @@
 #include "ferry/frontend/failure_report.hpp"
 
-#include <string.h>
-
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 #include <vector>
 

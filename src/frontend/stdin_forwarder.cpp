@@ -45,7 +45,7 @@ void StdinForwarder::start() {
         shared->in_flight += chunk.size();
       }
       asio::post(io, [shared, chunk = std::move(chunk)]() mutable {
-        bool stopped;
+        bool stopped = false;
         {
           std::lock_guard lock(shared->m);
           stopped = shared->stopped;

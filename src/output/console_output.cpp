@@ -14,8 +14,8 @@ namespace {
 
 bool same_open_file(int a, int b) {
   if (a == b) return true;
-  struct stat sa;
-  struct stat sb;
+  struct stat sa {};
+  struct stat sb {};
   if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
@@ -36,11 +36,10 @@ ConsoleOutput::~ConsoleOutput() {
   // late warnings take the default path.
   warn_ = nullptr;
   flow_ = nullptr;
-  for (std::size_t i = 0; i < streams_.size(); ++i) {
-    if (streams_[i] &&
-        (streams_[i]->assembler.mid_line() || streams_[i]->assembler.held_size() > 0 ||
-         streams_[i]->file_state == StreamState::File::kOpen)) {
-      close_stream(streams_[i]->rank, streams_[i]->stream);
+  for (auto& stream : streams_) {
+    if (stream && (stream->assembler.mid_line() || stream->assembler.held_size() > 0 ||
+                   stream->file_state == StreamState::File::kOpen)) {
+      close_stream(stream->rank, stream->stream);
     }
   }
   // Everything goes out before the program ends: wait for the writing threads, then write

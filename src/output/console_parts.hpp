@@ -15,7 +15,7 @@
 
 namespace ferry {
 
-inline constexpr std::size_t kFileBuffer = 16 * 1024;
+inline constexpr std::size_t kFileBuffer = std::size_t{16} * 1024;
 inline constexpr std::size_t kKeepQueueCapacity = 1 << 20;
 
 inline const char* stream_name(StreamId stream) {

@@ -22,7 +22,7 @@ void FdWriter::flush() {
     return;
   }
   if (behind_) {
-    behind_->push(std::exchange(buf_, std::string()));  // the next append reserves anew
+    behind_->write(buf_);  // empties buf_, keeping a buffer's capacity where it can
   } else {
     error_ = write_all(fd_, buf_.data(), buf_.size());
     buf_.clear();
@@ -31,7 +31,7 @@ void FdWriter::flush() {
 
 void FdWriter::start_behind(std::function<void()> wake) {
   flush();
-  behind_ = std::make_unique<WriteBehind>(fd_, std::move(wake));
+  behind_ = std::make_unique<WriteBehind>(fd_, cap_, std::move(wake));
 }
 
 void FdWriter::stop_behind() {
@@ -52,7 +52,7 @@ void FdWriter::append_slow(const char* p, std::size_t n) {
   if (n > cap_ - buf_.size()) flush();
   if (n >= cap_) {
     if (behind_) {
-      behind_->push(std::string(p, n));
+      behind_->write(p, n);
     } else if (error_ == 0) {
       error_ = write_all(fd_, p, n);
     }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// A buffered writer on one fd, writing itself or handing full buffers to a WriteBehind.
+/// A buffered writer on one fd, writing itself or through a WriteBehind.
 
 #include <cstddef>
 #include <functional>
@@ -39,7 +39,8 @@ class FdWriter {
   /// Writes the buffer out, or hands it to the WriteBehind without waiting.
   void flush();
 
-  /// From now on a thread writes the fd (see WriteBehind); `wake` as there.
+  /// From now on writes never wait for the fd's reader: what it does not take at once a
+  /// thread writes (see WriteBehind); `wake` as there.
   void start_behind(std::function<void()> wake);
   /// Waits until the thread wrote everything, then writes directly again.
   void stop_behind();

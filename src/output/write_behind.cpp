@@ -1,9 +1,13 @@
 #include "write_behind.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 #include <utility>
 
 namespace ferry {
@@ -27,8 +31,12 @@ int write_all(int fd, const char* p, std::size_t n) {
   return 0;
 }
 
-WriteBehind::WriteBehind(int fd, std::function<void()> wake)
-    : fd_(fd), wake_(std::move(wake)), thread_([this] { run(); }) {}
+WriteBehind::WriteBehind(int fd, std::size_t buffer, std::function<void()> wake)
+    : fd_(fd),
+      direct_(direct_mode(fd, own_fd_)),
+      keep_(buffer),
+      wake_(std::move(wake)),
+      thread_([this] { run(); }) {}
 
 WriteBehind::~WriteBehind() { finish(); }
 
@@ -44,31 +52,114 @@ int WriteBehind::finish() {
   return error();
 }
 
-void WriteBehind::push(std::string chunk) {
-  if (chunk.empty()) return;
+WriteBehind::Direct WriteBehind::direct_mode(int fd, UniqueFd& own_fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Direct::kNo;
+  if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return Direct::kAll;
+  if (S_ISSOCK(st.st_mode)) return Direct::kSocket;
+  if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) return Direct::kNo;
+  // A new open file description of the same pipe or device: O_NONBLOCK on it leaves the
+  // shell's alone. Fails (and the thread writes everything) without /proc, or for a FIFO
+  // with no reader yet.
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  own_fd.reset(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat own {};
+  if (!own_fd || ::fstat(own_fd.get(), &own) != 0 || own.st_dev != st.st_dev ||
+      own.st_ino != st.st_ino || own.st_rdev != st.st_rdev) {
+    own_fd.reset();
+    return Direct::kNo;
+  }
+  return Direct::kReopened;
+}
+
+std::size_t WriteBehind::write_now(const char* p, std::size_t n, int& err) {
+  if (direct_ == Direct::kAll) {
+    err = write_all(fd_, p, n);
+    return err == 0 ? n : 0;
+  }
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t w = direct_ == Direct::kSocket ? ::send(fd_, p + done, n - done, MSG_DONTWAIT)
+                                                 : ::write(own_fd_.get(), p + done, n - done);
+    if (w > 0) {
+      done += static_cast<std::size_t>(w);
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      break;  // the reader is behind: the thread waits for it
+    } else {
+      err = w < 0 ? errno : EIO;
+      break;
+    }
+  }
+  return done;
+}
+
+void WriteBehind::fail(int err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (error() == 0) error_.store(err, std::memory_order_release);
+}
+
+// Only the caller's thread adds bytes, so once queued() is 0 the thread has written
+// everything it was given and bytes written here cannot overtake any.
+bool WriteBehind::direct_now() const {
+  return direct_ != Direct::kNo && !stopping_ && error() == 0 && queued() == 0;
+}
+
+void WriteBehind::write(const char* p, std::size_t n) {
+  if (n == 0) return;
+  if (direct_now()) {
+    int err = 0;
+    const std::size_t done = write_now(p, n, err);
+    if (err != 0) {
+      fail(err);
+      return;
+    }
+    p += done;
+    n -= done;
+    if (n == 0) return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (error_ != 0 || stopping_) return;
-    queued_ += chunk.size();
-    chunks_.push_back(std::move(chunk));
+    if (error() != 0 || stopping_) return;
+    pending_.append(p, n);
+    queued_.fetch_add(n, std::memory_order_relaxed);
   }
   cv_.notify_one();
 }
 
-std::size_t WriteBehind::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queued_;
-}
-
-int WriteBehind::error() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return error_;
+void WriteBehind::write(std::string& buf) {
+  if (buf.empty()) return;
+  std::size_t done = 0;
+  if (direct_now()) {
+    int err = 0;
+    done = write_now(buf.data(), buf.size(), err);
+    if (err != 0) fail(err);
+    if (err != 0 || done == buf.size()) {
+      buf.clear();
+      return;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error() == 0 && !stopping_) {
+      queued_.fetch_add(buf.size() - done, std::memory_order_relaxed);
+      if (pending_.empty()) {
+        buf.erase(0, done);
+        pending_.swap(buf);  // buf takes the empty buffer the thread last handed back
+      } else {
+        pending_.append(buf, done);
+      }
+    }
+    buf.clear();
+  }
+  cv_.notify_one();
 }
 
 void WriteBehind::wake_at(std::size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (queued_ > bytes) {
+    if (queued() > bytes) {
       wake_at_ = bytes;
       wake_armed_ = true;
       return;
@@ -81,21 +172,26 @@ void WriteBehind::wake_at(std::size_t bytes) {
 void WriteBehind::run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !chunks_.empty(); });
-    if (chunks_.empty()) return;  // stopping, and everything is written
-    // The chunk stays queued (and counted) until written; only this thread pops.
-    const std::string& chunk = chunks_.front();
+    cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    if (pending_.empty()) return;  // stopping, and everything is written
+    // Everything waiting goes out in one write; the buffer it was in goes back to be
+    // filled again. The bytes stay counted in queued_ until written.
+    writing_.swap(pending_);
     lock.unlock();
-    const int err = write_all(fd_, chunk.data(), chunk.size());
+    const int err = write_all(fd_, writing_.data(), writing_.size());
     lock.lock();
-    queued_ -= chunk.size();
-    chunks_.pop_front();
-    if (err != 0) {
-      error_ = err;
-      chunks_.clear();
-      queued_ = 0;
+    queued_.fetch_sub(writing_.size(), std::memory_order_release);
+    if (writing_.capacity() > 2 * keep_) {
+      std::string().swap(writing_);  // grown while the reader was slow
+    } else {
+      writing_.clear();
     }
-    if (wake_armed_ && queued_ <= wake_at_) {
+    if (err != 0) {
+      error_.store(err, std::memory_order_release);
+      pending_.clear();
+      queued_.store(0, std::memory_order_release);
+    }
+    if (wake_armed_ && queued() <= wake_at_) {
       wake_armed_ = false;
       lock.unlock();
       if (wake_) wake_();

@@ -29,7 +29,7 @@ std::vector<std::string> job_environment(const Placement& p, const JobEnvironmen
   // Soft defaults first: the user's -x may override them.
   if (!exported(in.exported, "MASTER_ADDR")) env.push_back(kv("MASTER_ADDR", in.master_addr));
   if (!exported(in.exported, "MASTER_PORT")) env.push_back(kv("MASTER_PORT", in.master_port));
-  if (!exported(in.exported, "PYTHONUNBUFFERED")) env.push_back("PYTHONUNBUFFERED=1");
+  if (!exported(in.exported, "PYTHONUNBUFFERED")) env.emplace_back("PYTHONUNBUFFERED=1");
   env.insert(env.end(), in.exported.begin(), in.exported.end());
   // Sizes identify the job: always ferry's.
   env.push_back(kv("WORLD_SIZE", p.world_size));
@@ -56,7 +56,7 @@ std::vector<std::string> elastic_environment(const ElasticEnvironment& in,
   return env;
 }
 
-std::vector<std::string> rank_environment(const Placement&, const HostPlan& host,
+std::vector<std::string> rank_environment([[maybe_unused]] const Placement& p, const HostPlan& host,
                                           const RankSlot& r) {
   return {
       kv("RANK", r.rank),

@@ -116,7 +116,7 @@ Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
   if (order == RankOrder::kFollowMapping)
     order = policy.per_host == 0 && policy.mapping == HostMapping::kByNode ? RankOrder::kByNode
                                                                            : RankOrder::kBySlot;
-  auto add_rank = [&p](HostPlan& hp, int rank) {
+  auto add_rank = [](HostPlan& hp, int rank) {
     RankSlot r;
     r.rank = rank;
     r.local_rank = static_cast<int>(hp.ranks.size());

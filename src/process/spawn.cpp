@@ -1,12 +1,12 @@
 #include "ferry/process/spawn.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <map>
 
@@ -128,7 +128,7 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   errpipe->write.reset();
   if (pid < 0) return make_error(std::string("fork: ") + std::strerror(fork_errno));
   int child_errno = 0;
-  ssize_t n;
+  ssize_t n = 0;
   do {
     n = ::read(errpipe->read.get(), &child_errno, sizeof child_errno);
   } while (n < 0 && errno == EINTR);

@@ -1,7 +1,8 @@
 #include "ferry/process/spawner.hpp"
 
-#include <signal.h>
 #include <sys/wait.h>
+
+#include <csignal>
 
 namespace ferry {
 

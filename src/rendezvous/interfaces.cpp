@@ -141,7 +141,7 @@ bool parse_ip(std::string_view text, bool& ipv6, uint8_t (&bytes)[16]) {
 }
 
 bool same_subnet(const IfAddress& a, const IfAddress& b, int prefix) {
-  bool v6a, v6b;
+  bool v6a = false, v6b = false;
   uint8_t x[16], y[16];
   if (!parse_ip(a.address, v6a, x) || !parse_ip(b.address, v6b, y) || v6a != v6b) return false;
   int bits = v6a ? prefix : prefix + 96;  // IPv4 lives in the last 32 bits

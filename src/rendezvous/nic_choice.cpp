@@ -20,7 +20,7 @@ bool is_loopback_address(const std::string& a) {
 }
 
 std::string network_of(const IfAddress& a) {
-  bool v6;
+  bool v6 = false;
   uint8_t b[16];
   if (!parse_ip(a.address, v6, b)) return a.address + "/" + std::to_string(a.prefix);
   int bits = v6 ? a.prefix : a.prefix + 96;
@@ -97,7 +97,7 @@ const IfAddress* preferred_address(const NetInterface& ni) {
   return ni.addresses.empty() ? nullptr : &ni.addresses.front();
 }
 
-NicChoice loopback_choice(std::size_t n, std::string why) {
+NicChoice loopback_choice(std::size_t n, const std::string& why) {
   NicChoice c;
   c.chosen = true;
   c.iface.assign(n, "lo");
@@ -124,7 +124,7 @@ NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& 
     }
     if (!found) {
       c.iface.push_back(names.empty() ? spec : names.front());
-      c.address.push_back("");
+      c.address.emplace_back();
       c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + spec +
                    ": host " + h.label + " has no such interface (" + describe(h) + ")";
       continue;
@@ -267,7 +267,7 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
       "\nWhat to do: run the containers with host networking (docker run --network=host), "
       "or attach them to one overlay or macvlan network that spans the hosts, or name the "
       "interface that connects them with --network-interface NAME.";
-  c.explanation.push_back(
+  c.explanation.emplace_back(
       "network: no common interface; NCCL/GLOO/HCCL interface variables "
       "are not set");
   return c;

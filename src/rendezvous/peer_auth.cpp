@@ -65,7 +65,7 @@ bool parse_endpoint(std::string_view f, uint32_t& addr, uint16_t& port) {
     return true;
   }
   if (a.size() == 32) {
-    uint64_t w0, w1, w2;
+    uint64_t w0 = 0, w1 = 0, w2 = 0;
     if (!hex(a.substr(0, 8), w0) || !hex(a.substr(8, 8), w1) || !hex(a.substr(16, 8), w2) ||
         !hex(a.substr(24, 8), w))
       return false;
@@ -271,8 +271,8 @@ Result<pid_t> ProcPeerIdentifier::peer_pid(const TcpConnection& conn) {
   if (!pids) return pids.error();
   pid_t found = 0;
   for (pid_t p : *pids) {
-    if (tried.count(p)) continue;
-    struct stat st;
+    if (tried.contains(p)) continue;
+    struct stat st {};
     const std::string dir = root_ + "/" + std::to_string(p);
     if (::stat(dir.c_str(), &st) != 0 || st.st_uid != sock->uid) continue;
     if (try_pid(p)) {

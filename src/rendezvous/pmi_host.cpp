@@ -35,7 +35,7 @@ bool PmiHost::finalized(int rank) const {
   return it != ranks_.end() && it->second.finalized;
 }
 
-void PmiHost::send(int rank, std::string_view cmd, Args args) {
+void PmiHost::send(int rank, std::string_view cmd, const Args& args) {
   if (events_.reply) events_.reply(rank, format_pmi(cmd, args));
 }
 

@@ -56,7 +56,7 @@ std::string pmi_process_mapping(const std::vector<int>& node_of_rank) {
     if (!runs.empty() && runs.back().first == node)
       ++runs.back().second;
     else
-      runs.push_back({node, 1});
+      runs.emplace_back(node, 1);
   }
   std::string out = "(vector";
   for (std::size_t i = 0; i < runs.size();) {

@@ -44,7 +44,7 @@ class Reap : public std::enable_shared_from_this<Reap> {
  private:
   bool try_reap() {
     int status = 0;
-    pid_t r;
+    pid_t r = 0;
     do {
       r = ::waitpid(pid_, &status, WNOHANG);
     } while (r < 0 && errno == EINTR);

@@ -17,8 +17,6 @@
 #include "ferry/process/spawn.hpp"
 #include "socket_link.hpp"
 
-extern char** environ;
-
 namespace ferry {
 namespace {
 

@@ -49,6 +49,18 @@ class SshLink : public Link {
 
 }  // namespace
 
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
     : io_(io), options_(std::move(options)) {
   g_libssh_log = options_.verbose ? options_.log : nullptr;
@@ -68,7 +80,7 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, Op
   opening_.push_back(session);
   // The completion holds the session until the handler has run; on success ownership moves
   // into the SshLink, on failure the session is released with the handler.
-  session->open([session, handler = std::move(handler)](Status status) mutable {
+  session->open([session, handler = std::move(handler)](const Status& status) mutable {
     if (!status) {
       handler(Result<std::unique_ptr<Link>>(status.error()));
       return;

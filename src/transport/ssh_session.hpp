@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// One SSH connection to one host, carrying one ferryd: the non-blocking open sequence
-/// (ssh_session_open.cpp) and the byte stream over the exec channel
-/// (ssh_session_stream.cpp), both driven by the libssh fd watched with asio.
+/// One SSH connection to one host, carrying one ferryd: the libssh options
+/// (ssh_session_config.cpp), the non-blocking open sequence (ssh_session_open.cpp) and the
+/// byte stream over the exec channel (ssh_session_stream.cpp), all driven by the libssh fd
+/// watched with asio (ssh_session.cpp).
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -31,8 +32,8 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
 
   /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`. `on_stderr`
   /// gets ferryd's stderr lines (may be empty).
-  SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-             std::string ferryd_path, std::function<void(const std::string&)> on_stderr);
+  SshSession(asio::io_context& io, SshOptions options, HostEntry host, std::string ferryd_path,
+             std::function<void(const std::string&)> on_stderr);
   ~SshSession();
   SshSession(const SshSession&) = delete;
   SshSession& operator=(const SshSession&) = delete;
@@ -79,8 +80,10 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   };
   enum class Step { kNext, kAgain, kStop };
 
-  // ssh_session_open.cpp
+  // ssh_session_config.cpp
   Status configure();
+
+  // ssh_session_open.cpp
   void run_open();
   Step connect_step();
   Step host_key_step();
@@ -107,7 +110,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void on_keepalive();
   void post_pump();
 
-  // shared
+  // ssh_session.cpp
   void arm();
   void on_io();
   void sync_fd();
@@ -115,6 +118,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void log(const std::string& line) const;
   std::string error_text() const;
 
+  // ssh_session_stream.cpp: libssh's channel callbacks
   static void on_exit_status(ssh_session, ssh_channel, int status, void* self);
   /// Takes every channel data packet as libssh processes it, whichever call made libssh
   /// read the socket, so no data ever waits inside libssh where no fd readiness would

@@ -1,16 +1,13 @@
-// The open half of SshSession: options and ssh_config, non-blocking connect, host key,
-// public-key authentication, exec of ferryd. Every libssh call here is non-blocking except
-// reading known_hosts / key files; SSH_AGAIN means "wait for the fd and call again".
+// The open half of SshSession: non-blocking connect, host key, public-key authentication,
+// exec of ferryd (the options are set in ssh_session_config.cpp). Every libssh call here is
+// non-blocking except reading known_hosts / key files; SSH_AGAIN means "wait for the fd and
+// call again".
 
 #include <arpa/inet.h>
 #include <netdb.h>
-#include <sys/auxv.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <asio/post.hpp>
-#include <cerrno>
-#include <cstring>
 
 #include "ferry/transport/ssh_config_scan.hpp"
 #include "ssh_session.hpp"
@@ -34,22 +31,6 @@ std::string numeric_address(int fd, bool local) {
   return out;
 }
 
-// Whether this CPU encrypts AES in hardware (x86 AES-NI, ARMv8 crypto extensions).
-bool cpu_has_aes() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("aes");
-#elif defined(__aarch64__) && defined(HWCAP_AES)
-  return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
-#else
-  return false;
-#endif
-}
-
-// AES-GCM first, then libssh's own default order.
-constexpr const char* kAesFirstCiphers =
-    "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,"
-    "aes128-ctr,aes192-ctr,aes256-ctr";
-
 // "~/.ssh/known_hosts" when `path` is the default file, so the hint reads like ssh's.
 std::string display_path(const std::string& path) {
   std::string home = ssh_home_dir();
@@ -58,44 +39,6 @@ std::string display_path(const std::string& path) {
 }
 
 }  // namespace
-
-std::string shell_quote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-SshSession::SshSession(asio::io_context& io, const SshOptions& options, HostEntry host,
-                       std::string ferryd_path, std::function<void(const std::string&)> on_stderr)
-    : io_(io),
-      options_(options),
-      host_(std::move(host)),
-      ferryd_path_(std::move(ferryd_path)),
-      on_stderr_(std::move(on_stderr)),
-      command_(shell_quote(ferryd_path_) + " --stdio"),
-      sd_(io),
-      timer_(io),
-      keepalive_timer_(io) {
-  port_ = host_.port > 0 ? host_.port : (options_.default_port > 0 ? options_.default_port : 22);
-}
-
-SshSession::~SshSession() {
-  on_data_ = nullptr;
-  on_closed_ = nullptr;
-  teardown();
-}
-
-std::string SshSession::describe() const {
-  const std::string& name = host_.name;
-  if (name.find(':') != std::string::npos) return "[" + name + "]:" + std::to_string(port_);
-  return name + ":" + std::to_string(port_);
-}
 
 void SshSession::open(OpenDone done) {
   open_done_ = std::move(done);
@@ -117,80 +60,6 @@ void SshSession::open(OpenDone done) {
       (user_.empty() ? "" : " as " + user_));
   run_open();
 }
-
-Status SshSession::configure() {
-  session_.reset(ssh_new());
-  if (!session_) return make_error("cannot create an SSH session (out of memory)");
-  ssh_session s = session_.get();
-  ssh_set_blocking(s, 0);
-  // Counts every byte libssh reads from the socket, whichever call read it.
-  ssh_set_counters(s, &socket_counter_, nullptr);
-  if (ssh_options_set(s, SSH_OPTIONS_HOST, host_.name.c_str()) != SSH_OK) {
-    return make_error("bad host name: " + error_text());
-  }
-  // Parse the config before applying our overrides: ssh_connect() parses ~/.ssh/config
-  // itself unless opts.config_processed is set, which ssh_options_parse_config() does
-  // (options.c, client.c in 0.10); values set after it are therefore final.
-  const char* config = nullptr;
-  if (!options_.config_file.empty()) {
-    if (access(options_.config_file.c_str(), R_OK) != 0) {
-      return make_error("cannot read ssh config " + options_.config_file + ": " +
-                        std::strerror(errno));
-    }
-    config = options_.config_file.c_str();
-  }
-  // Rank output is most of what crosses the link, and sshd encrypts it. libssh's first
-  // choice, chacha20-poly1305, runs in OpenSSH's portable C code on the sshd side, while
-  // AES-GCM runs in OpenSSL's AES instructions: with those present, AES-GCM costs the
-  // remote host less CPU per byte. Set before the config is parsed, so a Ciphers line in
-  // ssh_config still decides.
-  if (cpu_has_aes()) {
-    ssh_options_set(s, SSH_OPTIONS_CIPHERS_C_S, kAesFirstCiphers);
-    ssh_options_set(s, SSH_OPTIONS_CIPHERS_S_C, kAesFirstCiphers);
-  }
-  if (ssh_options_parse_config(s, config) < 0) {
-    return make_error("error in ssh config: " + error_text());
-  }
-  const std::string& user = !host_.user.empty() ? host_.user : options_.default_user;
-  if (!user.empty() && ssh_options_set(s, SSH_OPTIONS_USER, user.c_str()) != SSH_OK) {
-    return make_error("bad user name '" + user + "': " + error_text());
-  }
-  int port = host_.port > 0 ? host_.port : options_.default_port;
-  if (port > 0 && ssh_options_set(s, SSH_OPTIONS_PORT, &port) != SSH_OK) {
-    return make_error("bad port " + std::to_string(port) + ": " + error_text());
-  }
-  // StrictHostKeyChecking=no in the config makes libssh report unknown keys as OK
-  // (knownhosts.c); we want the true state and apply the policy ourselves.
-  int strict = 1;
-  ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
-  accept_new_ = options_.accept_new_host_keys ||
-                strict_host_key_accepts_new(
-                    ssh_config_value(options_.config_file, host_.name, "StrictHostKeyChecking"));
-
-  unsigned int effective_port = 22;
-  ssh_options_get_port(s, &effective_port);
-  port_ = static_cast<int>(effective_port);
-  target_host_ = ssh_option_string(s, SSH_OPTIONS_HOST);
-  user_ = ssh_option_string(s, SSH_OPTIONS_USER);
-
-  if (!options_.identity_file.empty()) {
-    ssh_key key = nullptr;
-    int rc = ssh_pki_import_privkey_file(options_.identity_file.c_str(), nullptr, nullptr, nullptr,
-                                         &key);
-    if (rc == SSH_EOF) {
-      return make_error("cannot read identity file " + options_.identity_file);
-    }
-    if (rc != SSH_OK) {
-      // Most likely passphrase-protected: the agent may still hold it.
-      log(describe() + ": cannot load " + options_.identity_file +
-          " without a passphrase; trying the agent and default keys");
-    } else {
-      identity_.reset(key);
-    }
-  }
-  return {};
-}
-
 void SshSession::run_open() {
   while (opening()) {
     Step step = Step::kStop;
@@ -399,103 +268,6 @@ void SshSession::finish_open(Status status) {
     done(std::move(status));
   });
   open_done_ = nullptr;
-}
-
-void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
-  static_cast<SshSession*>(self)->exit_status_ = status;
-}
-
-int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr,
-                                void* self) {
-  auto* me = static_cast<SshSession*>(self);
-  // Paused: refused, so libssh keeps it and grants the sender no new window for it.
-  if (me->paused_ && !is_stderr) {
-    me->held_back_ = true;
-    return 0;
-  }
-  (is_stderr ? me->rx_err_ : me->rx_out_).append(static_cast<const char*>(data), len);
-  me->rx_total_ += len;
-  return static_cast<int>(len);  // all consumed: libssh buffers nothing
-}
-
-void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
-                                const char*, void* self) {
-  auto* me = static_cast<SshSession*>(self);
-  me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") + (core ? " (core dumped)" : "");
-}
-
-// ---- shared between both halves -------------------------------------------------------
-
-void SshSession::arm() {
-  if (!sd_.is_open() || phase_ == Phase::kDone) return;
-  auto self = shared_from_this();
-  bool want_read = phase_ != Phase::kReady;
-  if (want_read && !read_armed_) {
-    read_armed_ = true;
-    sd_.async_wait(asio::posix::descriptor_base::wait_read, [self](const asio::error_code& ec) {
-      self->read_armed_ = false;
-      if (ec) return;
-      self->last_rx_ = std::chrono::steady_clock::now();
-      self->on_io();
-    });
-  }
-  if (!write_armed_ && (ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING)) {
-    write_armed_ = true;
-    sd_.async_wait(asio::posix::descriptor_base::wait_write, [self](const asio::error_code& ec) {
-      self->write_armed_ = false;
-      if (ec) return;
-      self->on_io();
-    });
-  }
-}
-
-void SshSession::on_io() {
-  if (opening()) {
-    run_open();
-  } else if (phase_ == Phase::kReady) {
-    // Only writes are watched before start(): push libssh's buffered output.
-    ssh_blocking_flush(session_.get(), 0);
-    sync_fd();
-  } else if (phase_ == Phase::kStreaming) {
-    pump();
-  } else if (phase_ == Phase::kLinger) {
-    linger_step();
-  }
-  arm();
-}
-
-void SshSession::sync_fd() {
-  // libssh closes its socket on errors; stop watching the number before it is reused.
-  if (!sd_.is_open()) return;
-  if (!session_ || ssh_get_fd(session_.get()) != sd_.native_handle()) {
-    sd_.release();
-  }
-}
-
-void SshSession::teardown() {
-  phase_ = Phase::kDone;
-  timer_.cancel();
-  keepalive_timer_.cancel();
-  if (sd_.is_open()) sd_.release();  // the fd belongs to libssh
-  channel_.reset();                  // before ssh_disconnect(), which frees channels
-  if (session_) {
-    ssh_disconnect(session_.get());  // queues DISCONNECT, one non-blocking write, close
-    session_.reset();
-  }
-  identity_.reset();
-  queue_.clear();
-  queued_ = 0;
-}
-
-void SshSession::log(const std::string& line) const {
-  if (options_.verbose && options_.log) options_.log(line);
-}
-
-std::string SshSession::error_text() const {
-  const char* text = session_ ? ssh_get_error(session_.get()) : nullptr;
-  std::string out = (text && *text) ? text : "unknown error";
-  while (!out.empty() && (out.back() == '\n' || out.back() == '.')) out.pop_back();
-  return out;
 }
 
 }  // namespace ferry

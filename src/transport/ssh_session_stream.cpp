@@ -15,12 +15,35 @@ namespace ferry {
 namespace {
 
 // Bytes one pump may deliver before yielding, so one chatty host cannot starve the others.
-constexpr size_t kPumpBudget = 4 * 1024 * 1024;
+constexpr size_t kPumpBudget = size_t{4} * 1024 * 1024;
 constexpr uint32_t kWriteChunk = 256 * 1024;
 constexpr size_t kMaxStderrLine = 4096;
 constexpr auto kLingerLimit = std::chrono::seconds(5);
 
 }  // namespace
+
+void SshSession::on_exit_status(ssh_session, ssh_channel, int status, void* self) {
+  static_cast<SshSession*>(self)->exit_status_ = status;
+}
+
+int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t len, int is_stderr,
+                                void* self) {
+  auto* me = static_cast<SshSession*>(self);
+  // Paused: refused, so libssh keeps it and grants the sender no new window for it.
+  if (me->paused_ && !is_stderr) {
+    me->held_back_ = true;
+    return 0;
+  }
+  (is_stderr ? me->rx_err_ : me->rx_out_).append(static_cast<const char*>(data), len);
+  me->rx_total_ += len;
+  return static_cast<int>(len);  // all consumed: libssh buffers nothing
+}
+
+void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
+                                const char*, void* self) {
+  auto* me = static_cast<SshSession*>(self);
+  me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") + (core ? " (core dumped)" : "");
+}
 
 void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed) {
   if (phase_ != Phase::kReady) return;
@@ -165,7 +188,7 @@ void SshSession::take_held_back() {
   held_back_ = false;
   ssh_channel ch = channel_.get();
   char buf[64 * 1024];
-  int n;
+  int n = 0;
   // Reads only buffered bytes (and grows the window); an empty buffer ends the loop.
   while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
     rx_out_.append(buf, static_cast<size_t>(n));

@@ -41,7 +41,7 @@ struct RankBinding {
   std::vector<int> cpus;        ///< OS indices of the hardware threads it is bound to, ascending
   std::string cpu_list;         ///< `cpus` as "0-11,48-59"
   int cores = 0;                ///< whole cores in `cpus` (for the report)
-  cpu_set_t cpu_mask;           ///< `cpus` as a mask; meaningful when `bound`
+  cpu_set_t cpu_mask{};         ///< `cpus` as a mask; meaningful when `bound`
   std::vector<int> numa_nodes;  ///< NUMA nodes of `cpus` (OS indices), ascending
   std::string numa_list;        ///< `numa_nodes` as "0-1"
   /// Memory bound to `numa_nodes` (MPOL_BIND) in the child; false when not asked, when the

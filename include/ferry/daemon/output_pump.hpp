@@ -26,6 +26,7 @@ class OutputPump {
   };
 
   OutputPump(asio::io_context& io, int fd, Events events);
+  ~OutputPump() = default;
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
 

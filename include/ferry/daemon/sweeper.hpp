@@ -42,6 +42,9 @@ int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
 /// closes (ferryd exited or was killed, even by SIGKILL) it sweeps the job and exits.
 class Guard {
  public:
+  Guard() = default;
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
   /// Forks the guard. Returns false (and ferryd runs without one) if fork fails.
   bool start();
   /// Tells the guard the job id (before any rank starts).

@@ -74,7 +74,7 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// fills or on flush(): callers flush after each batch of reads. Writes loop over partial
 /// writes, EINTR and EAGAIN; a failing fd is reported once through the warning hook and its
 /// output is dropped from then on. By default writes wait for the fds; after write_behind()
-/// a thread per fd writes and nothing here waits (see there).
+/// nothing here waits for a reader (see there).
 ///
 /// Long lines: an unfinished line that passes OutputOptions::line_cap *holds* its fd: its
 /// tag and bytes are written and further bytes pass straight through until its '\n' (or
@@ -110,11 +110,12 @@ class ConsoleOutput final : public OutputSink {
   /// Stop and go for the caller's reading, once write_behind() is on (else never called).
   void set_flow_handler(std::function<void(bool behind)> handler) override;
 
-  /// From now on each console fd is written by a thread of its own, so that a console that
-  /// stops reading (a full pipe) never blocks the caller's loop on `io`: flush() hands the
-  /// buffers over and returns. When more than OutputOptions::behind_limit bytes wait, the
-  /// flow handler gets true (stop reading rank output), and false from `io` once half of
-  /// that is left. The destructor waits until everything is written.
+  /// From now on a console that stops reading (a full pipe) never blocks the caller's loop
+  /// on `io`: flush() writes what the fd takes without waiting for its reader and hands the
+  /// rest to a thread of the fd's own, which writes it in order while later bytes queue
+  /// behind it. When more than OutputOptions::behind_limit bytes wait, the flow handler
+  /// gets true (stop reading rank output), and false from `io` once half of that is left.
+  /// The destructor waits until everything is written.
   void write_behind(asio::io_context& io);
 
   /// Writes one untagged line (a '\n' is added if missing) to the fd of `stream`, as a
@@ -144,7 +145,7 @@ class ConsoleOutput final : public OutputSink {
   void end_unterminated(StreamState& s, std::string_view held, bool mid_line);
   void release(Destination& d);
   void enforce_queue_cap(Destination& d);
-  void drop_waiter(StreamState& s);
+  static void drop_waiter(StreamState& s);
   void write_file(StreamState& s, std::string_view bytes);
   bool open_file(StreamState& s);
   void file_error(StreamState& s, const std::string& what, int err);

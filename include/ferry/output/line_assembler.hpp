@@ -12,7 +12,7 @@ namespace ferry {
 
 /// How many bytes of an unfinished line are held before the line is offered for
 /// pass-through (see LineAssembler::feed).
-inline constexpr std::size_t kDefaultLineCap = 64 * 1024;
+inline constexpr std::size_t kDefaultLineCap = std::size_t{64} * 1024;
 
 /// Splits one byte stream into whole lines. Only '\n' ends a line ('\r' is ordinary data).
 ///
@@ -100,9 +100,8 @@ void LineAssembler::feed(std::string_view bytes, Handler& handler) {
     if (p == end) return;
   }
   const std::string_view tail(p, end - p);
-  if (held_.size() + tail.size() <= cap_) {
-    held_.append(tail);
-  } else if (handler.overflow(held_, tail)) {
+  // Past the cap the handler may take the line; a line it refuses stays held.
+  if (held_.size() + tail.size() > cap_ && handler.overflow(held_, tail)) {
     clear_held();
     mid_line_ = true;
   } else {

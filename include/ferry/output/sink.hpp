@@ -27,7 +27,9 @@ class OutputSink {
   /// Flow control: the sink calls `handler(true)` when more output waits for its readers
   /// than it wants to hold (the caller should stop reading rank output) and
   /// `handler(false)` once it caught up. A sink that never falls behind never calls it.
-  virtual void set_flow_handler(std::function<void(bool behind)> handler) { (void)handler; }
+  // By value, so that an override keeps the handler by moving it; this default drops it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  virtual void set_flow_handler(std::function<void(bool behind)> /*handler*/) {}
 };
 
 }  // namespace ferry

@@ -40,7 +40,7 @@ std::vector<std::string> elastic_environment(const ElasticEnvironment& in,
 /// Variables of one rank ("K=V"): its rank, local and cross coordinates under every
 /// framework's names. Applied after job_environment, so these always win.
 std::vector<std::string> rank_environment(const Placement& p, const HostPlan& host,
-                                          const RankSlot& slot);
+                                          const RankSlot& r);
 
 /// Resolves `-x` items: "K=V" is kept, "K" takes K's value from `lookup` (skipped with a
 /// warning in `warnings` when unset). Names must be valid shell identifiers.

@@ -44,6 +44,8 @@ class SystemSpawner final : public ProcessSpawner {
  public:
   SystemSpawner();
   ~SystemSpawner() override;
+  SystemSpawner(const SystemSpawner&) = delete;
+  SystemSpawner& operator=(const SystemSpawner&) = delete;
   Result<pid_t> spawn(const SpawnRequest& req) override;
   void signal_group(pid_t pgid, int signo) override;
   void watch(asio::io_context& io, std::function<void()> changed) override;

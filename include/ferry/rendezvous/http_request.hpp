@@ -34,8 +34,8 @@ struct HttpRequest {
 
 /// Limits that keep one connection from holding unbounded memory.
 struct HttpLimits {
-  std::size_t max_head = 16 * 1024;         ///< request line + headers, bytes
-  std::size_t max_body = 64 * 1024 * 1024;  ///< Content-Length accepted
+  std::size_t max_head = std::size_t{16} << 10;  ///< request line + headers, bytes
+  std::size_t max_body = std::size_t{64} << 20;  ///< Content-Length accepted
   std::size_t max_headers = 100;
 };
 

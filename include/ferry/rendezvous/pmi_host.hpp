@@ -62,6 +62,7 @@ struct PmiHostEvents {
 class PmiHost {
  public:
   PmiHost(PmiHostConfig config, PmiHostEvents events);
+  ~PmiHost() = default;
   PmiHost(const PmiHost&) = delete;
   PmiHost& operator=(const PmiHost&) = delete;
 
@@ -90,7 +91,8 @@ class PmiHost {
     bool dead = false;  // closed, failed or aborted: nothing more is read
   };
   void handle(int rank, RankState& st, const PmiCommand& c);
-  void send(int rank, std::string_view cmd, std::vector<std::pair<std::string, std::string>> args);
+  void send(int rank, std::string_view cmd,
+            const std::vector<std::pair<std::string, std::string>>& args);
   void fail(int rank, RankState& st, std::string why);
 
   PmiHostConfig config_;

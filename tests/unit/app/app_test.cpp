@@ -9,31 +9,20 @@
 #include <fstream>
 
 #include "ferry/frontend/host_spec.hpp"
+#include "hosts/numbered_hosts.hpp"
 
 namespace ferry {
 namespace {
 
-HostList hosts(std::initializer_list<int> slots) {
-  HostList list;
-  int i = 0;
-  for (int s : slots) {
-    HostEntry h;
-    h.name = "node" + std::to_string(++i);
-    h.slots = s;
-    list.push_back(h);
-  }
-  return list;
-}
-
 TEST(App, RanksToLaunchFollowThePlacementNotTheSlotTotal) {
   JobOptions job;
-  job.hosts = hosts({16});
+  job.hosts = numbered_hosts({16});
   job.np = 3;
   EXPECT_EQ(ranks_to_launch(job), 3);
   job.np = 0;  // one per slot
   EXPECT_EQ(ranks_to_launch(job), 16);
 
-  job.hosts = hosts({4, 4, 4});
+  job.hosts = numbered_hosts({4, 4, 4});
   job.placement.per_host = 1;  // -N 1 / --map-by ppr:1:node, no -np
   EXPECT_EQ(ranks_to_launch(job), 3);
   job.np = 2;  // -N 1 -np 2: the last host gets none
@@ -52,7 +41,7 @@ TEST(App, PerRankFileNamesArePaddedToTheRanksLaunched) {
   FrontendConfig cfg;
   cfg.output.output_dir = "/out";
   cfg.output.layout = FileLayout::kHorovod;
-  cfg.job.hosts = hosts({12, 12});
+  cfg.job.hosts = numbered_hosts({12, 12});
   cfg.job.placement.per_host = 2;  // 4 ranks on 24 slots: one digit, as horovodrun
   auto opts = console_options(cfg, ranks_to_launch(cfg.job));
   EXPECT_EQ(opts.world_size, 4);
@@ -71,7 +60,7 @@ TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
   // -N 1 on two hosts of 4 slots runs ranks 0-1; --stdin 3 would silently go nowhere.
   FrontendConfig cfg;
   cfg.program = "mpirun";
-  cfg.job.hosts = hosts({4, 4});
+  cfg.job.hosts = numbered_hosts({4, 4});
   cfg.job.placement.per_host = 1;
   cfg.job.stdin_rank = 3;
   cfg.job.command = {"true"};

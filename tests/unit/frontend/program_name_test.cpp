@@ -7,22 +7,11 @@
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "hosts/numbered_hosts.hpp"
 #include "refusing_launcher.hpp"
 
 namespace ferry {
 namespace {
-
-HostList hosts(std::initializer_list<int> slots) {
-  HostList list;
-  int i = 0;
-  for (int s : slots) {
-    HostEntry h;
-    h.name = "node" + std::to_string(++i);
-    h.slots = s;
-    list.push_back(h);
-  }
-  return list;
-}
 
 // Diagnostics write to a file so the test can read back exactly what a user sees.
 class TempFd {
@@ -86,7 +75,7 @@ std::string run_job(JobOptions opts, const std::string& program, int* status) {
 
 TEST(ProgramName, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
   JobOptions opts;
-  opts.hosts = hosts({1});  // node1 is not this machine: the refusing launcher
+  opts.hosts = numbered_hosts({1});  // node1 is not this machine: the refusing launcher
   opts.np = 1;
   opts.command = {"true"};
   int status = 0;

@@ -3,6 +3,7 @@
 // still arrives, in order.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <asio.hpp>
@@ -50,9 +51,10 @@ class LateReader {
   std::thread thread_;
 };
 
-TEST(ConsoleWriteBehind, FullPipeNeverBlocksTheLoopAndEveryByteArrives) {
-  int p[2];
-  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);  // blocking, as a shell's pipe is
+// Writes 4 MB of lines to the console `p[1]` nobody reads until told to: the loop never
+// waits, the flow handler says stop and go, every byte arrives in order, and p[1] (shared
+// with the shell, in ferryrun) keeps its flags. Closes both fds.
+void full_console_never_blocks_the_loop(int p[2]) {
   LateReader reader(p[0]);
   asio::io_context io;
   Capture err;
@@ -64,7 +66,7 @@ TEST(ConsoleWriteBehind, FullPipeNeverBlocksTheLoopAndEveryByteArrives) {
   console->write_behind(io);
   console->set_flow_handler([&](bool behind) { flow.push_back(behind); });
 
-  // 4 MB of lines: the pipe holds 64 KiB, nobody reads it.
+  // 4 MB of lines: the pipe or socket holds a few hundred KiB at most, nobody reads it.
   const auto start = Clock::now();
   for (int i = 0; i < 40000; ++i) {
     const std::string line = "line " + std::to_string(i) + std::string(i % 197, '#') + "\n";
@@ -97,11 +99,60 @@ TEST(ConsoleWriteBehind, FullPipeNeverBlocksTheLoopAndEveryByteArrives) {
   }
   EXPECT_EQ(flow, (std::vector<bool>{true, false})) << "told to go on once it drained";
   console.reset();  // writes what is left
+  EXPECT_EQ(::fcntl(p[1], F_GETFL) & O_NONBLOCK, 0) << "the shared open file's flags changed";
   ::close(p[1]);
   const std::string& got = reader.join();
   ::close(p[0]);
   EXPECT_EQ(got.size(), expected.size());
   EXPECT_TRUE(got == expected) << "bytes lost or out of order";
+}
+
+TEST(ConsoleWriteBehind, FullPipeNeverBlocksTheLoopAndEveryByteArrives) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);  // blocking, as a shell's pipe is
+  full_console_never_blocks_the_loop(p);
+}
+
+TEST(ConsoleWriteBehind, FullSocketNeverBlocksTheLoopAndEveryByteArrives) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  int p[2] = {sv[1], sv[0]};  // read end, write end
+  full_console_never_blocks_the_loop(p);
+}
+
+// A console that keeps up is written on the caller's thread: after flush() the bytes are
+// there, no thread in between, and the shared open file keeps its flags.
+TEST(ConsoleWriteBehind, ConsoleThatKeepsUpIsWrittenAtOnce) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK), 0);  // the test's reads must not wait
+  Capture file;
+  std::string expected;
+  {
+    asio::io_context io;
+    OutputOptions o = with_tag(TagStyle::kNone);
+    ConsoleOutput to_pipe(o, p[1], p[1]);
+    ConsoleOutput to_file(o, file.fd(), file.fd());
+    to_pipe.write_behind(io);
+    to_file.write_behind(io);
+    for (int i = 0; i < 20; ++i) {
+      const std::string line = "line " + std::to_string(i) + "\n";
+      expected += line;
+      to_pipe.write(0, StreamId::kStdout, line);
+      to_file.write(0, StreamId::kStdout, line);
+      to_pipe.flush();
+      to_file.flush();
+      EXPECT_EQ(to_pipe.buffered_bytes(), 0u);
+      EXPECT_EQ(to_file.buffered_bytes(), 0u);
+      EXPECT_EQ(file.text(), expected);
+      char buf[64];
+      const ssize_t n = ::read(p[0], buf, sizeof buf);
+      EXPECT_EQ(std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0), line);
+    }
+    EXPECT_EQ(::fcntl(p[1], F_GETFL) & O_NONBLOCK, 0) << "the shared pipe's flags changed";
+  }
+  ::close(p[1]);
+  ::close(p[0]);
 }
 
 TEST(ConsoleWriteBehind, WriteErrorIsOneWarning) {
