@@ -1,13 +1,12 @@
 #include "ferry/transport/connect_back.hpp"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +20,32 @@ namespace ferry {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// OpenSSL's HMAC() and EVP_sha256(), loaded when first needed. ferryd links no crypto library:
+// only a ferryd started by srun proves the job secret, and libcrypto (already loaded in
+// ferryrun through libssh) would cost every other ferryd about 1.5 MiB of memory.
+using HmacFn = unsigned char* (*)(const void* md, const void* key, int key_len,
+                                  const unsigned char* data, size_t data_len, unsigned char* out,
+                                  unsigned int* out_len);
+using Sha256Fn = const void* (*)();
+struct LibCrypto {
+  HmacFn hmac = nullptr;
+  Sha256Fn sha256 = nullptr;
+};
+
+const LibCrypto& libcrypto() {
+  static const LibCrypto lib = [] {
+    LibCrypto l;
+    void* h = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = ::dlopen("libcrypto.so", RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+      l.hmac = reinterpret_cast<HmacFn>(::dlsym(h, "HMAC"));
+      l.sha256 = reinterpret_cast<Sha256Fn>(::dlsym(h, "EVP_sha256"));
+    }
+    return l;
+  }();
+  return lib;
+}
 
 // Waits until `fd` is ready for `events` or the deadline passed.
 bool wait_fd(int fd, short events, Clock::time_point deadline) {
@@ -104,17 +129,31 @@ Result<UniqueFd> try_address(const std::string& addr, const ConnectBackTarget& t
 }  // namespace
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
+  const LibCrypto& c = libcrypto();
+  if (!c.hmac || !c.sha256) return "";
+  unsigned char out[64];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
+  if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()),
+              reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len))
+    return "";
   return std::string(reinterpret_cast<char*>(out), len);
+}
+
+bool have_hmac() {
+  const LibCrypto& c = libcrypto();
+  return c.hmac && c.sha256;
 }
 
 Result<std::string> random_bytes(size_t n) {
   std::string s(n, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(s.data()), static_cast<int>(n)) != 1)
-    return make_error("no random bytes from the system");
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::getrandom(s.data() + got, n - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      return make_error(std::string("no random bytes from the system: ") + std::strerror(errno));
+    got += static_cast<size_t>(r);
+  }
   return s;
 }
 
@@ -137,6 +176,8 @@ std::string ferryrun_proof(std::string_view secret, std::string_view nonce_d,
 }
 
 Result<UniqueFd> connect_back(const ConnectBackTarget& target) {
+  if (!have_hmac())
+    return make_error("cannot load libcrypto.so.3 (OpenSSL): the job secret cannot be proved");
   if (target.addresses.empty()) return make_error("no address of ferryrun to connect to");
   std::string problems;
   for (const auto& a : target.addresses) {

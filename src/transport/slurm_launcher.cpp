@@ -120,6 +120,8 @@ class SlurmLauncher::Impl {
 
   Status listen() {
     if (acceptor_.is_open()) return {};
+    if (!have_hmac())
+      return make_error("cannot load libcrypto.so.3 (OpenSSL), needed to prove the job secret");
     std::error_code ec;
     acceptor_.open(tcp::v4(), ec);
     if (!ec) acceptor_.bind(tcp::endpoint(tcp::v4(), 0), ec);

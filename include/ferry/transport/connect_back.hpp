@@ -30,8 +30,11 @@ inline constexpr size_t kMacSize = 32;
 /// Longest node name a ferryd may announce.
 inline constexpr size_t kMaxNodeName = 255;
 
-/// HMAC-SHA256 of `data` under `key`, 32 raw bytes.
+/// HMAC-SHA256 of `data` under `key`, 32 raw bytes; "" when OpenSSL's libcrypto cannot be
+/// loaded (it is loaded on first use, never at ferryd's start: see have_hmac()).
 std::string hmac_sha256(std::string_view key, std::string_view data);
+/// Whether hmac_sha256() works here.
+bool have_hmac();
 /// `n` bytes from the system's random source; an Error when it has none.
 Result<std::string> random_bytes(size_t n);
 /// Compares in time independent of where they differ.
