@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -40,6 +41,15 @@ TEST(ConnectBack, HmacSha256KnownAnswer) {
   EXPECT_FALSE(equal_secret("abc", "ab"));
   EXPECT_NE(ferryd_proof("s", "F", "D", "n1"), ferryd_proof("s", "F", "D", "n2"))
       << "the proof binds the node name";
+}
+
+// Writes an executable script at `path`.
+void write_script(const std::string& path, const std::string& text) {
+  {
+    std::ofstream f(path);
+    f << text;
+  }
+  ::chmod(path.c_str(), 0755);
 }
 
 struct Opened {
@@ -132,15 +142,12 @@ TEST_F(SlurmLauncherTest, APeerWithoutTheSecretIsRefused) {
   SlurmOptions so;
   // A stand-in that first sends an impostor for n1 (wrong secret), then starts the real ones.
   const std::string impostor = dir_ + "/srun";
-  {
-    std::ofstream f(impostor);
-    f << "#!/bin/bash\n"
-         "FERRY_CONNECT_SECRET=wrong SLURMD_NODENAME=n1 \"$(dirname \"$0\")/ferryd\" --connect "
-         "2>\"$(dirname \"$0\")/impostor.err\"\n"
-         "exec "
-      << FERRY_TEST_DATA << "/slurm/srun-stand-in \"$@\"\n";
-  }
-  ::chmod(impostor.c_str(), 0755);
+  write_script(impostor,
+               "#!/bin/bash\n"
+               "FERRY_CONNECT_SECRET=wrong SLURMD_NODENAME=n1 \"$(dirname \"$0\")/ferryd\" "
+               "--connect 2>\"$(dirname \"$0\")/impostor.err\"\n"
+               "exec " +
+                   std::string(FERRY_TEST_DATA) + "/slurm/srun-stand-in \"$@\"\n");
   ::symlink((std::string(FERRY_BIN_DIR) + "/ferryd").c_str(), (dir_ + "/ferryd").c_str());
   so.srun = impostor;
   SlurmLauncher launcher(io, so);
@@ -160,12 +167,9 @@ TEST_F(SlurmLauncherTest, SrunFailingBeforeFerrydConnectsFailsEveryHostInOneLine
   asio::io_context io;
   SlurmOptions so;
   const std::string bad = dir_ + "/srun";
-  {
-    std::ofstream f(bad);
-    f << "#!/bin/sh\necho 'srun: error: Unable to allocate resources: Invalid node name' >&2\n"
-         "exit 1\n";
-  }
-  ::chmod(bad.c_str(), 0755);
+  write_script(bad,
+               "#!/bin/sh\necho 'srun: error: Unable to allocate resources: Invalid node name' "
+               ">&2\nexit 1\n");
   so.srun = bad;
   so.log = [](const std::string&) {};
   SlurmLauncher launcher(io, so);
