@@ -1,6 +1,5 @@
 #include "ferry/app/app.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -2,7 +2,6 @@
 // directly for the local host), speaking ferry's framed protocol on stdin/stdout; or by srun
 // as `ferryd --connect`, speaking it on a TCP connection back to ferryrun.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -18,8 +17,6 @@
 #include "ferry/hosts/slurm.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "ferry/wire/messages.hpp"
-
-extern char** environ;
 
 namespace {
 

@@ -196,9 +196,9 @@ Result<ConnectBackTarget> connect_target_from_environment() {
   t.secret = secret;
   ::unsetenv(kConnectSecretVar);  // no rank may read it
   t.port = static_cast<uint16_t>(std::atoi(port));
-  if (const char* a = std::getenv("SLURM_LAUNCH_NODE_IPADDR"); a && *a) t.addresses.push_back(a);
+  if (const char* a = std::getenv("SLURM_LAUNCH_NODE_IPADDR"); a && *a) t.addresses.emplace_back(a);
   if (const char* list = std::getenv(kConnectAddrsVar))
-    for (auto a : split(list, ','))
+    for (const auto& a : split(list, ','))
       if (!a.empty() && (t.addresses.empty() || t.addresses.front() != a))
         t.addresses.emplace_back(a);
   if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) {

@@ -29,11 +29,13 @@ constexpr auto kExitStatusWait = std::chrono::milliseconds(1000);
 // background meanwhile, so no zombie stays for the rest of the job.
 constexpr auto kCloseReapWait = std::chrono::seconds(30);
 
-class LocalLink : public SocketLink<stream_protocol> {
+class LocalLink final : public SocketLink<stream_protocol> {
  public:
   LocalLink(asio::io_context& io, int fd, pid_t pid)
       : SocketLink(io, stream_protocol::socket(io, stream_protocol(), fd)), pid_(pid) {}
   ~LocalLink() override { close(); }
+  LocalLink(const LocalLink&) = delete;
+  LocalLink& operator=(const LocalLink&) = delete;
 
   std::string peer_address() const override { return ""; }
   std::string describe() const override { return "localhost"; }

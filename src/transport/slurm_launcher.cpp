@@ -2,10 +2,10 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -14,8 +14,6 @@
 #include "ferry/process/spawn.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "socket_link.hpp"
-
-extern char** environ;
 
 namespace ferry {
 namespace {
@@ -54,7 +52,7 @@ std::string own_addresses() {
   return out + (out.empty() || loop.empty() ? "" : ",") + loop;
 }
 
-class TcpLink : public SocketLink<tcp> {
+class TcpLink final : public SocketLink<tcp> {
  public:
   TcpLink(asio::io_context& io, tcp::socket sock, std::string node, std::string peer,
           std::string local)
@@ -63,6 +61,8 @@ class TcpLink : public SocketLink<tcp> {
         peer_addr_(std::move(peer)),
         local_addr_(std::move(local)) {}
   ~TcpLink() override { close(); }
+  TcpLink(const TcpLink&) = delete;
+  TcpLink& operator=(const TcpLink&) = delete;
   std::string peer_address() const override { return peer_addr_; }
   std::string local_address() const override { return local_addr_; }
   std::string describe() const override { return node_ + " (srun)"; }
@@ -76,6 +76,8 @@ class TcpLink : public SocketLink<tcp> {
 class SlurmLauncher::Impl {
  public:
   Impl(asio::io_context& io, SlurmOptions opts) : io_(io), opts_(std::move(opts)) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
   ~Impl() {
     *alive_ = false;
     std::error_code ignored;
@@ -112,7 +114,7 @@ class SlurmLauncher::Impl {
     std::optional<std::optional<int>> exit;  // set once reaped (nullopt: status unknown)
   };
 
-  void fail(Pending& p, const std::string& why) {
+  static void fail(Pending& p, const std::string& why) {
     auto h = std::move(p.handler);
     p.handler = nullptr;
     if (h) h(make_error(why));
@@ -207,7 +209,7 @@ class SlurmLauncher::Impl {
       sd->async_read_some(asio::buffer(*chunk), [=, this](std::error_code ec, size_t n) {
         if (!*alive) return;
         if (!ec) buf->append(chunk->data(), n);
-        size_t nl;
+        size_t nl = 0;
         while ((nl = buf->find('\n')) != std::string::npos) {
           std::string line = buf->substr(0, nl);
           buf->erase(0, nl + 1);
@@ -267,7 +269,7 @@ class SlurmLauncher::Impl {
   }
 
   // ferryrun's half of the handshake (connect_back.hpp); a peer that fails it is dropped.
-  void handshake(std::shared_ptr<tcp::socket> s) {
+  void handshake(const std::shared_ptr<tcp::socket>& s) {
     auto nonce = random_bytes(kNonceSize);
     if (!nonce) return;
     auto greeting = std::make_shared<std::string>(std::string(kConnectMagic) + *nonce);
@@ -292,7 +294,7 @@ class SlurmLauncher::Impl {
         });
   }
 
-  void authenticated(std::shared_ptr<tcp::socket> s, const std::string& greeting,
+  void authenticated(const std::shared_ptr<tcp::socket>& s, const std::string& greeting,
                      const std::string& in, const std::string& node) {
     const std::string nonce_f = greeting.substr(8);
     const std::string nonce_d = in.substr(8, kNonceSize);

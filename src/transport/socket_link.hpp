@@ -21,6 +21,8 @@ class SocketLink : public Link {
   SocketLink(asio::io_context& io, typename Protocol::socket sock)
       : io_(io), sock_(std::move(sock)) {}
   ~SocketLink() override { *alive_ = false; }
+  SocketLink(const SocketLink&) = delete;
+  SocketLink& operator=(const SocketLink&) = delete;
 
   void start(DataHandler on_data, ClosedHandler on_closed) override {
     on_data_ = std::move(on_data);
@@ -57,11 +59,11 @@ class SocketLink : public Link {
  protected:
   /// The stream ended by itself (`reason` "" for EOF): report through report_closed(), now or
   /// later (the subclass may wait for more facts first).
-  virtual void finish(std::string reason) { report_closed(std::move(reason)); }
+  virtual void finish(std::string reason) { report_closed(reason); }
   /// close() was called: nothing is reported.
   virtual void closed_by_us() {}
 
-  void report_closed(std::string reason) {
+  void report_closed(const std::string& reason) {
     auto cb = std::move(on_closed_);
     on_closed_ = nullptr;
     if (cb) cb(reason);

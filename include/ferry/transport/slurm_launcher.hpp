@@ -28,6 +28,8 @@ class SlurmLauncher : public Launcher {
  public:
   SlurmLauncher(asio::io_context& io, SlurmOptions opts);
   ~SlurmLauncher() override;
+  SlurmLauncher(const SlurmLauncher&) = delete;
+  SlurmLauncher& operator=(const SlurmLauncher&) = delete;
   void async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) override;
   void cancel_all() override;
 
