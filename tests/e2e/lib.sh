@@ -148,6 +148,27 @@ require_slurm() {
     fail "scenario needs $1 Slurm nodes, cluster has $FERRY_SLURM_NODES ($FERRY_SLURM up $1)"
 }
 
+# require_horovod: the scenario runs real Horovod (horovod.torch on Debian's
+# python3-torch). Found through $FERRY_TEST_HOROVOD (a PYTHONPATH entry holding the
+# horovod package) or an installed module; without either the scenario is skipped
+# (Horovod is not a Debian package). Sets HOROVOD_PY (the Python to run ranks with)
+# and exports PYTHONPATH so ranks started by ferryd find the module.
+require_horovod() {
+  HOROVOD_PY=/usr/bin/python3
+  if [[ -n ${FERRY_TEST_HOROVOD:-} ]]; then
+    [[ -d $FERRY_TEST_HOROVOD/horovod ]] ||
+      fail "FERRY_TEST_HOROVOD=$FERRY_TEST_HOROVOD has no horovod/ package"
+    export PYTHONPATH=$FERRY_TEST_HOROVOD${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  if ! "$HOROVOD_PY" -c 'import horovod.torch' >"$T/.horovod-import" 2>&1; then
+    [[ -z ${FERRY_TEST_HOROVOD:-} ]] ||
+      fail "horovod.torch does not import from $FERRY_TEST_HOROVOD: $(tail -n1 "$T/.horovod-import")"
+    echo "SKIP: $TEST_NAME needs real Horovod (horovod.torch for $HOROVOD_PY): install it, or set" \
+      "FERRY_TEST_HOROVOD to the dist-packages folder of a Horovod build (PyTorch + gloo)"
+    exit 77
+  fi
+}
+
 # require_nodes N: the scenario needs at least N simulated hosts.
 require_nodes() {
   ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||
