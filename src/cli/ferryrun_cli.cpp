@@ -53,7 +53,8 @@ class HelpFormatter : public CLI::Formatter {
   }
   std::string make_option_name(const CLI::Option* opt, bool positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, positional);
-    for (size_t at; (at = name.find("{false}")) != std::string::npos;) name.erase(at, 7);
+    for (size_t at = name.find("{false}"); at != std::string::npos; at = name.find("{false}"))
+      name.erase(at, 7);
     return name;
   }
 };
@@ -140,8 +141,9 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   if (raw.who == Personality::kFerryrun && !args.empty() &&
       (args[0] == "--compat" || args[0].starts_with("--compat="))) {
     std::string name = args[0] == "--compat" ? (args.size() > 1 ? args[1] : "") : args[0].substr(9);
-    args.erase(args.begin(),
-               args.begin() + (args[0] == "--compat" ? std::min<size_t>(2, args.size()) : 1));
+    const auto drop =
+        static_cast<std::ptrdiff_t>(args[0] == "--compat" ? std::min<size_t>(2, args.size()) : 1);
+    args.erase(args.begin(), args.begin() + drop);
     auto who = personality_named(name);
     if (!who)
       return fail(raw, "--compat: unknown launcher '" + name + "' (expected horovodrun or mpirun)");

@@ -82,44 +82,11 @@ void add_placement_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw, bool
       ->group("Binding");
 }
 
-void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+namespace {
+
+// Output tags and files, the interface choice, torchrun's spellings.
+void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
-  app.add_option("--compat", raw.compat,
-                 "Speak another launcher's command line: horovodrun or mpirun "
-                 "(must come first)")
-      ->group("Job");
-  app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
-      ->check(CLI::Range(1, 1'000'000))
-      ->group("Job");
-  app.add_option("-H,--host", raw.host_options, "Hosts as host[:slots][,host[:slots]...]")
-      ->allow_extra_args(false)
-      ->group("Hosts");
-  app.add_option("--hostfile,--machinefile", raw.hostfiles,
-                 "Hostfile with lines 'host slots=N [port=P user=U ferryd=PATH]'")
-      ->allow_extra_args(false)
-      ->group("Hosts");
-  app.add_option("--default-slots", raw.default_slots, "Slots of hosts that name none (default 1)")
-      ->check(CLI::Range(1, 1'000'000))
-      ->group("Hosts");
-  app.add_flag("--oversubscribe", job.oversubscribe, "Allow more ranks than slots on a host")
-      ->group("Job");
-  app.add_option("-x", raw.exports, "Export VAR (from this environment) or VAR=value to ranks")
-      ->allow_extra_args(false)
-      ->group("Job");
-  app.add_option("--wdir", job.wdir, "Working directory of the ranks (default: current)")
-      ->group("Job");
-  app.add_option("--stdin", raw.stdin_spec, "Rank that reads ferryrun's stdin, or none (default 0)")
-      ->group("Job");
-  app.add_option("--start-timeout", job.start_timeout_s,
-                 "Seconds to connect to every host and start ferryd (default 30)")
-      ->check(CLI::Range(1, 86400))
-      ->group("Start");
-  app.add_option("-p,--ssh-port", cfg.ssh.port, "SSH port for hosts that name none")
-      ->check(CLI::Range(1, 65535))
-      ->group("SSH");
-  app.add_option("-i,--ssh-identity-file", cfg.ssh.identity_file, "SSH private key")->group("SSH");
-  app.add_option("-l", cfg.ssh.user, "SSH login user for hosts that name none (--ssh-user)")
-      ->group("SSH");
   app.add_option("--tag-style", raw.tag,
                  "Output tags: horovod ([r]<stdout>:), openmpi "
                  "([1,r]<stdout>:), mpich ([r] ) or none")
@@ -161,6 +128,49 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                "Append --local-rank=N to each rank's command (legacy "
                "torch.distributed.launch scripts)")
       ->group("Job");
+}
+
+}  // namespace
+
+void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  app.add_option("--compat", raw.compat,
+                 "Speak another launcher's command line: horovodrun or mpirun "
+                 "(must come first)")
+      ->group("Job");
+  app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Job");
+  app.add_option("-H,--host", raw.host_options, "Hosts as host[:slots][,host[:slots]...]")
+      ->allow_extra_args(false)
+      ->group("Hosts");
+  app.add_option("--hostfile,--machinefile", raw.hostfiles,
+                 "Hostfile with lines 'host slots=N [port=P user=U ferryd=PATH]'")
+      ->allow_extra_args(false)
+      ->group("Hosts");
+  app.add_option("--default-slots", raw.default_slots, "Slots of hosts that name none (default 1)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Hosts");
+  app.add_flag("--oversubscribe", job.oversubscribe, "Allow more ranks than slots on a host")
+      ->group("Job");
+  app.add_option("-x", raw.exports, "Export VAR (from this environment) or VAR=value to ranks")
+      ->allow_extra_args(false)
+      ->group("Job");
+  app.add_option("--wdir", job.wdir, "Working directory of the ranks (default: current)")
+      ->group("Job");
+  app.add_option("--stdin", raw.stdin_spec, "Rank that reads ferryrun's stdin, or none (default 0)")
+      ->group("Job");
+  app.add_option("--start-timeout", job.start_timeout_s,
+                 "Seconds to connect to every host and start ferryd (default 30)")
+      ->check(CLI::Range(1, 86400))
+      ->group("Start");
+  app.add_option("-p,--ssh-port", cfg.ssh.port, "SSH port for hosts that name none")
+      ->check(CLI::Range(1, 65535))
+      ->group("SSH");
+  app.add_option("-i,--ssh-identity-file", cfg.ssh.identity_file, "SSH private key")->group("SSH");
+  app.add_option("-l", cfg.ssh.user, "SSH login user for hosts that name none (--ssh-user)")
+      ->group("SSH");
+  add_ferryrun_output_and_job_options(app, cfg, raw);
   add_placement_options(app, cfg, raw, true);
   add_shared_options(app, cfg, raw);
 }

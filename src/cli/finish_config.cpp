@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ranges>
 #include <set>
 #include <thread>
 
@@ -13,8 +14,6 @@
 #include "ferry/cli/binding_flags.hpp"
 #include "ferry/hosts/slurm.hpp"
 #include "ferry/plan/environment.hpp"
-
-extern char** environ;
 
 namespace ferry::cli_detail {
 namespace {
@@ -54,7 +53,7 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
     // The command line wins over the job file: its list is every host's.
     if (!job.host_devices.empty()) {
       job.host_devices.clear();
-      raw.notes.push_back("--devices replaces the job file's per-host devices");
+      raw.notes.emplace_back("--devices replaces the job file's per-host devices");
     }
   }
   if (!raw.tag.empty()) {
@@ -106,7 +105,7 @@ Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
       merge_hosts(hosts, *hl);
     }
     if (!job.hosts.empty())
-      raw.notes.push_back("the job file's hosts are replaced by the command line's");
+      raw.notes.emplace_back("the job file's hosts are replaced by the command line's");
     job.hosts = std::move(hosts);
     job.host_devices.clear();
     return {};
@@ -208,9 +207,9 @@ Status choose_launcher(FrontendConfig& cfg, const RawCli& raw) {
 std::vector<std::string> last_wins(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  for (auto it = items.rbegin(); it != items.rend(); ++it) {
-    std::string name = it->substr(0, it->find('='));
-    if (seen.insert(name).second) out.push_back(*it);
+  for (const std::string& item : items | std::views::reverse) {
+    std::string name = item.substr(0, item.find('='));
+    if (seen.insert(name).second) out.push_back(item);
   }
   std::reverse(out.begin(), out.end());
   return out;

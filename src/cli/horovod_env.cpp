@@ -118,7 +118,7 @@ Result<std::vector<std::string>> horovod_tunables_env(
     return it != flags.end() && it->second == "1";
   };
   const bool autotune = on("autotune");
-  const bool timeline = flags.count("timeline-filename") > 0;
+  const bool timeline = flags.contains("timeline-filename");
   std::vector<std::string> env;
   for (const Tunable& t : tunables) {
     auto it = flags.find(t.flag);

@@ -96,6 +96,36 @@ void add_nics(RawCli& raw, const std::string& value) {
   }
 }
 
+// Horovod's tunables (each becomes its HOROVOD_* variable) and the flags ferry refuses, with
+// the reason given when one is used.
+void add_tunables_and_refusals(CLI::App& app, RawCli& raw) {
+  for (const ValueTunable& t : value_tunables) {
+    std::string key = t.flag;
+    auto* o = app.add_option_function<std::string>(
+        "--" + key, [&raw, key](const std::string& v) { raw.horovod[key] = v; }, t.help);
+    o->allow_extra_args(false)->group("Horovod tunables");
+  }
+  for (const OnOff& f : on_off_tunables) {
+    std::string key = f.key;
+    app.add_flag_function(
+           f.names, [&raw, key](std::int64_t count) { raw.horovod[key] = count > 0 ? "1" : "0"; },
+           f.help)
+        ->group("Horovod tunables");
+  }
+  for (const Refusal& r : refusals) {
+    std::string first = r.names;
+    first = first.substr(0, first.find(','));
+    auto record = [&raw, first](const std::string&) { raw.refused.push_back(first); };
+    CLI::Option* o =
+        r.values == 0
+            ? app.add_flag_function(
+                  r.names, [&raw, first](std::int64_t) { raw.refused.push_back(first); }, r.why)
+            : app.add_option_function<std::string>(r.names, record, r.why);
+    if (r.values > 1) o->expected(r.values);
+    o->group("Not supported");
+  }
+}
+
 }  // namespace
 
 void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
@@ -164,31 +194,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                "Allow more ranks than slots on a host (ferry)")
       ->group("Job");
 
-  for (const ValueTunable& t : value_tunables) {
-    std::string key = t.flag;
-    auto* o = app.add_option_function<std::string>(
-        "--" + key, [&raw, key](const std::string& v) { raw.horovod[key] = v; }, t.help);
-    o->allow_extra_args(false)->group("Horovod tunables");
-  }
-  for (const OnOff& f : on_off_tunables) {
-    std::string key = f.key;
-    app.add_flag_function(
-           f.names, [&raw, key](std::int64_t count) { raw.horovod[key] = count > 0 ? "1" : "0"; },
-           f.help)
-        ->group("Horovod tunables");
-  }
-  for (const Refusal& r : refusals) {
-    std::string first = r.names;
-    first = first.substr(0, first.find(','));
-    auto record = [&raw, first](const std::string&) { raw.refused.push_back(first); };
-    CLI::Option* o =
-        r.values == 0
-            ? app.add_flag_function(
-                  r.names, [&raw, first](std::int64_t) { raw.refused.push_back(first); }, r.why)
-            : app.add_option_function<std::string>(r.names, record, r.why);
-    if (r.values > 1) o->expected(r.values);
-    o->group("Not supported");
-  }
+  add_tunables_and_refusals(app, raw);
   add_shared_options(app, cfg, raw);
   // Binding is ferry's: horovodrun has no such flags, so only the long forms.
   add_placement_options(app, cfg, raw, false);
@@ -199,7 +205,7 @@ Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& 
     for (const Refusal& r : refusals)
       if (std::string_view(r.names).starts_with(flag)) return make_error(flag + ": " + r.why);
   if (raw.mpi_controller)
-    raw.notes.push_back(
+    raw.notes.emplace_back(
         "--mpi: ferry starts the ranks itself and gives them Horovod's gloo "
         "and Open MPI variables; there is no mpirun underneath");
   auto env = horovod_tunables_env(raw.horovod, raw.warnings);

@@ -11,6 +11,20 @@ bool at(std::string_view text, size_t i, std::string_view what) {
 
 bool high(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
+// Line and column (both from 1) of `text[index]`.
+TextPosition position_of(std::string_view text, size_t index) {
+  TextPosition p;
+  for (size_t k = 0; k < index; ++k) {
+    if (text[k] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
 std::optional<BadByte> non_ascii_outside_strings(std::string_view text) {
@@ -21,23 +35,11 @@ std::optional<BadByte> non_ascii_outside_strings(std::string_view text) {
   auto opens_string = [&prev] {
     return prev == '\n' || prev == '=' || prev == '[' || prev == ',' || prev == '{' || prev == '.';
   };
-  auto position_of = [&text](size_t index) {
-    TextPosition p;
-    for (size_t k = 0; k < index; ++k) {
-      if (text[k] == '\n') {
-        ++p.line;
-        p.column = 1;
-      } else {
-        ++p.column;
-      }
-    }
-    return p;
-  };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     switch (state) {
       case State::kCode:
-        if (high(c)) return BadByte{position_of(i), false};
+        if (high(c)) return BadByte{position_of(text, i), false};
         if (c == '#') {
           state = State::kComment;
         } else if ((c == '"' || c == '\'') && opens_string()) {
@@ -76,7 +78,7 @@ std::optional<BadByte> non_ascii_outside_strings(std::string_view text) {
           while (j < text.size() &&
                  (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n'))
             ++j;
-          if (j < text.size() && high(text[j])) return BadByte{position_of(j), true};
+          if (j < text.size() && high(text[j])) return BadByte{position_of(text, j), true};
           ++i;
         } else if (at(text, i, "\"\"\"")) {
           state = State::kCode;

@@ -22,7 +22,7 @@ class TomlReader {
   /// The first error, if any.
   const std::optional<Error>& error() const { return error_; }
   /// Records `message` at `node`'s line unless an error is recorded already.
-  void fail(const toml::source_region& where, const std::string& message);
+  void fail(const toml::source_region& region, const std::string& message);
 
   /// Fails on the first key of `table` not in `known`; `section` names it ("[defaults]").
   void check_keys(const toml::table& table, const std::string& section,

@@ -1,12 +1,12 @@
 #include "ferry/daemon/daemon.hpp"
 
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -79,7 +79,7 @@ class Daemon::Impl {
         ranks_(io, spawner_, channel_,
                [this](const Rank& r, const wire::Exited& e) { rank_reported(r, e); }),
         kv_(
-            io, [this](wire::KvRequest r) { queue(wire::encode(r)); },
+            io, [this](const wire::KvRequest& r) { queue(wire::encode(r)); },
             [this](const std::string& line) {
               if (spec_.verbose) log(host_ + ": " + line);
             }) {}
@@ -227,7 +227,7 @@ class Daemon::Impl {
     cfg.process_mapping = spec_.pmi_process_mapping;
     for (const auto& rl : spec_.ranks) cfg.ranks.push_back(rl.rank);
     PmiProxy::Events ev;
-    ev.send = [this](std::string frame) { queue(frame); };
+    ev.send = [this](const std::string& frame) { queue(frame); };
     ev.closed = [this](int rank) { ranks_.pmi_closed(rank); };
     pmi_ = std::make_unique<PmiProxy>(io_, std::move(cfg), std::move(ev));
     ranks_.use_pmi(pmi_.get());
@@ -351,7 +351,7 @@ class Daemon::Impl {
   std::unique_ptr<ProcessSpawner> own_spawner_;  // when the options name none
   ProcessSpawner& spawner_;
   asio::posix::stream_descriptor in_;
-  std::array<char, 64 * 1024> in_buf_{};
+  std::array<char, size_t{64} * 1024> in_buf_{};
   wire::FrameReader reader_;
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   OutputPump pump_;

@@ -11,8 +11,6 @@
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 
-extern char** environ;
-
 namespace ferry {
 namespace {
 
@@ -131,7 +129,8 @@ std::string RankLauncher::error_file(size_t local) const {
   const std::string path = error_file_path(local);
   if (path.empty() || ::access(path.c_str(), F_OK) != 0) return "";
   auto text = read_text_file(path, wire::kErrorFileLimit, "torchelastic error file");
-  return text ? std::move(*text) : text.error().message;
+  if (!text) return text.error().message;
+  return std::move(*text);
 }
 
 // The rank's extra arguments and, with PMI on, its end of a PMI socket pair.

@@ -1,7 +1,8 @@
 #include "rank_set.hpp"
 
-#include <signal.h>
 #include <sys/wait.h>
+
+#include <csignal>
 
 namespace ferry {
 namespace {
@@ -13,7 +14,7 @@ constexpr auto kDrainAfterExit = std::chrono::milliseconds(1000);
 }  // namespace
 
 Rank::Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, size_t index,
-           std::function<void()> ended)
+           const std::function<void()>& ended)
     : rank(global_rank),
       local(index),
       out(channel, global_rank, StreamId::kStdout, ended),
@@ -129,21 +130,21 @@ void RankSet::terminate(std::chrono::milliseconds grace) {
 }
 
 bool RankSet::all_reported() const {
-  for (auto& r : ranks_)
+  for (const auto& r : ranks_)
     if (r->state != Rank::State::kReported) return false;
   return true;
 }
 
 std::vector<pid_t> RankSet::started_pids() const {
   std::vector<pid_t> v;
-  for (auto& r : ranks_)
+  for (const auto& r : ranks_)
     if (r->pid > 0) v.push_back(r->pid);
   return v;
 }
 
 std::vector<pid_t> RankSet::running_pgids() const {
   std::vector<pid_t> v;
-  for (auto& r : ranks_)
+  for (const auto& r : ranks_)
     if (r->state == Rank::State::kRunning) v.push_back(r->pid);
   return v;
 }

@@ -31,7 +31,7 @@ struct Rank {
 
   /// `ended` runs whenever one of its output pipes closed.
   Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, size_t index,
-       std::function<void()> ended);
+       const std::function<void()>& ended);
 
   const int32_t rank;
   const size_t local;  ///< index in HostSpec::ranks
@@ -50,6 +50,7 @@ class RankSet {
   RankSet(asio::io_context& io, ProcessSpawner& spawner, OutputChannel& channel, Reported reported);
   RankSet(const RankSet&) = delete;
   RankSet& operator=(const RankSet&) = delete;
+  ~RankSet() = default;
 
   /// Each rank's PMI socket, if PMI is on: an exit is reported once it closed too.
   void use_pmi(PmiProxy* pmi) { pmi_ = pmi; }

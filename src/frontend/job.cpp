@@ -2,7 +2,7 @@
 // handles signals. A host's failures are job_failures.cpp's; what comes next, job_attempts.cpp's.
 #include "ferry/frontend/job.hpp"
 
-#include <signal.h>
+#include <csignal>
 
 #include <chrono>
 #include <cstdio>

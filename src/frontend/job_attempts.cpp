@@ -31,7 +31,7 @@ Result<Placement> Job::Impl::place_on(const std::vector<size_t>& members) const 
   return placed;
 }
 
-std::string Job::Impl::world_text(const Attempt& a) const {
+std::string Job::Impl::world_text(const Attempt& a) {
   const size_t n = a.members.size();
   const int w = a.placement.world_size;
   return std::to_string(n) + (n == 1 ? " host, " : " hosts, ") + std::to_string(w) +

@@ -74,6 +74,62 @@ std::vector<std::string> words_of(std::string_view line) {
   return words;
 }
 
+// What one line has set so far: each key may appear once.
+struct LineFields {
+  HostEntry host;
+  std::optional<int> slots, max_slots;
+  bool user_set = false, port_set = false, ferryd_set = false;
+};
+
+// Applies `key=value` (the whole `word`) to `f`; returns why it cannot, or "".
+std::string set_key(LineFields& f, const std::string& word, const std::string& key,
+                    const std::string& value) {
+  auto again = [&word](const char* what) {
+    return "'" + word + "' sets the " + what + " a second time on this line";
+  };
+  auto bad_count = [&](const Error& e) {
+    return "bad " + key + " value '" + value + "' (" + e.message + ")";
+  };
+  switch (key_of(key)) {
+    case Key::slots:
+    case Key::max_slots: {
+      const bool limit = key_of(key) == Key::max_slots;
+      std::optional<int>& target = limit ? f.max_slots : f.slots;
+      if (target) return again(limit ? "slot limit" : "slot count");
+      auto n = hosts_detail::parse_count(value, hosts_detail::slots_limit);
+      if (!n) return bad_count(n.error());
+      target = *n;
+      return "";
+    }
+    case Key::port: {
+      if (f.port_set) return again("port");
+      auto n = hosts_detail::parse_count(value, 65535);
+      if (!n) return "bad port value '" + value + "' (expected 1-65535)";
+      f.host.port = *n;
+      f.port_set = true;
+      return "";
+    }
+    case Key::user:
+      if (f.user_set) return again("user");
+      if (!hosts_detail::is_plain_name(value))
+        return "bad user value '" + value + "' (letters, digits, '.', '-', '_')";
+      f.host.user = value;
+      f.user_set = true;
+      return "";
+    case Key::ferryd:
+      if (f.ferryd_set) return again("ferryd path");
+      if (!is_safe_ferryd_path(value))
+        return "bad ferryd value '" + value +
+               "' (a path of letters, digits, '/', '.', '-', '_', '+')";
+      f.host.ferryd = value;
+      f.ferryd_set = true;
+      return "";
+    case Key::unknown:
+      break;
+  }
+  return "unknown key '" + key + "' (known: " + known_keys + ")";
+}
+
 // Parses one non-blank line; `where` is "file:line".
 Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::string& where,
                              int default_slots) {
@@ -85,16 +141,12 @@ Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::s
   auto token = hosts_detail::split_host_token(first);
   if (!token) return fail(token.error().message);
 
-  HostEntry host;
-  host.name = std::move(token->name);
-  host.user = std::move(token->user);
-  host.origin = where;
-  std::optional<int> slots = token->slots;
-  std::optional<int> max_slots;
-  bool user_set = !host.user.empty();
-  bool port_set = false;
-  bool ferryd_set = false;
-
+  LineFields f;
+  f.host.name = std::move(token->name);
+  f.host.user = std::move(token->user);
+  f.host.origin = where;
+  f.slots = token->slots;
+  f.user_set = !f.host.user.empty();
   for (std::size_t i = 1; i < words.size(); ++i) {
     const std::string& word = words[i];
     auto eq = word.find('=');
@@ -104,65 +156,21 @@ Result<HostEntry> parse_line(const std::vector<std::string>& words, const std::s
     std::string key = word.substr(0, eq);
     std::string value = word.substr(eq + 1);
     if (value.empty()) return fail("empty value for '" + key + "'");
-    auto again = [&](const char* what) {
-      return fail("'" + word + "' sets the " + what + " a second time on this line");
-    };
-    switch (key_of(key)) {
-      case Key::slots: {
-        if (slots) return again("slot count");
-        auto n = hosts_detail::parse_count(value, hosts_detail::slots_limit);
-        if (!n) return fail("bad " + key + " value '" + value + "' (" + n.error().message + ")");
-        slots = *n;
-        break;
-      }
-      case Key::max_slots: {
-        if (max_slots) return again("slot limit");
-        auto n = hosts_detail::parse_count(value, hosts_detail::slots_limit);
-        if (!n) return fail("bad " + key + " value '" + value + "' (" + n.error().message + ")");
-        max_slots = *n;
-        break;
-      }
-      case Key::port: {
-        if (port_set) return again("port");
-        auto n = hosts_detail::parse_count(value, 65535);
-        if (!n) return fail("bad port value '" + value + "' (expected 1-65535)");
-        host.port = *n;
-        port_set = true;
-        break;
-      }
-      case Key::user: {
-        if (user_set) return again("user");
-        if (!hosts_detail::is_plain_name(value)) {
-          return fail("bad user value '" + value + "' (letters, digits, '.', '-', '_')");
-        }
-        host.user = value;
-        user_set = true;
-        break;
-      }
-      case Key::ferryd: {
-        if (ferryd_set) return again("ferryd path");
-        if (!is_safe_ferryd_path(value)) {
-          return fail("bad ferryd value '" + value +
-                      "' (a path of letters, digits, '/', '.', '-', '_', '+')");
-        }
-        host.ferryd = value;
-        ferryd_set = true;
-        break;
-      }
-      case Key::unknown:
-        return fail("unknown key '" + key + "' (known: " + known_keys + ")");
-    }
+    if (std::string why = set_key(f, word, key, value); !why.empty()) return fail(why);
   }
 
-  if (max_slots) {
+  HostEntry& host = f.host;
+  std::optional<int>& slots = f.slots;
+  if (f.max_slots) {
+    const int max_slots = *f.max_slots;
     if (!slots) {
       // `host max_slots=2` with a larger default: the limit wins, as it is explicit.
-      slots = std::min(default_slots, *max_slots);
-    } else if (*slots > *max_slots) {
-      return fail("max_slots=" + std::to_string(*max_slots) +
+      slots = std::min(default_slots, max_slots);
+    } else if (*slots > max_slots) {
+      return fail("max_slots=" + std::to_string(max_slots) +
                   " is less than slots=" + std::to_string(*slots));
     }
-    host.max_slots = *max_slots;
+    host.max_slots = max_slots;
   }
   host.slots = slots.value_or(default_slots);
   return host;

@@ -51,6 +51,72 @@ bool contains_token(std::string_view list, std::string_view token) {
   return false;
 }
 
+// Why a request is refused: the status to answer and a reason.
+struct Fault {
+  int status;
+  const char* reason;
+};
+
+// Request line: METHOD SP target SP HTTP/1.x, into `req`.
+std::optional<Fault> parse_request_line(std::string_view line, HttpRequest& req) {
+  auto sp1 = line.find(' ');
+  auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+    return Fault{400, "malformed request line"};
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string_view version = line.substr(sp2 + 1);
+  if (!is_token(method) || target.empty() || std::any_of(target.begin(), target.end(), [](char c) {
+        return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+      }))
+    return Fault{400, "malformed request line"};
+  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." ||
+      (version[7] != '0' && version[7] != '1'))
+    return Fault{version.substr(0, 5) == "HTTP/" ? 505 : 400, "unsupported HTTP version"};
+  req.method = method;
+  req.target = target;
+  req.minor_version = version[7] - '0';
+  return std::nullopt;
+}
+
+// The header fields that follow the request line in `head`, into `req`.
+std::optional<Fault> parse_header_fields(std::string_view head, std::size_t max_headers,
+                                         HttpRequest& req) {
+  while (!head.empty()) {
+    std::string_view h = cut_line(head);
+    if (h.empty()) break;
+    if (h.front() == ' ' || h.front() == '\t') return Fault{400, "folded header line"};
+    auto colon = h.find(':');
+    if (colon == std::string_view::npos || !is_token(h.substr(0, colon)))
+      return Fault{400, "malformed header line"};
+    if (req.headers.size() >= max_headers) return Fault{431, "too many header fields"};
+    std::string_view value = trim_ows(h.substr(colon + 1));
+    if (std::any_of(value.begin(), value.end(), [](char c) { return c == '\0' || c == '\r'; }))
+      return Fault{400, "control character in a header value"};
+    req.headers.emplace_back(std::string(h.substr(0, colon)), std::string(value));
+  }
+  return std::nullopt;
+}
+
+// The body's length from Content-Length (0 without one); Transfer-Encoding is refused.
+std::optional<Fault> body_length(const HttpRequest& req, std::size_t& length) {
+  if (req.header("Transfer-Encoding"))
+    return Fault{501, "Transfer-Encoding is not supported (send Content-Length)"};
+  length = 0;
+  bool have_length = false;
+  for (const auto& [k, v] : req.headers) {
+    if (!iequals(k, "Content-Length")) continue;
+    if (v.empty() || v.size() > 18 ||
+        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return Fault{400, "malformed Content-Length"};
+    std::size_t n = std::stoull(v);
+    if (have_length && n != length) return Fault{400, "conflicting Content-Length fields"};
+    length = n;
+    have_length = true;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string_view> HttpRequest::header(std::string_view name) const {
@@ -121,55 +187,11 @@ std::optional<HttpRequest> HttpRequestParser::next() {
 
   std::string_view head = avail.substr(0, head_end);
   HttpRequest req;
-  // Request line: METHOD SP target SP HTTP/1.x
-  std::string_view line = cut_line(head);
-  auto sp1 = line.find(' ');
-  auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
-    return fail(400, "malformed request line");
-  std::string_view method = line.substr(0, sp1);
-  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::string_view version = line.substr(sp2 + 1);
-  if (!is_token(method) || target.empty() || std::any_of(target.begin(), target.end(), [](char c) {
-        return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
-      }))
-    return fail(400, "malformed request line");
-  if (version.size() != 8 || version.substr(0, 7) != "HTTP/1." ||
-      (version[7] != '0' && version[7] != '1'))
-    return fail(version.substr(0, 5) == "HTTP/" ? 505 : 400, "unsupported HTTP version");
-  req.method = method;
-  req.target = target;
-  req.minor_version = version[7] - '0';
-
-  // Header fields.
-  while (!head.empty()) {
-    std::string_view h = cut_line(head);
-    if (h.empty()) break;
-    if (h.front() == ' ' || h.front() == '\t') return fail(400, "folded header line");
-    auto colon = h.find(':');
-    if (colon == std::string_view::npos || !is_token(h.substr(0, colon)))
-      return fail(400, "malformed header line");
-    if (req.headers.size() >= limits_.max_headers) return fail(431, "too many header fields");
-    std::string_view value = trim_ows(h.substr(colon + 1));
-    if (std::any_of(value.begin(), value.end(), [](char c) { return c == '\0' || c == '\r'; }))
-      return fail(400, "control character in a header value");
-    req.headers.emplace_back(std::string(h.substr(0, colon)), std::string(value));
-  }
-
-  if (req.header("Transfer-Encoding"))
-    return fail(501, "Transfer-Encoding is not supported (send Content-Length)");
   std::size_t length = 0;
-  bool have_length = false;
-  for (const auto& [k, v] : req.headers) {
-    if (!iequals(k, "Content-Length")) continue;
-    if (v.empty() || v.size() > 18 ||
-        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return fail(400, "malformed Content-Length");
-    std::size_t n = std::stoull(v);
-    if (have_length && n != length) return fail(400, "conflicting Content-Length fields");
-    length = n;
-    have_length = true;
-  }
+  std::optional<Fault> fault = parse_request_line(cut_line(head), req);
+  if (!fault) fault = parse_header_fields(head, limits_.max_headers, req);
+  if (!fault) fault = body_length(req, length);
+  if (fault) return fail(fault->status, fault->reason);
   if (length > limits_.max_body) return fail(413, "request body over the size limit");
   if (avail.size() - body_start < length) return std::nullopt;  // body still arriving
 

@@ -166,6 +166,64 @@ std::optional<std::vector<Candidate>> extend(const std::vector<HostNetwork>& hos
   return picks;
 }
 
+// The interfaces, one per host, of the subnet every host has an address in; where several
+// are, the one most hosts were reached through, IPv4, the same name everywhere. `rejected_note`
+// says why a candidate was dropped.
+std::optional<std::vector<Candidate>> best_common_subnet(const std::vector<HostNetwork>& hosts,
+                                                         std::string& rejected_note) {
+  const std::size_t n = hosts.size();
+  std::optional<std::vector<Candidate>> best;
+  int best_score = -1;
+  for (const auto& seed : usable(hosts.front())) {
+    auto picks = extend(hosts, seed);
+    if (!picks) continue;
+    // Port-mapped hosts reached at different addresses that "share" Docker's default
+    // bridge subnet are separate machines with separate private bridges.
+    std::set<std::string> nat_fronts;
+    for (std::size_t h = 0; h < n; ++h)
+      if (behind_nat(hosts[h])) nat_fronts.insert(hosts[h].reached_at);
+    if (nat_fronts.size() >= 2 && in_docker_default_bridge(*seed.addr)) {
+      rejected_note = network_of(*seed.addr) +
+                      " is Docker's default bridge on each machine, not one shared network";
+      continue;
+    }
+    int anchors = 0;
+    bool same_names = true;
+    for (std::size_t h = 0; h < n; ++h) {
+      anchors += (*picks)[h].ni == anchor_of(hosts[h]);
+      same_names = same_names && (*picks)[h].ni->name == seed.ni->name;
+    }
+    int score = anchors * 100 + (seed.addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
+    if (score > best_score) {
+      best = std::move(picks);
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+// Without a common subnet: the interfaces ferryrun reached each host on, when every host was
+// reached directly at one of its own addresses (IP routing joins them). False otherwise.
+bool routed_choice(const std::vector<HostNetwork>& hosts, NicChoice& c) {
+  const std::size_t n = hosts.size();
+  bool all_anchored = true;
+  for (const auto& h : hosts) all_anchored = all_anchored && anchor_of(h) != nullptr;
+  if (!all_anchored) return false;
+  c.chosen = true;
+  std::string names;
+  for (std::size_t h = 0; h < n; ++h) {
+    const NetInterface* a = anchor_of(hosts[h]);
+    c.iface.push_back(a->name);
+    c.address.push_back(hosts[h].reached_at);
+    names += (h ? ", " : "") + a->name + " on " + hosts[h].label;
+  }
+  c.explanation.push_back(
+      "network: no subnet is common to all hosts; chose the interfaces "
+      "ferryrun reached them on (" +
+      names + "), relying on IP routing");
+  return true;
+}
+
 }  // namespace
 
 bool is_excluded_interface(const NetInterface& ni) {
@@ -196,34 +254,8 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
   NicChoice c;
   for (const auto& h : hosts) c.explanation.push_back("network: " + describe(h));
 
-  std::optional<std::vector<Candidate>> best;
-  int best_score = -1;
   std::string rejected_note;
-  for (const auto& seed : usable(hosts.front())) {
-    auto picks = extend(hosts, seed);
-    if (!picks) continue;
-    // Port-mapped hosts reached at different addresses that "share" Docker's default
-    // bridge subnet are separate machines with separate private bridges.
-    std::set<std::string> nat_fronts;
-    for (std::size_t h = 0; h < n; ++h)
-      if (behind_nat(hosts[h])) nat_fronts.insert(hosts[h].reached_at);
-    if (nat_fronts.size() >= 2 && in_docker_default_bridge(*seed.addr)) {
-      rejected_note = network_of(*seed.addr) +
-                      " is Docker's default bridge on each machine, not one shared network";
-      continue;
-    }
-    int anchors = 0;
-    bool same_names = true;
-    for (std::size_t h = 0; h < n; ++h) {
-      anchors += (*picks)[h].ni == anchor_of(hosts[h]);
-      same_names = same_names && (*picks)[h].ni->name == seed.ni->name;
-    }
-    int score = anchors * 100 + (seed.addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
-    if (score > best_score) {
-      best = std::move(picks);
-      best_score = score;
-    }
-  }
+  std::optional<std::vector<Candidate>> best = best_common_subnet(hosts, rejected_note);
   if (best) {
     c.chosen = true;
     std::string names;
@@ -239,23 +271,7 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
 
   // No common subnet. Hosts that were reached directly at one of their own addresses can
   // presumably reach each other the same (routed) way.
-  bool all_anchored = true;
-  for (const auto& h : hosts) all_anchored = all_anchored && anchor_of(h) != nullptr;
-  if (all_anchored) {
-    c.chosen = true;
-    std::string names;
-    for (std::size_t h = 0; h < n; ++h) {
-      const NetInterface* a = anchor_of(hosts[h]);
-      c.iface.push_back(a->name);
-      c.address.push_back(hosts[h].reached_at);
-      names += (h ? ", " : "") + a->name + " on " + hosts[h].label;
-    }
-    c.explanation.push_back(
-        "network: no subnet is common to all hosts; chose the interfaces "
-        "ferryrun reached them on (" +
-        names + "), relying on IP routing");
-    return c;
-  }
+  if (routed_choice(hosts, c)) return c;
 
   c.warning =
       "no network interface connects all hosts, so NCCL/gloo/MPI traffic between "

@@ -100,64 +100,71 @@ void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
   if (cmd == "get_universe_size")
     return send(rank, "universe_size",
                 {{"rc", "0"}, {"size", std::to_string(config_.universe_size)}});
-  if (cmd == "put") {
-    auto key = c.get("key");
-    auto value = c.get("value");
-    if (!key || key->empty() || !value)
-      return send(rank, "put_result", {{"rc", "1"}, {"msg", "missing_key_or_value"}});
-    auto [idx, fresh] = pending_index_.try_emplace(std::string(*key), pending_.size());
-    if (fresh)
-      pending_.push_back({std::string(*key), std::string(*value)});
-    else
-      pending_[idx->second].value = std::string(*value);
-    return send(rank, "put_result", {{"rc", "0"}});
-  }
-  if (cmd == "get") {
-    auto key = c.get("key");
-    if (!key) return send(rank, "get_result", {{"rc", "1"}, {"msg", "missing_key"}});
-    if (*key == "PMI_process_mapping" && !config_.process_mapping.empty())
-      return send(rank, "get_result", {{"rc", "0"}, {"value", config_.process_mapping}});
-    // This host's own puts are visible before the barrier, as with hydra; other hosts'
-    // only after it (PMI promises nothing earlier).
-    if (auto p = pending_index_.find(*key); p != pending_index_.end())
-      return send(rank, "get_result", {{"rc", "0"}, {"value", pending_[p->second].value}});
-    if (auto v = kvs_.find(*key); v != kvs_.end())
-      return send(rank, "get_result", {{"rc", "0"}, {"value", v->second}});
-    return send(rank, "get_result",
-                {{"rc", "1"}, {"msg", "key_" + std::string(*key) + "_not_found"}});
-  }
-  if (cmd == "barrier_in") {
-    st.in_barrier = true;
-    if (++waiting_ == static_cast<int>(ranks_.size())) {
-      ++sent_epoch_;
-      std::vector<PmiKv> puts = std::move(pending_);
-      pending_.clear();
-      pending_index_.clear();
-      // Keep them visible locally while the barrier is out.
-      for (const auto& kv : puts) kvs_[kv.key] = kv.value;
-      if (events_.barrier_ready) events_.barrier_ready(sent_epoch_, std::move(puts));
-    }
-    return;
-  }
+  if (cmd == "put") return put(rank, c);
+  if (cmd == "get") return get(rank, c);
+  if (cmd == "barrier_in") return enter_barrier(st);
   if (cmd == "finalize") {
     st.finalized = true;
     return send(rank, "finalize_ack", {{"rc", "0"}});
   }
-  if (cmd == "abort") {
-    int code = 1;
-    if (auto v = c.get("exitcode")) code = std::atoi(std::string(*v).c_str());
-    std::string msg;
-    if (auto m = c.get("message"))
-      msg = *m;
-    else if (auto m2 = c.get("msg"))
-      msg = *m2;
-    st.dead = true;  // no reply: the job is being aborted
-    if (events_.abort) events_.abort(rank, code, std::move(msg));
-    return;
-  }
+  if (cmd == "abort") return handle_abort(rank, st, c);
   auto refused = refusal_name(cmd);
   send(rank, refused.empty() ? cmd + "_result" : refused,
        {{"rc", "1"}, {"msg", "unsupported_command_" + cmd}});
+}
+
+void PmiHost::put(int rank, const PmiCommand& c) {
+  auto key = c.get("key");
+  auto value = c.get("value");
+  if (!key || key->empty() || !value)
+    return send(rank, "put_result", {{"rc", "1"}, {"msg", "missing_key_or_value"}});
+  auto [idx, fresh] = pending_index_.try_emplace(std::string(*key), pending_.size());
+  if (fresh)
+    pending_.push_back({std::string(*key), std::string(*value)});
+  else
+    pending_[idx->second].value = std::string(*value);
+  return send(rank, "put_result", {{"rc", "0"}});
+}
+
+void PmiHost::get(int rank, const PmiCommand& c) {
+  auto key = c.get("key");
+  if (!key) return send(rank, "get_result", {{"rc", "1"}, {"msg", "missing_key"}});
+  if (*key == "PMI_process_mapping" && !config_.process_mapping.empty())
+    return send(rank, "get_result", {{"rc", "0"}, {"value", config_.process_mapping}});
+  // This host's own puts are visible before the barrier, as with hydra; other hosts'
+  // only after it (PMI promises nothing earlier).
+  if (auto p = pending_index_.find(*key); p != pending_index_.end())
+    return send(rank, "get_result", {{"rc", "0"}, {"value", pending_[p->second].value}});
+  if (auto v = kvs_.find(*key); v != kvs_.end())
+    return send(rank, "get_result", {{"rc", "0"}, {"value", v->second}});
+  return send(rank, "get_result",
+              {{"rc", "1"}, {"msg", "key_" + std::string(*key) + "_not_found"}});
+}
+
+// The last rank of this host in the barrier sends the host's puts on (barrier_ready).
+void PmiHost::enter_barrier(RankState& st) {
+  st.in_barrier = true;
+  if (++waiting_ == static_cast<int>(ranks_.size())) {
+    ++sent_epoch_;
+    std::vector<PmiKv> puts = std::move(pending_);
+    pending_.clear();
+    pending_index_.clear();
+    // Keep them visible locally while the barrier is out.
+    for (const auto& kv : puts) kvs_[kv.key] = kv.value;
+    if (events_.barrier_ready) events_.barrier_ready(sent_epoch_, std::move(puts));
+  }
+}
+
+void PmiHost::handle_abort(int rank, RankState& st, const PmiCommand& c) {
+  int code = 1;
+  if (auto v = c.get("exitcode")) code = std::atoi(std::string(*v).c_str());
+  std::string msg;
+  if (auto m = c.get("message"))
+    msg = *m;
+  else if (auto m2 = c.get("msg"))
+    msg = *m2;
+  st.dead = true;  // no reply: the job is being aborted
+  if (events_.abort) events_.abort(rank, code, std::move(msg));
 }
 
 Status PmiHost::barrier_complete(uint32_t epoch, const std::vector<PmiKv>& kvs) {

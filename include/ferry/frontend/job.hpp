@@ -39,7 +39,7 @@ class Job {
   int run();
 
  private:
-  class Impl;
+  class Impl;  // NOLINT(cppcoreguidelines-virtual-class-destructor): final, see job_impl.hpp
   std::unique_ptr<Impl> impl_;
 };
 

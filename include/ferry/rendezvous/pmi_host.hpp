@@ -91,6 +91,10 @@ class PmiHost {
     bool dead = false;  // closed, failed or aborted: nothing more is read
   };
   void handle(int rank, RankState& st, const PmiCommand& c);
+  void put(int rank, const PmiCommand& c);
+  void get(int rank, const PmiCommand& c);
+  void enter_barrier(RankState& st);
+  void handle_abort(int rank, RankState& st, const PmiCommand& c);
   void send(int rank, std::string_view cmd,
             const std::vector<std::pair<std::string, std::string>>& args);
   void fail(int rank, RankState& st, std::string why);

@@ -124,7 +124,7 @@ struct Started {
 };
 
 /// The most of a rank's error file that travels with its Exited.
-inline constexpr size_t kErrorFileLimit = 64 * 1024;
+inline constexpr size_t kErrorFileLimit = size_t{64} * 1024;
 
 /// Bytes in front of the data of an Output frame: length, type, rank, stream, data length.
 inline constexpr size_t kOutputHeader = 4 + 1 + 4 + 1 + 4;
