@@ -2,9 +2,8 @@
 // handles signals. A host's failures are job_failures.cpp's; what comes next, job_attempts.cpp's.
 #include "ferry/frontend/job.hpp"
 
-#include <csignal>
-
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 
 #include "job_impl.hpp"
