@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import signal
 
-from . import slurm_scale
+from . import progress_check, slurm_scale
 from .cluster import host_list
 from .context import Context
 from .memory import Sampler
@@ -163,6 +163,10 @@ def run_ssh(ctx: Context) -> None:
             m_hung = ctx.results.metric(SECTION, case, "runs that hung (killed)", "runs")
             for key, count in hung.items():
                 m_hung.add(key, 0, count)
+        # Last, since it leaves three hosts broken: the progress display on a terminal.
+        if cluster.nodes >= 4:
+            ctx.log(f"  scale: progress display on {min(128, cluster.nodes)} hosts, 3 unreachable")
+            progress_check.run(ctx, min(128, cluster.nodes))
     ctx.results.legends[SECTION] = (
         f"One rank per host, `true`. A run past {s.scale_hang_s} s is killed and counted "
         "as hung; a tool that hung is not run again at that size. Front-end CPU: user + "
