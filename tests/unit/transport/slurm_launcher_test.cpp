@@ -172,12 +172,9 @@ TEST_F(SlurmLauncherTest, ASurvivableLossKeepsTheStepAndTheCpuBindNoticeIsDroppe
   so.survive_lost_host = true;
   const std::string noisy = dir_ + "/srun";
   write_script(noisy,
-               "#!/bin/sh
-               "
-               "echo 'srun: cluster configuration lacks support for cpu binding' >&2
-               "
-               "echo 'srun: something else' >&2
-               "
+               "#!/bin/sh\n"
+               "echo 'srun: cluster configuration lacks support for cpu binding' >&2\n"
+               "echo 'srun: something else' >&2\n"
                "exec " +
                    std::string(FERRY_TEST_DATA) + "/slurm/srun-stand-in \"$@\"\n");
   so.srun = noisy;
