@@ -13,12 +13,11 @@ The hosts are left broken: this runs last, before the cluster goes down.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import signal
 import subprocess
-import os
-from pathlib import Path
 
 from .cluster import host_list
 from .context import Context
