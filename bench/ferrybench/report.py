@@ -17,6 +17,8 @@ TITLES = {
     "breakdown": "Where the launch time goes (seconds since the launcher was forked)",
     "restart": "Restart latency: a rank fails, the whole job starts again (this machine)",
     "restart-ssh": "Restart latency over SSH: ferryrun on this machine and on cluster hosts",
+    "scale": "Launch at scale over SSH: `true`, one rank per host",
+    "scale-slurm": "Launch inside a Slurm allocation: `true`, one rank per node",
     "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 

@@ -52,6 +52,12 @@ std::string own_addresses() {
   return out + (out.empty() || loop.empty() ? "" : ",") + loop;
 }
 
+// srun says this for --cpu-bind=none where the cluster's TaskPlugin binds nothing (task/none):
+// no binding is what was asked for, so the line tells the user nothing. Any other line passes.
+bool is_cpu_bind_notice(std::string_view line) {
+  return line == "srun: cluster configuration lacks support for cpu binding";
+}
+
 class TcpLink final : public SocketLink<tcp> {
  public:
   TcpLink(asio::io_context& io, tcp::socket sock, std::string node, std::string peer,
@@ -152,12 +158,13 @@ class SlurmLauncher::Impl {
                 "--ntasks=" + n,
                 "--ntasks-per-node=1",
                 "--nodelist=" + nodelist,
-                "--kill-on-bad-exit",
+                opts_.survive_lost_host ? "--kill-on-bad-exit=0" : "--kill-on-bad-exit",
                 "--mpi=none",
                 "--cpu-bind=none",
                 "--quiet",
                 batch.front()->cmd.ferryd_path,
                 "--connect"};
+    if (opts_.survive_lost_host) req.argv.insert(req.argv.end() - 2, "--no-kill");
     for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
     req.env.push_back(std::string(kConnectSecretVar) + "=" + secret_);
     req.env.push_back(std::string(kConnectPortVar) + "=" +
@@ -213,6 +220,7 @@ class SlurmLauncher::Impl {
         while ((nl = buf->find('\n')) != std::string::npos) {
           std::string line = buf->substr(0, nl);
           buf->erase(0, nl + 1);
+          if (is_cpu_bind_notice(line)) continue;
           if (auto it = steps_.find(pid); it != steps_.end()) it->second.last_error = line;
           if (opts_.log) opts_.log(line);
         }

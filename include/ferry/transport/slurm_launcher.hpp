@@ -20,6 +20,10 @@ namespace ferry {
 struct SlurmOptions {
   std::string srun = "srun";  ///< the srun to run (PATH lookup)
   bool verbose = false;
+  /// The job goes on without a lost host (--min-hosts, --min-np, --max-restarts): the step
+  /// runs with `--kill-on-bad-exit=0 --no-kill`, so one ferryd failing (or its node) does not
+  /// make Slurm end the others. Otherwise `--kill-on-bad-exit`, as Open MPI's plm_slurm.
+  bool survive_lost_host = false;
   /// One line for the user (srun's stderr, --verbose notes).
   std::function<void(const std::string&)> log;
 };

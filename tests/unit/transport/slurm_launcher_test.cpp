@@ -163,6 +163,39 @@ TEST_F(SlurmLauncherTest, APeerWithoutTheSecretIsRefused) {
   io.run_for(std::chrono::milliseconds(200));
 }
 
+// A job that goes on without a lost host must not have Slurm end every ferryd when one fails;
+// srun's notice that the cluster binds no CPUs (for --cpu-bind=none) is not shown, its other
+// lines are.
+TEST_F(SlurmLauncherTest, ASurvivableLossKeepsTheStepAndTheCpuBindNoticeIsDropped) {
+  asio::io_context io;
+  SlurmOptions so;
+  so.survive_lost_host = true;
+  const std::string noisy = dir_ + "/srun";
+  write_script(noisy,
+               "#!/bin/sh\n"
+               "echo 'srun: cluster configuration lacks support for cpu binding' >&2\n"
+               "echo 'srun: something else' >&2\n"
+               "exec " +
+                   std::string(FERRY_TEST_DATA) + "/slurm/srun-stand-in \"$@\"\n");
+  so.srun = noisy;
+  std::vector<std::string> log;
+  so.log = [&](const std::string& l) { log.push_back(l); };
+  SlurmLauncher launcher(io, so);
+  std::vector<std::unique_ptr<Link>> links;
+  Opened o = open_hosts(io, launcher, {"n1", "n2"}, links);
+  EXPECT_TRUE(o.errors.empty());
+  std::ifstream in(args_file_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("--nodelist=n1,n2\n--kill-on-bad-exit=0\n--mpi=none\n--cpu-bind=none\n"
+                          "--quiet\n--no-kill\n"),
+            std::string::npos)
+      << ss.str();
+  EXPECT_EQ(log, std::vector<std::string>{"srun: something else"});
+  for (auto& l : links) l->close();
+  io.run_for(std::chrono::milliseconds(200));
+}
+
 TEST_F(SlurmLauncherTest, SrunFailingBeforeFerrydConnectsFailsEveryHostInOneLine) {
   asio::io_context io;
   SlurmOptions so;
