@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ranges>
 #include <set>
 #include <thread>
 
@@ -207,7 +206,8 @@ Status choose_launcher(FrontendConfig& cfg, const RawCli& raw) {
 std::vector<std::string> last_wins(const std::vector<std::string>& items) {
   std::vector<std::string> out;
   std::set<std::string> seen;
-  for (const std::string& item : items | std::views::reverse) {
+  for (size_t i = items.size(); i-- > 0;) {
+    const std::string& item = items[i];
     std::string name = item.substr(0, item.find('='));
     if (seen.insert(name).second) out.push_back(item);
   }
