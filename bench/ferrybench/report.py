@@ -17,6 +17,7 @@ TITLES = {
     "breakdown": "Where the launch time goes (seconds since the launcher was forked)",
     "restart": "Restart latency: a rank fails, the whole job starts again (this machine)",
     "restart-ssh": "Restart latency over SSH: ferryrun on this machine and on cluster hosts",
+    "horovod": "Real Horovod: one training job, real horovodrun and ferry's horovodrun personality",
     "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 
