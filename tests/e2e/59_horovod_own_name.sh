@@ -6,7 +6,7 @@
 # machine's address is named with that address. A plain ferryrun job (its ranks need not be
 # Horovod's) runs, with one warning line. The cluster's hosts see their own names (the
 # check passes everywhere in the other scenarios).
-# shellcheck disable=SC2154 # A_rc etc. come from run_capture
+# shellcheck disable=SC2154,SC2016 # A_rc etc. come from run_capture; $(...) is the ranks'
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -24,10 +24,13 @@ cp "$etc" "$T/hosts.orig"
 restore_hosts() { cat "$T/hosts.orig" >"$etc"; }
 trap 'rc=$?; restore_hosts; (exit $rc); _e2e_cleanup' EXIT
 
-# Every host resolves its own name to its own address, as ranks see it.
-for h in fnode1 fnode2 fnode3; do
-  got=$("$FERRY_CLUSTER" exec "$h" getent hosts "$h" | awk '{print $1}')
-  assert_eq "10.231.0.$((10 + ${h#fnode}))" "$got" "$h's own name, looked up on $h"
+# Every host resolves its own name to its own address, as its ranks see it.
+run_capture R -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 3 -H fnode1:1,fnode2:1,fnode3:1 \
+  sh -c 'getent hosts "$(hostname)" | tr -s " "'
+assert_eq 0 "$R_rc" "ferryrun exit code (getent)"
+for r in 0 1 2; do
+  assert_eq "10.231.0.$((11 + r)) fnode$((r + 1))" "$(rank_lines "$T/R.out" "$r" stdout)" \
+    "rank $r's own host name, looked up by the rank"
 done
 
 # fnode3 without its own name: the horovodrun job fails at once, naming host and name.
