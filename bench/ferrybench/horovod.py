@@ -26,7 +26,7 @@ there is the front end's:
   front end peak RSS          the launcher process's VmHWM
   front end + children        the PSS of the launcher and of every process under it,
                               summed, the largest sum over samples every 50 ms (PSS:
-                              horovodrun's forked helpers share pages with it)
+                              horovodrun's per-rank Python helpers share library pages)
   processes                   how many processes ran under the launcher (seen by the
                               sampler; a process shorter than 50 ms may be missed)
 
@@ -109,8 +109,8 @@ def check_output(text: str, workers: list[str], slots: int) -> str | None:
 
 class TreeSampler(threading.Thread):
     """Every 50 ms: the launcher's VmHWM, and the PSS of it and every process under it,
-    summed. PSS, not RSS: horovodrun forks a Python helper per rank, and their RSS counts
-    the pages they share with it again and again."""
+    summed. PSS, not RSS: horovodrun starts a Python interpreter per rank, and an RSS sum
+    counts the library pages they share once per process."""
 
     def __init__(self, root: int):
         super().__init__(daemon=True)
