@@ -3,6 +3,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "ferry/common/environ.hpp"
@@ -39,14 +40,17 @@ Status check_own_name(const std::string& name) {
     return make_error(std::string(kNeed) + ", but '" + name + "' does not resolve here (" +
                       ::gai_strerror(rc) + "): add it to /etc/hosts on " + name);
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
-  std::string others;
+  std::vector<std::string> others;
   for (const addrinfo* a = list.get(); a; a = a->ai_next) {
     UniqueFd s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
     if (s && ::bind(s.get(), a->ai_addr, a->ai_addrlen) == 0) return {};
-    const std::string addr = numeric_address(*a);
-    if (others.find(addr) == std::string::npos) others += (others.empty() ? "" : ", ") + addr;
+    std::string addr = numeric_address(*a);
+    if (std::find(others.begin(), others.end(), addr) == others.end())
+      others.push_back(std::move(addr));
   }
-  return make_error(std::string(kNeed) + ", but '" + name + "' resolves here to " + others +
+  std::string listed;
+  for (const auto& addr : others) listed += (listed.empty() ? "" : ", ") + addr;
+  return make_error(std::string(kNeed) + ", but '" + name + "' resolves here to " + listed +
                     ", not an address of this host: fix /etc/hosts (or DNS) on " + name);
 }
 
