@@ -19,6 +19,7 @@ TITLES = {
     "restart-ssh": "Restart latency over SSH: ferryrun on this machine and on cluster hosts",
     "scale": "Launch at scale over SSH: `true`, one rank per host",
     "scale-slurm": "Launch inside a Slurm allocation: `true`, one rank per node",
+    "horovod": "Real Horovod: one training job, real horovodrun and ferry's horovodrun personality",
     "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 

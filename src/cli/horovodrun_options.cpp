@@ -210,6 +210,7 @@ Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& 
         "and Open MPI variables; there is no mpirun underneath");
   auto env = horovod_tunables_env(raw.horovod, raw.warnings);
   if (!env) return env.error();
+  cfg.job.horovod = true;
   if (!raw.nics.empty()) {
     std::string all;
     for (const auto& n : raw.nics) all += (all.empty() ? "" : ",") + n;

@@ -8,6 +8,7 @@
 
 #include "ferry/binding/report.hpp"
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/daemon/own_name.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 
@@ -46,6 +47,7 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
     wdir_ = home ? home : "/";
   }
   tags_ = {std::string(kJobTagVar) + "=" + tag, "FERRY_JOB_ID=" + spec.job_id};
+  check_host_name(spec);
   if (spec.error_files && error_dir_.empty()) {
     // One private directory per ferryd (0700), removed when it exits.
     const char* tmp = ::getenv("TMPDIR");
@@ -65,9 +67,24 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
   for (const auto& line : lines) log_(line);
 }
 
+// Horovod's gloo binds to the address of this host's name: a name it cannot use fails the
+// ranks of a horovodrun job here, with the cause; any other job only hears a warning (its
+// ranks may not be Horovod's). Once per attempt, before the first rank.
+void RankLauncher::check_host_name(const wire::HostSpec& spec) {
+  name_error_.clear();
+  if (!uses_horovod_gloo(merge_environment({base_env_, spec.env}))) return;
+  Status st = check_own_name(host_);
+  if (st) return;
+  if (spec.horovod)
+    name_error_ = st.error().message;
+  else if (spec.attempt == 0)
+    log_(host_ + ": warning: " + st.error().message + "; Horovod ranks would fail here");
+}
+
 Result<LaunchedRank> RankLauncher::start(size_t local) {
   const wire::RankLaunch& rl = spec_->ranks[local];
   if (!bindings_) return bindings_.error();  // no rank of this host can run as asked
+  if (!name_error_.empty()) return make_error(name_error_);
   const RankBinding* binding = local < bindings_->ranks.size() ? &bindings_->ranks[local] : nullptr;
   if (binding && spec_->binding.report_bindings)
     log_(format_binding_report(host_, rl.rank, *binding, *bindings_));

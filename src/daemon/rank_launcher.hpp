@@ -56,6 +56,7 @@ class RankLauncher {
                                        const RankBinding* binding) const;
   void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
   std::string error_file_path(size_t local) const;
+  void check_host_name(const wire::HostSpec& spec);
 
   ProcessSpawner& spawner_;
   const std::string host_;
@@ -66,7 +67,8 @@ class RankLauncher {
   std::string wdir_;
   std::vector<std::string> base_env_;  // ferryd's own environment
   std::vector<std::string> tags_;      // kJobTagVar and FERRY_JOB_ID
-  std::string error_dir_;  // where the ranks' error files go; made at the first spec that asks
+  std::string name_error_;  // why no rank may start here (a name Horovod cannot use), or ""
+  std::string error_dir_;   // where the ranks' error files go; made at the first spec that asks
   Result<HostBindingPlan> bindings_ = make_error("no HostSpec yet");  // spawns point into it
 };
 

@@ -56,6 +56,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.attempt = shared.attempt;
   spec.keep_serving = shared.restartable;
   spec.error_files = shared.restartable;
+  spec.horovod = opts.horovod;
   return spec;
 }
 

@@ -61,15 +61,18 @@ _compose_cmd() {
 }
 
 # compose_up MODE: the shipped compose file for MODE (bridge|host), its two workers up
-# and answering SSH. The override only mounts the test programs (same path inside).
+# and answering SSH. The override only mounts the test programs and, after
+# require_horovod, the Horovod build (same paths inside).
 compose_up() {
-  local mode=$1
+  local mode=$1 vols
+  vols="\"$FERRY_SRC/tests/e2e/programs:$FERRY_SRC/tests/e2e/programs:ro\""
+  [[ -n ${FERRY_TEST_HOROVOD:-} ]] && vols+=", \"$FERRY_TEST_HOROVOD:$FERRY_TEST_HOROVOD:ro\""
   cat >"$T/compose.test.yml" <<EOF
 services:
   worker0:
-    volumes: ["$FERRY_SRC/tests/e2e/programs:$FERRY_SRC/tests/e2e/programs:ro"]
+    volumes: [$vols]
   worker1:
-    volumes: ["$FERRY_SRC/tests/e2e/programs:$FERRY_SRC/tests/e2e/programs:ro"]
+    volumes: [$vols]
 EOF
   _DOCKER_PROJECTS+=("$mode")
   _compose_cmd "$mode" up -d --no-build >"$T/compose-$mode.log" 2>&1 ||

@@ -56,6 +56,8 @@ struct JobOptions {
   int min_hosts = 0;
   /// horovodrun --min-np: the fewest ranks the job may shrink to (0: no floor).
   int min_ranks = 0;
+  /// Started as horovodrun: the ranks are Horovod processes (HostSpec::horovod).
+  bool horovod = false;
 
   RestartLimits restart_limits() const { return {max_restarts, min_hosts, min_ranks}; }
 };

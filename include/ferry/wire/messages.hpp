@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 5;
+inline constexpr uint32_t kProtocolVersion = 6;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -104,12 +104,16 @@ struct HostSpec {
   /// Give each rank a TORCHELASTIC_ERROR_FILE and send what a failed rank wrote there with
   /// its Exited.
   bool error_files = false;
+  /// The ranks are Horovod processes (the job was started as horovodrun): a host whose own
+  /// name Horovod's gloo cannot use fails them before they start; otherwise ferryd only
+  /// warns (see own_name.hpp).
+  bool horovod = false;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
-                    m.error_files);
+                    m.error_files, m.horovod);
   }
 };
 

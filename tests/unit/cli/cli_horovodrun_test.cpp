@@ -36,6 +36,19 @@ TEST(CliHorovodrun, TheDocsFirstExample) {
   EXPECT_EQ(c.output.tag, TagStyle::kHorovod);
   EXPECT_EQ(c.output.layout, FileLayout::kHorovod);
   EXPECT_EQ(c.job.command, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_TRUE(c.job.horovod);  // its ranks are Horovod's: ferryd checks the host's name
+}
+
+TEST(CliHorovodrun, OnlyHorovodrunMarksTheRanksAsHorovods) {
+  auto compat = parse_ferryrun_args({"ferryrun", "--compat", "horovodrun", "-np", "1", "true"});
+  ASSERT_TRUE(compat.config.has_value());
+  EXPECT_TRUE(compat.config->job.horovod);
+  auto plain = parse_ferryrun_args({"ferryrun", "-np", "1", "true"});
+  ASSERT_TRUE(plain.config.has_value());
+  EXPECT_FALSE(plain.config->job.horovod);
+  auto mpi = parse_ferryrun_args({"mpirun", "-np", "1", "true"});
+  ASSERT_TRUE(mpi.config.has_value());
+  EXPECT_FALSE(mpi.config->job.horovod);
 }
 
 TEST(CliHorovodrun, SshOutputAndStartFlags) {

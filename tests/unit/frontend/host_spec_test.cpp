@@ -101,6 +101,20 @@ TEST(MakeHostSpec, Rules) {
            EXPECT_EQ(spec.binding.bind_to, BindTo::kCore);
          }
        }},
+      {"horovod: every host hears that the ranks are Horovod's (horovodrun)",
+       [](JobOptions& o) { o.horovod = true; },
+       {},
+       [](const Specs& s) {
+         EXPECT_TRUE(s[0].horovod);
+         EXPECT_TRUE(s[1].horovod);
+       }},
+      {"horovod: not said of a ferryrun job",
+       [](JobOptions&) {},
+       {},
+       [](const Specs& s) {
+         EXPECT_FALSE(s[0].horovod);
+         EXPECT_FALSE(s[1].horovod);
+       }},
       {"stdin: only the stdin rank's host gets it",
        [](JobOptions& o) { o.stdin_rank = 3; },
        {},
