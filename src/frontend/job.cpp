@@ -264,6 +264,7 @@ void Job::Impl::on_stdin_ack(size_t i, uint32_t bytes) {
 }
 
 void Job::Impl::on_kv_request(size_t i, const wire::KvRequest& q) {
+  if (elastic_ && elastic_kv(i, q)) return;
   if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
 }
 
@@ -315,6 +316,8 @@ void Job::Impl::on_exited(size_t i, const wire::Exited& e) {
   --hosts_[i]->ranks_left;
   out_.close_stream(e.rank, StreamId::kStdout);
   out_.close_stream(e.rank, StreamId::kStderr);
+  attempt_.rank_exited[e.rank] = true;
+  if (elastic_) return elastic_stopping_ ? void() : elastic_exited(i, e);
   // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank even when
   // it exited 0.
   const std::string& reason = attempt_.rank_failure[e.rank];
@@ -391,6 +394,8 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
     out_.close_stream(r.rank, StreamId::kStdout);
     out_.close_stream(r.rank, StreamId::kStderr);
   }
+  if (elastic_ && !elastic_stopping_) elastic_host_lost(i);
+  if (elastic_) h.ranks_left = 0;
   if (attempt_.end.host_lost(h.ranks_left))
     fail_attempt(HostLostFailure{h.name(), why, h.ranks_left});
   h.ranks_left = 0;

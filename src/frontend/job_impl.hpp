@@ -16,6 +16,7 @@
 #include "ferry/frontend/job_end.hpp"
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
+#include "ferry/rendezvous/elastic_rounds.hpp"
 #include "host_link.hpp"
 #include "rendezvous_service.hpp"
 
@@ -29,6 +30,7 @@ struct Attempt {
   std::vector<size_t> members;  // host ids (index in Job::Impl::hosts_), in placement order
   std::vector<int> rank_pid;    // 0 until its Started
   std::vector<std::string> rank_failure;  // ferryd's reason, "" none
+  std::vector<bool> rank_exited;          // its Exited came (or its host was lost)
   JobEnd end;
   bool rank_succeeded = false;  // a rank exited 0 before any failure
   int hosts_lost = 0;
@@ -100,6 +102,20 @@ class Job::Impl final : private HostEvents {
   std::string world_text(const Attempt& a) const;
   bool in_attempt(size_t i) const { return hosts_[i]->attempt_index >= 0; }
 
+  // ---- job_elastic.cpp: horovodrun's elastic mode (--host-discovery-script) ----
+  void elastic_begin();
+  bool elastic_kv(size_t i, const wire::KvRequest& q);
+  void elastic_exited(size_t i, const wire::Exited& e);
+  void elastic_host_lost(size_t i);
+  void elastic_record(const ElasticSlot& slot, WorkerState state);
+  void elastic_round_over();
+  void elastic_resume();
+  void elastic_answer_queries();
+  void elastic_drop_host(const std::string& host);
+  void elastic_stop(int status, const std::string& why);
+  ElasticSlot elastic_slot(size_t i, int rank) const;
+  double now_s() const;
+
   asio::io_context& io_;
   JobOptions opts_;
   Launchers launchers_;
@@ -124,6 +140,18 @@ class Job::Impl final : private HostEvents {
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
+  // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
+  // the job is stopping, and the status of the current round's first failed worker.
+  struct SlotQuery {
+    size_t host;
+    uint32_t id;
+    ElasticSlot slot;
+  };
+  std::unique_ptr<ElasticRounds> elastic_;
+  std::vector<SlotQuery> slot_queries_;
+  bool elastic_stopping_ = false;
+  int round_failure_status_ = 0;
+  asio::steady_timer elastic_timer_{io_};
 };
 
 }  // namespace ferry
