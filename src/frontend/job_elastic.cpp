@@ -34,12 +34,14 @@ void Job::Impl::elastic_begin() {
   diag_.verbose("elastic: " + std::to_string(elastic_->world().size()) +
                 " workers; resets at most " +
                 (e.reset_limit >= 0 ? std::to_string(e.reset_limit) : std::string("unlimited")));
+  elastic_discover_later();
 }
 
 // A worker that reset asks for its rank: the answer waits for the round's end. Every other request
 // is the store's.
 bool Job::Impl::elastic_kv(size_t i, const wire::KvRequest& q) {
   constexpr std::string_view kPrefix = "/rank_and_size/";
+  if (q.method == "PUT" && q.target.starts_with("/worker_addresses/")) elastic_worker_address(q);
   if (q.method != "GET" || !q.target.starts_with(kPrefix)) return false;
   const std::string key = q.target.substr(kPrefix.size());
   const size_t colon = key.rfind(':');
@@ -114,17 +116,38 @@ void Job::Impl::elastic_round_over() {
       return elastic_stop(failed, "elastic: every worker failed");
     case RoundEnd::kAllBlacklisted:
       return elastic_stop(failed, "elastic: every host of the job has a failed worker");
-    case RoundEnd::kResetLimit:
-      return elastic_stop(failed, "elastic: " + std::to_string(elastic_->resets()) +
-                                      " resets done, the limit (--reset-limit " +
-                                      std::to_string(opts_.elastic.reset_limit) +
-                                      "): stopping the job");
+    case RoundEnd::kResetLimit: {
+      const int n = elastic_->resets();
+      return elastic_stop(failed, "elastic: stopping the job: it reset " + std::to_string(n) +
+                                      (n == 1 ? " time" : " times") + ", the most --reset-limit " +
+                                      std::to_string(opts_.elastic.reset_limit) + " allows");
+    }
   }
 }
 
 // The round is over and the job goes on: the new world, the store emptied for it, every waiting
 // worker's answer, and the hosts that are no longer in it stopped.
 void Job::Impl::elastic_resume() {
+  if (elastic_->available_slots() < opts_.elastic.min_np) {
+    // Too few slots: wait for discovery to bring more, up to --elastic-timeout.
+    if (waiting_for_slots_) return;
+    waiting_for_slots_ = true;
+    diag_.raw(diag_.program() + ": elastic: " + std::to_string(elastic_->available_slots()) +
+              " slots left, " + std::to_string(opts_.elastic.min_np) +
+              " needed (--min-np): waiting up to " + std::to_string(opts_.elastic.timeout_s) +
+              " s for hosts\n");
+    elastic_timer_.expires_after(std::chrono::seconds(opts_.elastic.timeout_s));
+    elastic_timer_.async_wait([this](std::error_code ec) {
+      if (!ec && waiting_for_slots_)
+        elastic_stop(round_failure_status_ ? round_failure_status_ : 1,
+                     "elastic: timed out waiting for " + std::to_string(opts_.elastic.min_np) +
+                         " slots (--elastic-timeout " + std::to_string(opts_.elastic.timeout_s) +
+                         ")");
+    });
+    return;
+  }
+  waiting_for_slots_ = false;
+  elastic_timer_.cancel();
   auto w = elastic_->assign();
   if (!w) return elastic_stop(1, "elastic: cannot go on: " + w.error().message);
   round_failure_status_ = 0;
@@ -143,6 +166,7 @@ void Job::Impl::elastic_resume() {
     diag_.verbose("elastic: stopping the workers of " + h.name());
     h.send_running(wire::encode(wire::Terminate{kill_grace_ms()}));
   }
+  elastic_add_hosts();
 }
 
 void Job::Impl::elastic_answer_queries() {
@@ -160,6 +184,7 @@ void Job::Impl::elastic_stop(int status, const std::string& why) {
   if (elastic_stopping_) return;
   elastic_stopping_ = true;
   elastic_timer_.cancel();
+  discovery_timer_.cancel();
   slot_queries_.clear();
   if (!why.empty()) diag_.error(why);
   if (status != 0) attempt_.end.rank_aborted(status);

@@ -6,8 +6,10 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferry/frontend/failure_report.hpp"
@@ -17,6 +19,7 @@
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
+#include "ferry/rendezvous/horovod_notice.hpp"
 #include "host_link.hpp"
 #include "rendezvous_service.hpp"
 
@@ -44,7 +47,10 @@ class Job::Impl final : private HostEvents {
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
        Diagnostics& diag);
   // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
-  ~Impl() { *alive_ = false; }
+  ~Impl() {
+    *alive_ = false;
+    if (discovery_thread_.joinable()) discovery_thread_.join();
+  }
 
   int run();
 
@@ -115,6 +121,14 @@ class Job::Impl final : private HostEvents {
   void elastic_stop(int status, const std::string& why);
   ElasticSlot elastic_slot(size_t i, int rank) const;
   double now_s() const;
+  // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----
+  void elastic_discover_later();
+  void elastic_discover();
+  void elastic_discovered(Result<std::string> out);
+  void elastic_worker_address(const wire::KvRequest& q);
+  void elastic_notify(int update);
+  void elastic_add_hosts();
+  void elastic_host_ready(size_t i);
 
   asio::io_context& io_;
   JobOptions opts_;
@@ -151,7 +165,11 @@ class Job::Impl final : private HostEvents {
   std::vector<SlotQuery> slot_queries_;
   bool elastic_stopping_ = false;
   int round_failure_status_ = 0;
-  asio::steady_timer elastic_timer_{io_};
+  bool waiting_for_slots_ = false;  // a round ended with too few slots: discovery may bring more
+  asio::steady_timer elastic_timer_{io_}, discovery_timer_{io_};
+  std::thread discovery_thread_;  // runs the discovery script; one run at a time
+  std::string discovery_error_;   // the last one, said once
+  std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
 };
 
 }  // namespace ferry

@@ -127,14 +127,27 @@ int ElasticRounds::available_slots() const {
   return n;
 }
 
-Result<std::vector<ElasticAssignment>> ElasticRounds::assign() {
+std::vector<ElasticAssignment> ElasticRounds::next_world() const {
   std::vector<DiscoveredHost> hosts;
   for (const auto& name : order_) {
     if (blacklisted(name)) continue;
     for (const auto& d : discovered_)
       if (d.name == name) hosts.push_back(d);
   }
-  auto next = elastic_assignments(hosts, limits_.max_np);
+  return elastic_assignments(hosts, limits_.max_np);
+}
+
+bool ElasticRounds::would_reassign() const {
+  auto next = next_world();
+  if (static_cast<int>(next.size()) < limits_.min_np) return true;  // horovod: an empty world
+  if (next.size() != world_.size()) return true;
+  for (size_t i = 0; i < next.size(); ++i)
+    if (next[i].response() != world_[i].response() || next[i].host != world_[i].host) return true;
+  return false;
+}
+
+Result<std::vector<ElasticAssignment>> ElasticRounds::assign() {
+  auto next = next_world();
   if (static_cast<int>(next.size()) < limits_.min_np)
     return make_error(std::to_string(next.size()) + " slots available, " +
                       std::to_string(limits_.min_np) + " needed (--min-np)");

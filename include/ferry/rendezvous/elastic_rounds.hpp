@@ -94,6 +94,10 @@ class ElasticRounds {
   /// host of the previous world is left (nobody could hand the state over).
   Result<std::vector<ElasticAssignment>> assign();
 
+  /// Whether assign() would now give another world than the current one (horovod notifies
+  /// rank 0 of a host change only then).
+  bool would_reassign() const;
+
   /// Records `state` for `slot`. A slot outside the world is ignored; a second report of one
   /// slot counts only when it is a FAILURE (a worker that died while waiting). True when every
   /// worker of the world has now reported: call end_round().
@@ -119,6 +123,7 @@ class ElasticRounds {
   HostState& state(const std::string& host);
   bool resurrected(const std::string& host, double now_s);
   int count(WorkerState s) const;
+  std::vector<ElasticAssignment> next_world() const;
 
   Limits limits_;
   std::vector<DiscoveredHost> discovered_;

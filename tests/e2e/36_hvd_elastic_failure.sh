@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 58_hvd_elastic_failure: a real Horovod elastic script (hvd.elastic.run, TorchState, commit)
+# 36_hvd_elastic_failure: a real Horovod elastic script (hvd.elastic.run, TorchState, commit)
 # under `horovodrun --host-discovery-script` on 3 hosts x 2 slots. At epoch 1 the worker
 # fnode2[1] exits 3: fnode2 leaves the job (its other worker is stopped), the 4 workers of
 # fnode1 and fnode3 reset to ranks 0..3 of 4, restore the last commit and finish in sync; the
