@@ -47,6 +47,12 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
   auto need = [&](size_t n) { return i + n <= p.size(); };
   while (i < p.size()) {
     const uint8_t op = static_cast<uint8_t>(p[i++]);
+    // Memo stores between a string and its integer keep the pair together.
+    if (op == 0x94) continue;
+    if (op == 'q') {
+      ++i;
+      continue;
+    }
     switch (op) {
       case 0x80:
         i += 1;
@@ -54,11 +60,10 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
       case 0x95:
         i += 8;
         break;  // FRAME
-      case 0x94:
       case '}':
       case ']':
       case '(':
-      case ')':  // MEMOIZE, empties, MARK
+      case ')':  // empties, MARK
       case 0x86:
       case 0x85:
       case 0x87:
@@ -68,9 +73,6 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
       case 's':
       case 'u':  // append(s), setitem(s)
         break;
-      case 'q':
-        i += 1;
-        break;  // BINPUT
       case 'h':
         i += 1;
         break;     // BINGET
