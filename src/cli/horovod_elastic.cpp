@@ -69,6 +69,7 @@ void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "LOW HIGH: seconds a failing host stays blacklisted (grows from LOW to HIGH); "
                  "default: for good")
       ->expected(2)
+      ->allow_extra_args(false)  // exactly two: the command follows
       ->group("Elastic");
 }
 
