@@ -4,7 +4,7 @@
 # fnode2[1] exits 3: fnode2 leaves the job (its other worker is stopped), the 4 workers of
 # fnode1 and fnode3 reset to ranks 0..3 of 4, restore the last commit and finish in sync; the
 # job ends 0 and nothing of it is left on any host.
-# shellcheck disable=SC2154
+# shellcheck disable=SC2154,SC2001
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require_root

@@ -4,7 +4,7 @@
 # lists fnode3 too: ferryrun tells rank 0 (Horovod's notification service), the 4 workers reset at
 # their next commit, fnode3 gets a ferryd and 2 new workers (ranks 4 and 5 of 6), which take the
 # state from rank 0; all 6 finish in sync, the job ends 0, nothing is left on any host.
-# shellcheck disable=SC2154
+# shellcheck disable=SC2154,SC2001
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require_root
