@@ -48,6 +48,8 @@ struct RawCli {
   std::string nnodes;                          ///< --nnodes N or MIN:MAX ("" = not given)
   std::string launcher = "auto";               ///< --launcher (mpirun: --mca plm, -launcher)
   int max_np = 0;                              ///< horovodrun --max-np (0 = not given)
+  std::vector<int> cooldown;                   ///< horovodrun --blacklist-cooldown-range
+  int elastic_timeout = 0;                     ///< horovodrun --elastic-timeout (0 = not given)
 };
 
 /// How the user calls this command line, for the usage line and "see ... --help" hints:
@@ -112,6 +114,12 @@ struct JobFileExtras {
 /// horovodrun's part of finishing: refuses what ferry cannot do (YAML --config-file,
 /// elastic mode, jsrun, --mpi-args), and returns the tunables and NICs as "K=V" exports.
 Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw);
+
+/// horovodrun's elastic flags (horovod_elastic.cpp), and their checks once the line is read:
+/// with --host-discovery-script, the first discovery gives the job its hosts (waiting up to
+/// --elastic-timeout for -np slots).
+void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw);
 
 /// mpirun's part of finishing: --mca plm_rsh_args into the SSH settings, other --mca noted,
 /// --prefix into the ferryd path.

@@ -26,20 +26,6 @@ const Refusal refusals[] = {
     {"--mpi-args", 1,
      "there is no mpirun underneath ferry; use ferry's own options (--bind-to, --map-by, -x)"},
     {"--binding-args", 1, "use ferry's --bind-to, --map-by and --cpus-per-rank instead"},
-    {"--slots-per-host", 1,
-     "ferry's hosts are fixed (-H host:N or --hostfile), there is no host discovery to give "
-     "slots to"},
-    {"--elastic-timeout", 1,
-     "ferry does not wait for hosts to be discovered; a lost host is tried again within "
-     "--start-timeout at each restart"},
-    {"--reset-limit", 1,
-     "ferry counts restarts, not resets: use --max-restarts N (a lost host that leaves enough "
-     "ranks, --min-np, is not counted)"},
-    {"--blacklist-cooldown-range", 2,
-     "ferry does not blacklist hosts: a lost host is tried again at each restart"},
-    {"--host-discovery-script", 1,
-     "ferry's hosts are fixed: list them with -H or --hostfile (--min-np lets the job go on "
-     "when one is lost)"},
 };
 
 // Tunables that take a value; stored under the flag's name without dashes.
@@ -135,12 +121,14 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
   app.add_option("--min-np,--min-num-proc", job.min_ranks,
-                 "With the fixed -H hosts: when a host is lost, go on without it while at "
-                 "least this many processes are left (scripts without hvd.elastic)")
+                 "Fewest processes to go on with: elastic workers with "
+                 "--host-discovery-script; with the fixed -H hosts, a lost host leaves the job "
+                 "on the others while at least this many are left")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Elastic");
   app.add_option("--max-np,--max-num-proc", raw.max_np,
-                 "Most processes: -np may not exceed it (ferry never adds hosts)")
+                 "Most processes: elastic workers with --host-discovery-script; with fixed "
+                 "hosts, -np may not exceed it")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Elastic");
   app.add_option("-H,--hosts", raw.host_options, "Hosts and slots: host1:2,host2:4")
@@ -195,6 +183,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Job");
 
   add_tunables_and_refusals(app, raw);
+  add_elastic_options(app, cfg, raw);
   add_shared_options(app, cfg, raw);
   // Binding is ferry's: horovodrun has no such flags, so only the long forms.
   add_placement_options(app, cfg, raw, false);
@@ -208,6 +197,7 @@ Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& 
     raw.notes.emplace_back(
         "--mpi: ferry starts the ranks itself and gives them Horovod's gloo "
         "and Open MPI variables; there is no mpirun underneath");
+  if (Status st = finish_horovod_elastic(cfg, raw); !st) return st.error();
   auto env = horovod_tunables_env(raw.horovod, raw.warnings);
   if (!env) return env.error();
   cfg.job.horovod = true;

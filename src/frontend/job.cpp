@@ -139,7 +139,8 @@ void Job::Impl::daemon_stderr(size_t i, const std::string& line) {
 void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   HostLink& h = *hosts_[i];
   h.opening = false;
-  const bool wanted = phase_ == Phase::kStarting || phase_ == Phase::kBetween;
+  const bool wanted = phase_ == Phase::kStarting || phase_ == Phase::kBetween ||
+                      (elastic_ && phase_ == Phase::kRunning && !elastic_stopping_);
   if (r && wanted && h.start_error.empty()) {
     diag_.verbose(r.value()->describe() + ": connected after " + since_start());
     h.attach(std::move(r.value()));
@@ -150,6 +151,7 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   // Too late (timed out or the job is over): closing makes that ferryd exit.
   if (r) r.value()->close();
   h.closed = true;
+  if (elastic_ && phase_ == Phase::kRunning) return host_lost(i, h.start_error);
   if (phase_ == Phase::kBetween) return check_reopened();
   check_started();
 }
@@ -158,6 +160,7 @@ void Job::Impl::on_hello(size_t i) {
   HostLink& h = *hosts_[i];
   diag_.verbose(h.where() + ": ferryd ready on " + h.hello_msg.hostname + " (pid " +
                 std::to_string(h.hello_msg.pid) + ") after " + since_start());
+  if (elastic_ && phase_ == Phase::kRunning) return elastic_host_ready(i);
   if (phase_ == Phase::kBetween) return check_reopened();
   check_started();
 }
@@ -262,6 +265,7 @@ void Job::Impl::on_stdin_ack(size_t i, uint32_t bytes) {
 }
 
 void Job::Impl::on_kv_request(size_t i, const wire::KvRequest& q) {
+  if (elastic_ && elastic_kv(i, q)) return;
   if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
 }
 

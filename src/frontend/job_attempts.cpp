@@ -51,6 +51,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   next.members = std::move(members);
   next.rank_pid.assign(next.placement.world_size, 0);
   next.rank_failure.assign(next.placement.world_size, {});
+  next.rank_exited.assign(next.placement.world_size, false);
   attempt_ = std::move(next);
   for (auto& h : hosts_) {
     h->attempt_index = -1;
@@ -67,6 +68,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
     for (size_t m : attempt_.members) hosts_[m]->send_running(frame);
   });
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
+  if (first && opts_.elastic.on()) elastic_begin();
   choose_network();
   const SharedSpec shared = shared_spec();
   for (size_t j = 0; j < attempt_.members.size(); ++j) {
@@ -97,6 +99,7 @@ SharedSpec Job::Impl::shared_spec() {
     // Every attempt, shrinks included (TORCHELASTIC_RESTART_COUNT counts restarts only).
     s.env.push_back("FERRY_ATTEMPT=" + std::to_string(attempt_.number));
   }
+  if (opts_.elastic.on()) s.env.push_back("HOROVOD_ELASTIC=1");
   s.attempt = static_cast<uint32_t>(attempt_.number);
   s.restartable = policy_.enabled();
   return s;

@@ -35,6 +35,8 @@ void Job::Impl::on_exited(size_t i, const wire::Exited& e) {
   --hosts_[i]->ranks_left;
   out_.close_stream(e.rank, StreamId::kStdout);
   out_.close_stream(e.rank, StreamId::kStderr);
+  attempt_.rank_exited[e.rank] = true;
+  if (elastic_) return elastic_stopping_ ? void() : elastic_exited(i, e);
   // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank even when
   // it exited 0.
   const std::string& reason = attempt_.rank_failure[e.rank];
@@ -105,12 +107,15 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
   if (policy_.enabled() && !h.lost && (h.done || !in_attempt(i)))
     diag_.error("lost host " + h.name() + " (" + why + ") between attempts");
   h.lost = true;
+  if (elastic_ && !elastic_stopping_ && !in_attempt(i)) elastic_host_lost(i);  // never started
   if (phase_ == Phase::kBetween) return check_reopened();
   if (!in_attempt(i) || h.done) return check_attempt_over();
   for (auto& r : h.plan.ranks) {
     out_.close_stream(r.rank, StreamId::kStdout);
     out_.close_stream(r.rank, StreamId::kStderr);
   }
+  if (elastic_ && !elastic_stopping_) elastic_host_lost(i);
+  if (elastic_) h.ranks_left = 0;
   if (attempt_.end.host_lost(h.ranks_left))
     fail_attempt(HostLostFailure{h.name(), why, h.ranks_left});
   h.ranks_left = 0;

@@ -6,8 +6,10 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferry/frontend/failure_report.hpp"
@@ -16,6 +18,8 @@
 #include "ferry/frontend/job_end.hpp"
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
+#include "ferry/rendezvous/elastic_rounds.hpp"
+#include "ferry/rendezvous/horovod_notice.hpp"
 #include "host_link.hpp"
 #include "rendezvous_service.hpp"
 
@@ -29,6 +33,7 @@ struct Attempt {
   std::vector<size_t> members;  // host ids (index in Job::Impl::hosts_), in placement order
   std::vector<int> rank_pid;    // 0 until its Started
   std::vector<std::string> rank_failure;  // ferryd's reason, "" none
+  std::vector<bool> rank_exited;          // its Exited came (or its host was lost)
   JobEnd end;
   bool rank_succeeded = false;  // a rank exited 0 before any failure
   int hosts_lost = 0;
@@ -43,7 +48,10 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
        Diagnostics& diag);
   // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
-  ~Impl() { *alive_ = false; }
+  ~Impl() {
+    *alive_ = false;
+    if (discovery_thread_.joinable()) discovery_thread_.join();
+  }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   Impl(Impl&&) = delete;
@@ -105,6 +113,28 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   static std::string world_text(const Attempt& a);
   bool in_attempt(size_t i) const { return hosts_[i]->attempt_index >= 0; }
 
+  // ---- job_elastic.cpp: horovodrun's elastic mode (--host-discovery-script) ----
+  void elastic_begin();
+  bool elastic_kv(size_t i, const wire::KvRequest& q);
+  void elastic_exited(size_t i, const wire::Exited& e);
+  void elastic_host_lost(size_t i);
+  void elastic_record(const ElasticSlot& slot, WorkerState state);
+  void elastic_round_over();
+  void elastic_resume();
+  void elastic_answer_queries();
+  void elastic_drop_host(const std::string& host);
+  void elastic_stop(int status, const std::string& why);
+  ElasticSlot elastic_slot(size_t i, int rank) const;
+  double now_s() const;
+  // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----
+  void elastic_discover_later();
+  void elastic_discover();
+  void elastic_discovered(Result<std::string> out);
+  void elastic_worker_address(const wire::KvRequest& q);
+  void elastic_notify(int update);
+  void elastic_add_hosts();
+  void elastic_host_ready(size_t i);
+
   asio::io_context& io_;
   JobOptions opts_;
   Launchers launchers_;
@@ -129,6 +159,22 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
+  // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
+  // the job is stopping, and the status of the current round's first failed worker.
+  struct SlotQuery {
+    size_t host;
+    uint32_t id;
+    ElasticSlot slot;
+  };
+  std::unique_ptr<ElasticRounds> elastic_;
+  std::vector<SlotQuery> slot_queries_;
+  bool elastic_stopping_ = false;
+  int round_failure_status_ = 0;
+  bool waiting_for_slots_ = false;  // a round ended with too few slots: discovery may bring more
+  asio::steady_timer elastic_timer_{io_}, discovery_timer_{io_};
+  std::thread discovery_thread_;  // runs the discovery script; one run at a time
+  std::string discovery_error_;   // the last one, said once
+  std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
 };
 
 }  // namespace ferry

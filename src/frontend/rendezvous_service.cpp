@@ -46,6 +46,15 @@ std::vector<std::string> RendezvousService::host_environment(
   return env;
 }
 
+void RendezvousService::reset_store(const std::vector<ElasticAssignment>& world) {
+  kv_ = KvStore{};
+  for (const auto& a : world) {
+    kv_.set_scope_size("global", a.size);
+    kv_.set_scope_size("local_" + a.host, a.local_size);
+    kv_.set_scope_size("cross_" + std::to_string(a.local_rank), a.cross_size);
+  }
+}
+
 wire::KvReply RendezvousService::serve(const wire::KvRequest& req) {
   ++kv_requests_;
   auto r = kv_.serve(req.method, req.target, req.body);

@@ -11,6 +11,7 @@
 
 #include "ferry/common/result.hpp"
 #include "ferry/plan/placement.hpp"
+#include "ferry/rendezvous/elastic_rounds.hpp"
 #include "ferry/rendezvous/kv_store.hpp"
 #include "ferry/rendezvous/nic_choice.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
@@ -38,6 +39,10 @@ class RendezvousService {
   /// Variables `exports` sets are left to the user.
   std::vector<std::string> host_environment(std::size_t host, uint16_t kv_port,
                                             const std::vector<std::string>& exports) const;
+
+  /// Elastic Horovod: a new round's world. The store is emptied and its scopes are sized for
+  /// `world`, as horovod's RendezvousServer.init does before the workers rendezvous again.
+  void reset_store(const std::vector<ElasticAssignment>& world);
 
   /// Serves one KV request from a ferryd.
   wire::KvReply serve(const wire::KvRequest& req);

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "ferry/cli/ferryrun_cli.hpp"
 
@@ -211,17 +214,59 @@ TEST(CliHorovodrun, MinNpAndMaxNpWithFixedHosts) {
   EXPECT_EQ(m.config->job.max_restarts, 2);
 }
 
+// --host-discovery-script: the elastic mode. The script's first listing gives the hosts; every
+// slot found gets a worker, up to --max-np; -np is the floor unless --min-np says otherwise.
+TEST(CliHorovodrun, HostDiscoveryScriptGivesTheElasticJobItsHosts) {
+  char dir[] = "/tmp/ferry-cli-elastic.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string script = std::string(dir) + "/discover.sh";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho a:2\necho b\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto r = hvd({"-np", "2", "--host-discovery-script", script, "--slots-per-host", "3",
+                "--reset-limit", "4", "--blacklist-cooldown-range", "5", "60", "python", "t.py"});
+  ASSERT_TRUE(r.config.has_value());
+  const JobOptions& job = r.config->job;
+  ASSERT_EQ(job.hosts.size(), 2u);
+  EXPECT_EQ(job.hosts[0].name, "a");
+  EXPECT_EQ(job.hosts[0].slots, 2);
+  EXPECT_EQ(job.hosts[1].slots, 3);
+  EXPECT_EQ(job.np, 5);
+  EXPECT_EQ(job.min_ranks, 0);
+  EXPECT_EQ(job.elastic.min_np, 2);
+  EXPECT_EQ(job.elastic.reset_limit, 4);
+  EXPECT_EQ(job.elastic.cooldown_low_s, 5);
+  EXPECT_EQ(job.elastic.timeout_s, 600);
+  auto capped = hvd({"-np", "2", "--min-np", "1", "--max-np", "3", "--host-discovery-script",
+                     script, "python", "t.py"});
+  ASSERT_TRUE(capped.config.has_value());
+  EXPECT_EQ(capped.config->job.np, 3);
+  EXPECT_EQ(capped.config->job.elastic.min_np, 1);
+  EXPECT_EQ(hvd({"--host-discovery-script", script, "-H", "a:2", "t.py"}).exit_code, 2);
+  EXPECT_EQ(hvd({"--host-discovery-script", script, "--blacklist-cooldown-range", "0", "5", "t.py"})
+                .exit_code,
+            2);
+  // Too few slots within --elastic-timeout.
+  EXPECT_EQ(hvd({"-np", "9", "--host-discovery-script", script, "--elastic-timeout", "1", "t.py"})
+                .exit_code,
+            2);
+  ::unlink(script.c_str());
+  ::rmdir(dir);
+}
+
 TEST(CliHorovodrun, RefusedFlagsExitTwo) {
   for (auto args : std::vector<std::vector<std::string>>{
            {"-np", "2", "--config-file", "hvd.yaml", "python", "t.py"},
-           {"-np", "2", "--reset-limit", "3", "python", "t.py"},
-           {"-np", "2", "--min-np", "3", "python", "t.py"},  // above -np
-           {"-np", "4", "--max-np", "3", "python", "t.py"},  // below -np
-           {"-np", "2", "--host-discovery-script", "d.sh", "python", "t.py"},
+           {"-np", "2", "--reset-limit", "3", "python", "t.py"},  // needs a discovery script
+           {"-np", "2", "--min-np", "3", "python", "t.py"},       // above -np
+           {"-np", "4", "--max-np", "3", "python", "t.py"},       // below -np
+           {"-np", "2", "--host-discovery-script", "/nonexistent/d.sh", "python", "t.py"},
            {"-np", "2", "--jsrun", "python", "t.py"},
            {"-np", "2", "--mpi-args=--map-by ppr:6:node", "python", "t.py"},
            {"-cb"},
-           {"--blacklist-cooldown-range", "10", "100", "-np", "2", "x"}}) {
+           {"--blacklist-cooldown-range", "10", "100", "-np", "2", "x"}}) {  // same
     auto r = hvd(args);
     EXPECT_EQ(r.exit_code, 2) << args.front() << " " << args.back();
     EXPECT_FALSE(r.config.has_value());

@@ -1,0 +1,128 @@
+// horovodrun's elastic flags: --host-discovery-script turns on Horovod's elastic driver in ferry
+// (the job's rounds are the front end's; see docs/elastic.md). Here: the flags, their checks,
+// and the first discovery, which gives the job its first hosts.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "cli_parts.hpp"
+#include "cli_text.hpp"
+#include "ferry/common/text.hpp"
+#include "ferry/process/run_capture.hpp"
+#include "ferry/rendezvous/elastic_rounds.hpp"
+
+namespace ferry::cli_detail {
+namespace {
+
+// Runs the script every second until the hosts have `need` slots, for at most `timeout_s`. A
+// script that fails the first time is an error at once (horovod: a misconfiguration).
+Result<std::vector<DiscoveredHost>> first_discovery(const ElasticOptions& e, int need) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(e.timeout_s);
+  bool first = true;
+  int have = 0;
+  for (;;) {
+    auto out = run_shell_capture(e.discovery_script);
+    if (!out && first) return make_error("--host-discovery-script: " + out.error().message);
+    first = false;
+    if (out) {
+      auto hosts = parse_discovered_hosts(*out, e.slots_per_host);
+      if (!hosts)
+        return make_error("--host-discovery-script " + e.discovery_script + ": " +
+                          hosts.error().message);
+      have = 0;
+      for (const auto& h : *hosts) have += h.slots;
+      if (have >= need) return hosts;
+    }
+    if (std::chrono::steady_clock::now() >= until)
+      return make_error("timed out after " + std::to_string(e.timeout_s) +
+                        " s waiting for the discovery script to list " + std::to_string(need) +
+                        " slots (it lists " + std::to_string(have) +
+                        "; --elastic-timeout, --min-np, -np)");
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+}  // namespace
+
+void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  ElasticOptions& e = cfg.job.elastic;
+  app.add_option("--host-discovery-script", e.discovery_script,
+                 "Elastic mode: a script printing the available hosts, one 'host' or "
+                 "'host:slots' a line; run every second")
+      ->group("Elastic");
+  app.add_option("--slots-per-host", e.slots_per_host,
+                 "Slots of a discovered host whose line gives none (default 1)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Elastic");
+  app.add_option("--elastic-timeout", raw.elastic_timeout,
+                 "Seconds to wait for enough slots (default 600, or $HOROVOD_ELASTIC_TIMEOUT)")
+      ->check(CLI::Range(1, 86400 * 7))
+      ->group("Elastic");
+  app.add_option("--reset-limit", e.reset_limit,
+                 "Most resets (workers removed or added) before the job is stopped")
+      ->check(CLI::Range(0, 1'000'000))
+      ->group("Elastic");
+  app.add_option("--blacklist-cooldown-range", raw.cooldown,
+                 "LOW HIGH: seconds a failing host stays blacklisted (grows from LOW to HIGH); "
+                 "default: for good")
+      ->expected(2)
+      ->allow_extra_args(false)  // exactly two: the command follows
+      ->group("Elastic");
+}
+
+Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  ElasticOptions& e = job.elastic;
+  if (!e.on()) {
+    const char* needs = e.reset_limit >= 0        ? "--reset-limit"
+                        : raw.elastic_timeout > 0 ? "--elastic-timeout"
+                        : !raw.cooldown.empty()   ? "--blacklist-cooldown-range"
+                        : e.slots_per_host != 1   ? "--slots-per-host"
+                                                  : nullptr;
+    if (needs)
+      return make_error(std::string(needs) +
+                        " belongs to the elastic mode: give --host-discovery-script too");
+    return {};
+  }
+  if (!raw.host_options.empty() || !raw.hostfiles.empty())
+    return make_error(
+        "--host-discovery-script finds the hosts: give it or -H/--hostfile, not both");
+  if (!raw.cooldown.empty()) {
+    const int lo = raw.cooldown[0], hi = raw.cooldown[1];
+    if (lo < 1 || hi > 3600 || lo > hi)
+      return make_error("--blacklist-cooldown-range " + std::to_string(lo) + " " +
+                        std::to_string(hi) + ": expected 1 <= LOW <= HIGH <= 3600 seconds");
+    e.cooldown_low_s = lo;
+    e.cooldown_high_s = hi;
+  }
+  e.timeout_s = raw.elastic_timeout;
+  if (e.timeout_s == 0) {
+    const char* env = std::getenv("HOROVOD_ELASTIC_TIMEOUT");
+    auto v = env ? parse_int(env, 1, 86400 * 7) : std::nullopt;
+    e.timeout_s = v ? static_cast<int>(*v) : 600;
+  }
+  e.min_np = job.min_ranks > 0 ? job.min_ranks : job.np > 0 ? job.np : 1;
+  e.max_np = raw.max_np;
+  job.min_ranks = 0;  // the elastic driver, not the restart policy, goes on without hosts
+  if (e.max_np > 0 && e.min_np > e.max_np)
+    return make_error("--min-np " + std::to_string(e.min_np) + " is above --max-np " +
+                      std::to_string(e.max_np));
+  auto hosts = first_discovery(e, job.np > 0 ? job.np : e.min_np);
+  if (!hosts) return hosts.error();
+  std::string list;
+  int slots = 0;
+  for (const auto& h : *hosts) {
+    list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
+    slots += h.slots;
+  }
+  raw.host_options.push_back(list);
+  // Horovod starts a worker on every slot found, up to --max-np; -np is what it waits for.
+  job.np = e.max_np > 0 ? std::min(slots, e.max_np) : slots;
+  raw.notes.push_back("elastic: the discovery script lists " + list);
+  return {};
+}
+
+}  // namespace ferry::cli_detail

@@ -1,0 +1,159 @@
+// The job controller's elastic mode, second half: the hosts. The discovery script runs every
+// second (on a thread: it may take its time); a change that would give another world is told to
+// rank 0's notification service, as horovod's driver does, so that the workers reset at their
+// next commit; a round that ends with hosts the job does not run on yet opens them (a fresh
+// ferryd each) and starts their workers with their coordinates in the new world.
+#include <ctime>
+
+#include "ferry/process/run_capture.hpp"
+#include "ferry/transport/connect_back.hpp"
+#include "job_impl.hpp"
+#include "worker_notifier.hpp"
+
+namespace ferry {
+
+void Job::Impl::elastic_discover_later() {
+  if (elastic_stopping_ || finished_) return;
+  discovery_timer_.expires_after(std::chrono::seconds(1));
+  discovery_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) elastic_discover();
+  });
+}
+
+void Job::Impl::elastic_discover() {
+  if (discovery_thread_.joinable()) discovery_thread_.join();
+  discovery_thread_ = std::thread([this, script = opts_.elastic.discovery_script, alive = alive_] {
+    auto out = run_shell_capture(script);
+    asio::post(io_, [this, out = std::move(out), alive]() mutable {
+      if (*alive) elastic_discovered(std::move(out));
+    });
+  });
+}
+
+void Job::Impl::elastic_discovered(Result<std::string> out) {
+  if (elastic_stopping_) return;
+  Result<std::vector<DiscoveredHost>> hosts =
+      out ? parse_discovered_hosts(*out, opts_.elastic.slots_per_host)
+          : Result<std::vector<DiscoveredHost>>(out.error());
+  if (!hosts) {
+    // A transient failure: horovod logs it and tries again.
+    if (hosts.error().message != discovery_error_)
+      diag_.warn("elastic: host discovery: " + hosts.error().message);
+    discovery_error_ = hosts.error().message;
+    return elastic_discover_later();
+  }
+  discovery_error_.clear();
+  const int update = elastic_->update_hosts(*hosts, now_s());
+  if (update != kNoUpdate) {
+    std::string list;
+    for (const auto& h : *hosts)
+      list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
+    diag_.verbose("elastic: discovered " + list);
+    if (elastic_->would_reassign()) elastic_notify(update);
+  }
+  if (waiting_for_slots_) elastic_resume();
+  elastic_discover_later();
+}
+
+// `PUT /worker_addresses/<host>:<local_rank>`: where that worker's notification service listens.
+void Job::Impl::elastic_worker_address(const wire::KvRequest& q) {
+  const std::string key = q.target.substr(std::string_view("/worker_addresses/").size());
+  const size_t colon = key.rfind(':');
+  if (colon == std::string::npos) return;
+  auto a = parse_worker_addresses(q.body);
+  if (!a) return diag_.verbose("elastic: worker " + key + ": " + a.error().message);
+  worker_addresses_[{key.substr(0, colon), std::atoi(key.c_str() + colon + 1)}] = std::move(*a);
+}
+
+// Rank 0 hears that hosts changed; its next state.commit() makes every worker reset.
+void Job::Impl::elastic_notify(int update) {
+  if (elastic_->world().empty()) return;
+  const ElasticAssignment& coordinator = elastic_->world().front();
+  auto it = worker_addresses_.find({coordinator.host, coordinator.local_rank});
+  if (it == worker_addresses_.end())
+    return diag_.verbose("elastic: rank 0 has no notification service yet");
+  const std::string body = hosts_updated_pickle(static_cast<uint32_t>(std::time(nullptr)), update);
+  const std::string digest = hmac_sha256(it->second.key, body);
+  if (digest.empty())
+    return diag_.warn("elastic: cannot sign the notice to rank 0: libcrypto is not available");
+  diag_.verbose("elastic: telling rank 0 (" + coordinator.host + ") that hosts changed");
+  send_service_message(io_, it->second.addresses, service_message(digest, body),
+                       [this, alive = alive_](const std::string& why) {
+                         if (*alive && !why.empty())
+                           diag_.warn("elastic: notifying rank 0: " + why);
+                       });
+}
+
+// After a round: every host of the new world that runs no ferryd of the job gets one, with the
+// world's slots on it. More slots on a host that already runs workers are not added.
+void Job::Impl::elastic_add_hosts() {
+  std::vector<std::string> names;
+  for (const auto& a : elastic_->world())
+    if (names.empty() || names.back() != a.host) names.push_back(a.host);
+  for (const auto& name : names) {
+    bool running = false;
+    for (const auto& h : hosts_) running |= h->name() == name && !h->closed;
+    if (running) continue;
+    const size_t i = hosts_.size();
+    HostPlan plan;
+    plan.host = full_.hosts.front().host;  // the command line's SSH settings
+    plan.host.name = name;
+    plan.host.origin = "host discovery";
+    plan.label = name;
+    plan.node_rank = static_cast<int>(attempt_.placement.hosts.size());
+    for (const auto& a : elastic_->world()) {
+      if (a.host != name) continue;
+      RankSlot r{static_cast<int>(attempt_.rank_pid.size()),
+                 a.local_rank,
+                 a.local_size,
+                 a.cross_rank,
+                 a.cross_size,
+                 plan.node_rank};
+      attempt_.rank_pid.push_back(0);
+      attempt_.rank_failure.emplace_back();
+      attempt_.rank_exited.push_back(false);
+      plan.ranks.push_back(r);
+    }
+    plan.host.slots = static_cast<int>(plan.ranks.size());
+    attempt_.placement.world_size = static_cast<int>(attempt_.rank_pid.size());
+    full_.hosts.push_back(plan);
+    HostReach reach = decide_host_reach(plan.host, {opts_.ssh_port, opts_.ssh_user});
+    HostEvents& events = *this;
+    hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, out_));
+    diag_.verbose("elastic: opening " + name + " for " + std::to_string(plan.ranks.size()) +
+                  " new worker(s)");
+    open_host(i);
+  }
+}
+
+// A host opened for new workers said Hello: it joins the running attempt with its workers'
+// coordinates in the current world.
+void Job::Impl::elastic_host_ready(size_t i) {
+  HostLink& h = *hosts_[i];
+  const int j = static_cast<int>(attempt_.placement.hosts.size());
+  attempt_.placement.hosts.push_back(h.plan);
+  attempt_.members.push_back(i);
+  h.begin_attempt(h.plan, j);
+  choose_network();
+  const SharedSpec shared = shared_spec();
+  HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports)};
+  wire::HostSpec spec = make_host_spec(opts_, attempt_.placement, in, shared);
+  for (auto& rl : spec.ranks) {
+    const RankSlot* slot = h.slot(rl.rank);
+    auto a = slot ? elastic_->assignment({h.name(), slot->local_rank}) : std::nullopt;
+    if (!a) continue;
+    const std::pair<const char*, int> vars[] = {{"HOROVOD_RANK=", a->rank},
+                                                {"HOROVOD_LOCAL_RANK=", a->local_rank},
+                                                {"HOROVOD_LOCAL_SIZE=", a->local_size},
+                                                {"HOROVOD_CROSS_RANK=", a->cross_rank},
+                                                {"HOROVOD_CROSS_SIZE=", a->cross_size}};
+    for (auto& e : rl.env)
+      for (const auto& [prefix, v] : vars)
+        if (e.starts_with(prefix)) e = prefix + std::to_string(v);
+    rl.env.push_back("HOROVOD_SIZE=" + std::to_string(a->size));
+  }
+  h.link->send(wire::encode(spec));
+  h.spec_sent = true;
+}
+
+}  // namespace ferry

@@ -1,0 +1,53 @@
+#include "ferry/process/run_capture.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/process/spawn.hpp"
+
+extern char** environ;
+
+namespace ferry {
+
+Result<std::string> run_shell_capture(const std::string& command) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return make_error(command + ": pipe: " + std::strerror(errno));
+  UniqueFd rd(fds[0]), wr(fds[1]);
+  UniqueFd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SpawnRequest req;
+  req.path = "/bin/sh";
+  req.argv = {"sh", "-c", command};
+  for (char** e = environ; *e; ++e) req.env.emplace_back(*e);
+  req.stdin_fd = null.get();
+  req.stdout_fd = wr.get();
+  req.stderr_fd = 2;
+  auto pid = spawn_process(req);
+  if (!pid) return make_error(command + ": " + pid.error().message);
+  wr = UniqueFd();
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(rd.get(), buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return make_error(command + ": killed by signal " + std::to_string(WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    return make_error(command + ": exit status " + std::to_string(WEXITSTATUS(status)));
+  return out;
+}
+
+}  // namespace ferry

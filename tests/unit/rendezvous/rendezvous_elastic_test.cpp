@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include "ferry/rendezvous/elastic_rounds.hpp"
+
+namespace ferry {
+namespace {
+
+std::vector<DiscoveredHost> hosts(std::initializer_list<DiscoveredHost> l) { return l; }
+
+TEST(ElasticDiscovery, ParsesHostsAndSlots) {
+  auto h = parse_discovered_hosts("a:2\n\n  b \nc:3\na:4\n", 1);
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(*h, hosts({{"a", 4}, {"b", 1}, {"c", 3}}));
+  auto bad = parse_discovered_hosts("a:2\nb:x\n", 1);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "line 2: 'b:x' is not 'host' or 'host:slots'");
+  EXPECT_FALSE(parse_discovered_hosts("a:0", 1));
+}
+
+TEST(ElasticAssignments, FillHostsInOrderAsHorovodDoes) {
+  auto w = elastic_assignments(hosts({{"a", 2}, {"b", 1}, {"c", 2}}), 0);
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w[0].response(), "0,5,0,2,0,3");
+  EXPECT_EQ(w[1].response(), "1,5,1,2,0,2");
+  EXPECT_EQ(w[2].response(), "2,5,0,1,1,3");
+  EXPECT_EQ(w[3].response(), "3,5,0,2,2,3");
+  EXPECT_EQ(w[4].response(), "4,5,1,2,1,2");
+  auto capped = elastic_assignments(hosts({{"a", 2}, {"b", 2}}), 3);
+  ASSERT_EQ(capped.size(), 3u);
+  EXPECT_EQ(capped[2].response(), "2,3,0,1,1,2");
+  EXPECT_EQ(ElasticAssignment{}.response(), "-1,-1,-1,-1,-1,-1");
+}
+
+TEST(ElasticRounds, AFailedWorkerDropsItsHostAndTheOthersGetNewRanks) {
+  ElasticRounds r({.min_np = 2});
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 2}, {"b", 2}, {"c", 2}}), 0), kHostsAdded);
+  ASSERT_TRUE(r.assign());
+  EXPECT_FALSE(r.record({"b", 0}, WorkerState::kFailure));
+  for (auto s : {ElasticSlot{"a", 0}, {"a", 1}, {"b", 1}, {"c", 0}})
+    EXPECT_FALSE(r.record(s, WorkerState::kReady));
+  EXPECT_FALSE(r.record({"a", 0}, WorkerState::kReady)) << "counted once";
+  EXPECT_TRUE(r.record({"c", 1}, WorkerState::kReady));
+  EXPECT_EQ(r.end_round(1), RoundEnd::kResume);
+  EXPECT_EQ(r.newly_blacklisted(), std::vector<std::string>{"b"});
+  auto w = r.assign();
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_EQ(w->size(), 4u);
+  EXPECT_EQ(r.assignment({"c", 1})->response(), "3,4,1,2,1,2");
+  EXPECT_FALSE(r.assignment({"b", 1}));
+  EXPECT_FALSE(r.record({"b", 1}, WorkerState::kFailure)) << "a blacklisted host is not counted";
+  EXPECT_EQ(r.resets(), 1);
+}
+
+TEST(ElasticRounds, StopsOnSuccessAllFailedAndTheResetLimit) {
+  ElasticRounds ok({.min_np = 1});
+  ok.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  ASSERT_TRUE(ok.assign());
+  ok.record({"a", 0}, WorkerState::kSuccess);
+  EXPECT_TRUE(ok.record({"b", 0}, WorkerState::kReady));
+  EXPECT_EQ(ok.end_round(0), RoundEnd::kSucceeded);
+
+  ElasticRounds failed({.min_np = 1});
+  failed.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  ASSERT_TRUE(failed.assign());
+  failed.record({"a", 0}, WorkerState::kReady);
+  EXPECT_TRUE(failed.record({"b", 0}, WorkerState::kFailure));
+  // A worker that was READY and then died is a failure.
+  failed.record({"a", 0}, WorkerState::kFailure);
+  EXPECT_EQ(failed.end_round(0), RoundEnd::kAllFailed);
+
+  ElasticRounds limited({.min_np = 1, .reset_limit = 0});
+  limited.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  ASSERT_TRUE(limited.assign());
+  limited.record({"a", 0}, WorkerState::kReady);
+  limited.record({"b", 0}, WorkerState::kFailure);
+  EXPECT_EQ(limited.end_round(0), RoundEnd::kResetLimit);
+}
+
+TEST(ElasticRounds, TooFewSlotsAndNewHostsGoLast) {
+  ElasticRounds r({.min_np = 3});
+  r.update_hosts(hosts({{"b", 2}}), 0);
+  EXPECT_FALSE(r.assign());
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 2}}), 1), kHostsAdded);
+  ASSERT_TRUE(r.assign());
+  EXPECT_EQ(r.world()[0].host, "b") << "the older host keeps rank 0";
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 2), kHostsRemoved);
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 3), kNoUpdate);
+}
+
+TEST(ElasticRounds, ABlacklistedHostComesBackAfterItsCooldown) {
+  ElasticRounds r({.min_np = 1, .cooldown_low_s = 10, .cooldown_high_s = 30});
+  r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  ASSERT_TRUE(r.assign());
+  r.record({"a", 0}, WorkerState::kReady);
+  r.record({"b", 0}, WorkerState::kFailure);
+  EXPECT_EQ(r.end_round(100), RoundEnd::kResume);
+  EXPECT_TRUE(r.blacklisted("b"));
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 105), kNoUpdate);
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 131), kHostsAdded);
+  EXPECT_FALSE(r.blacklisted("b"));
+}
+
+}  // namespace
+}  // namespace ferry
