@@ -115,4 +115,7 @@ wait_bg D 30
 assert_eq 255 "$D_rc" "exit status when a node dies"
 assert_contains "$D_err" "lost host $victim" "the report names the lost node"
 wait_gone "^$sleeper 1000" 8
+# The node stays dead for Slurm: the scenarios after this one get the whole cluster back.
+"$FERRY_SLURM" up "$FERRY_SLURM_NODES" --cpus "$(cat "$FERRY_SLURM_DIR/cpus")" >"$T/slurm-up.log" 2>&1 ||
+  fail "ferry-slurm up after the dead node: $(tail -n 3 "$T/slurm-up.log" | tr '\n' ';')"
 pass
