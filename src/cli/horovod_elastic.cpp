@@ -101,7 +101,7 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   e.timeout_s = raw.elastic_timeout;
   if (e.timeout_s == 0) {
     const char* env = std::getenv("HOROVOD_ELASTIC_TIMEOUT");
-    auto v = env ? parse_int(env, 1, 86400 * 7) : std::nullopt;
+    auto v = env ? parse_int(env, 1, 86400LL * 7) : std::nullopt;
     e.timeout_s = v ? static_cast<int>(*v) : 600;
   }
   e.min_np = job.min_ranks > 0 ? job.min_ranks : job.np > 0 ? job.np : 1;

@@ -97,9 +97,9 @@ SharedSpec Job::Impl::shared_spec() {
                                     [](const char* n) -> const char* { return std::getenv(n); });
     s.env.insert(s.env.end(), vars.begin(), vars.end());
     // Every attempt, shrinks included (TORCHELASTIC_RESTART_COUNT counts restarts only).
-    s.env.push_back("FERRY_ATTEMPT=" + std::to_string(attempt_.number));
+    s.env.emplace_back("FERRY_ATTEMPT=" + std::to_string(attempt_.number));
   }
-  if (opts_.elastic.on()) s.env.push_back("HOROVOD_ELASTIC=1");
+  if (opts_.elastic.on()) s.env.emplace_back("HOROVOD_ELASTIC=1");
   s.attempt = static_cast<uint32_t>(attempt_.number);
   s.restartable = policy_.enabled();
   return s;

@@ -12,7 +12,7 @@
 
 namespace ferry {
 
-double Job::Impl::now_s() const {
+double Job::Impl::now_s() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 

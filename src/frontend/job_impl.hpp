@@ -125,7 +125,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void elastic_drop_host(const std::string& host);
   void elastic_stop(int status, const std::string& why);
   ElasticSlot elastic_slot(size_t i, int rank) const;
-  double now_s() const;
+  static double now_s();
   // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----
   void elastic_discover_later();
   void elastic_discover();
@@ -162,8 +162,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {
-    size_t host;
-    uint32_t id;
+    size_t host = 0;
+    uint32_t id = 0;
     ElasticSlot slot;
   };
   std::unique_ptr<ElasticRounds> elastic_;

@@ -10,8 +10,6 @@
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/process/spawn.hpp"
 
-extern char** environ;
-
 namespace ferry {
 
 Result<std::string> run_shell_capture(const std::string& command) {

@@ -46,7 +46,7 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
   size_t i = 0;
   auto need = [&](size_t n) { return i + n <= p.size(); };
   while (i < p.size()) {
-    const uint8_t op = static_cast<uint8_t>(p[i++]);
+    const auto op = static_cast<uint8_t>(p[i++]);
     // Memo stores between a string and its integer keep the pair together.
     if (op == 0x94) continue;
     if (op == 'q') {

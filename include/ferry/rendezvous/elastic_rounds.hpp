@@ -25,6 +25,7 @@ namespace ferry {
 struct ElasticSlot {
   std::string host;
   int local_rank = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
   auto operator<=>(const ElasticSlot&) const = default;
 };
 
