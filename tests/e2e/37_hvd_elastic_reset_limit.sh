@@ -11,12 +11,7 @@ require_cluster
 require_nodes 3
 require_horovod
 
-tok=$(unique_token)
-prog=$FERRY_SRC/tests/e2e/programs/hvd_elastic.py
-ln -s "$FERRYRUN" "$T/horovodrun"
-printf '#!/bin/sh\nprintf "fnode1:2\\nfnode2:2\\nfnode3:2\\n"\n' >"$T/discover.sh"
-chmod +x "$T/discover.sh"
-mkdir -p "$T/m"
+elastic_setup fnode1:2 fnode2:2 fnode3:2
 
 run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 6 --min-np 2 \
   --reset-limit 1 --host-discovery-script "$T/discover.sh" \

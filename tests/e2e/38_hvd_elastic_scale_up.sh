@@ -12,13 +12,7 @@ require_cluster
 require_nodes 3
 require_horovod
 
-tok=$(unique_token)
-prog=$FERRY_SRC/tests/e2e/programs/hvd_elastic.py
-ln -s "$FERRYRUN" "$T/horovodrun"
-printf 'fnode1:2\nfnode2:2\n' >"$T/hosts"
-printf '#!/bin/sh\ncat %s\n' "$T/hosts" >"$T/discover.sh"
-chmod +x "$T/discover.sh"
-mkdir -p "$T/m"
+elastic_setup fnode1:2 fnode2:2
 
 start_bg E -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 --max-np 6 \
   --host-discovery-script "$T/discover.sh" "$HOROVOD_PY" "$prog" "$T/m" 6 1 "$tok"

@@ -169,6 +169,20 @@ require_horovod() {
   fi
 }
 
+# elastic_setup HOST:SLOTS...: the scaffolding of a horovodrun elastic scenario in $T: a
+# `horovodrun` link to ferryrun, a discovery script $T/discover.sh printing $T/hosts (written
+# with the given hosts, one a line; a scenario may replace it to change what is discovered),
+# $T/m for the training script's marks; sets tok (a unique token) and prog (the script).
+elastic_setup() {
+  tok=$(unique_token)
+  prog=$FERRY_SRC/tests/e2e/programs/hvd_elastic.py
+  ln -s "$FERRYRUN" "$T/horovodrun"
+  printf '%s\n' "$@" >"$T/hosts"
+  printf '#!/bin/sh\ncat %s\n' "$T/hosts" >"$T/discover.sh"
+  chmod +x "$T/discover.sh"
+  mkdir -p "$T/m"
+}
+
 # require_nodes N: the scenario needs at least N simulated hosts.
 require_nodes() {
   ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||
