@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <asio/post.hpp>
 
+#include "ferry/transport/socket_reads.hpp"
 #include "ssh_session.hpp"
 
 namespace ferry {
@@ -56,6 +57,8 @@ void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed)
   on_closed_ = std::move(on_closed);
   phase_ = Phase::kStreaming;
   rx_out_.reserve(kDeliverBatch + kMaxPacket);
+  // From here on the socket carries mostly channel data: read it in large blocks.
+  if (sd_.is_open()) socket_reads::attach(sd_.native_handle());
   last_rx_ = std::chrono::steady_clock::now();
   schedule_keepalive();
   // Output may already sit in libssh's buffers (it arrived with the exec reply), where no
