@@ -33,7 +33,7 @@ CPU_SECTION = "throughput-cpu"
 # Roles of cpu_split.py, as rows of the CPU table (per GB), in this order.
 CPU_ROLES = [("front end", "front end"), ("front end's ssh clients", "front end's ssh clients"),
              ("daemon (hosts)", "daemon (ferryd, hydra_pmi_proxy, orted)"),
-             ("sshd (hosts)", "sshd"), ("ranks and shells (hosts)", "ranks (yes | head, sh)")]
+             ("sshd (hosts)", "sshd"), ("ranks and shells (hosts)", "ranks (yes, head, sh)")]
 
 
 @dataclass
