@@ -111,6 +111,7 @@ extern "C" ssize_t recv(int fd, void* buf, size_t n, int flags) {
   return static_cast<ssize_t>(take);
 }
 
+// NOLINTNEXTLINE(readability-inconsistent-declaration-parameter-name): glibc names them __fds...
 extern "C" int poll(pollfd* fds, nfds_t n, int timeout) {
   using namespace ferry::socket_reads;
   PollFn fn = real_poll();
