@@ -33,6 +33,8 @@ class OutputChannel {
   void discard();
   /// The pump wrote everything queued: streams parked at the high-water mark read again.
   void pump_idle();
+  /// Bytes wait in the pump for the front end (which is behind).
+  bool holding() const { return mode_ != Mode::kDiscard && !pump_.idle(); }
 
  private:
   friend class RankStream;
