@@ -21,11 +21,11 @@ class Sizes:
     launch_rounds: int      # hyperfine rounds per launch case (tools interleaved)
     launch_runs: int        # runs of each tool inside one round
     launch_cases: list[tuple[int, int]]   # (hosts, ranks per host)
-    throughput_mb: int      # MB of lines per rank (1 MB = 10^6 bytes)
-    throughput_ranks: int   # ranks, one per host
+    # (hosts, ranks per host, MB of lines per rank (1 MB = 10^6 bytes), bytes per line)
+    throughput_cases: list[tuple[int, int, float, int]]
+    throughput_mb: float    # --throughput-mb: the first case's MB per rank (0: as listed)
     throughput_rounds: int
-    throughput_tagged: bool  # also measure with rank tags on
-    throughput_cpu_split: bool  # one more untimed run per tool: CPU by process role
+    throughput_tagged: bool  # the first case also runs the peers with their rank tags
     memory_ranks: list[int]  # total ranks, spread over memory_hosts hosts
     memory_hosts: int
     memory_rounds: int
@@ -50,8 +50,9 @@ class Sizes:
 
 
 FULL = Sizes(launch_rounds=6, launch_runs=2, launch_cases=[(4, 2), (8, 4)],
-             throughput_mb=50, throughput_ranks=4, throughput_rounds=5, throughput_tagged=True,
-             throughput_cpu_split=True,
+             throughput_cases=[(2, 2, 50, 48), (2, 2, 5, 2), (2, 2, 20, 8), (2, 2, 50, 4096),
+                               (2, 64, 1.5, 48)],
+             throughput_mb=0, throughput_rounds=5, throughput_tagged=True,
              memory_ranks=[4, 64], memory_hosts=4, memory_rounds=3, memory_sleep_s=2.0,
              breakdown_rounds=5, breakdown_case=(8, 4),
              docker_rounds=5, docker_launch_runs=3, docker_mb=20,
@@ -61,8 +62,8 @@ FULL = Sizes(launch_rounds=6, launch_runs=2, launch_cases=[(4, 2), (8, 4)],
              scale_slurm_nodes=[4, 32], scale_slurm_rounds=5)
 
 QUICK = Sizes(launch_rounds=2, launch_runs=1, launch_cases=[(4, 2)],
-              throughput_mb=5, throughput_ranks=4, throughput_rounds=1, throughput_tagged=False,
-              throughput_cpu_split=False,
+              throughput_cases=[(2, 2, 5, 48)], throughput_mb=0, throughput_rounds=1,
+              throughput_tagged=False,
               memory_ranks=[4], memory_hosts=4, memory_rounds=1, memory_sleep_s=1.0,
               breakdown_rounds=1, breakdown_case=(4, 2),
               docker_rounds=2, docker_launch_runs=1, docker_mb=2,

@@ -12,7 +12,7 @@ from .stats import Summary, paired_advantage, summarize
 TITLES = {
     "launch": "Cold launch",
     "throughput": "Output throughput",
-    "throughput-cpu": "Where the CPU goes while moving the output (one extra run per tool)",
+    "throughput-cpu": "Where the CPU goes while moving the output (CPU seconds per GB, by process)",
     "memory": "Peak memory (RSS)",
     "breakdown": "Where the launch time goes (seconds since the launcher was forked)",
     "restart": "Restart latency: a rank fails, the whole job starts again (this machine)",

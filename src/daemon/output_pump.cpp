@@ -10,12 +10,27 @@
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
+namespace {
+
+// The pipe to sshd, grown to this: sshd takes 16 KiB from it per turn of its loop.
+constexpr int kOutPipe = 1 << 20;
+// How long a full pipe to sshd is left alone. Waiting for it to become writable would
+// wake ferryd at every 16 KiB sshd takes (and sshd's read would wake it): a wake-up and
+// a splice per 16 KiB. After this pause sshd has taken up to a pipe's worth; the pause
+// caps the stream at kOutPipe per kRetry (1 GB/s), far above what sshd encrypts.
+constexpr auto kRetry = std::chrono::microseconds(1000);
+
+}  // namespace
 
 OutputPump::OutputPump(asio::io_context& io, int fd, Events events)
-    : out_(io, fd), events_(std::move(events)) {
+    : out_(io, fd), retry_(io), events_(std::move(events)) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   struct stat st {};
   can_splice_ = ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  // A socket (a local front end) wakes its writer only once it has room to spare; a pipe
+  // wakes it as soon as a reader takes anything.
+  big_pipe_ = S_ISFIFO(st.st_mode) && (::fcntl(fd, F_GETPIPE_SZ) >= kOutPipe ||
+                                       ::fcntl(fd, F_SETPIPE_SZ, kOutPipe) >= kOutPipe);
 }
 
 OutputPump::Piece& OutputPump::open_piece() {
@@ -103,6 +118,15 @@ void OutputPump::pump() {
 void OutputPump::wait_writable() {
   if (waiting_) return;
   waiting_ = true;
+  if (big_pipe_) {
+    retry_.expires_after(kRetry);
+    retry_.async_wait([this](std::error_code ec) {
+      if (ec == asio::error::operation_aborted) return;
+      waiting_ = false;
+      pump();
+    });
+    return;
+  }
   out_.async_wait(asio::posix::stream_descriptor::wait_write, [this](std::error_code ec) {
     waiting_ = false;
     if (ec == asio::error::operation_aborted) return;

@@ -1,7 +1,9 @@
 #include "rank_launcher.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
@@ -14,6 +16,22 @@
 
 namespace ferry {
 namespace {
+
+// Output pipes hold this much in all, shared by every rank's stdout and stderr, each pipe
+// between the kernel's default (64 KiB) and its unprivileged maximum (1 MiB). A pipe that
+// holds more lets a rank write longer before it waits and lets ferryd move larger frames:
+// fewer wake-ups on both sides. The budget stays far below the kernel's default per-user
+// limit on pipe memory (pipe-user-pages-soft, 64 MiB), past which new pipes shrink.
+constexpr size_t kPipeBudget = size_t{16} << 20;
+constexpr size_t kPipeMin = size_t{64} << 10;
+constexpr size_t kPipeMax = size_t{1} << 20;
+
+// Grows a rank's output pipe; a refusal (a limit, an old kernel) keeps the default.
+void size_output_pipe(int fd, size_t ranks) {
+  const size_t want =
+      std::clamp(kPipeBudget / (2 * std::max<size_t>(ranks, 1)), kPipeMin, kPipeMax);
+  if (want > kPipeMin) ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
+}
 
 std::vector<std::string> own_environment() {
   std::vector<std::string> env;
@@ -106,6 +124,8 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
   if (!out) return out.error();
   auto err = make_pipe();
   if (!err) return err.error();
+  size_output_pipe(out->read.get(), spec_->ranks.size());
+  size_output_pipe(err->read.get(), spec_->ranks.size());
   Pipe in;
   UniqueFd devnull;
   if (rl.rank == spec_->stdin_rank) {

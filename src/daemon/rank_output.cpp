@@ -20,6 +20,13 @@ constexpr size_t kHighWater = 1u << 20;
 constexpr size_t kReadChunk = 64u << 10;
 // Largest Output frame spliced at once (a pipe rarely holds more).
 constexpr size_t kMaxForward = 1u << 20;
+// A rank that keeps writing (its last frame left less than kStreaming ago) and has less
+// than kHoldBelow in its pipe is left to write for kHold more before its bytes go out:
+// larger frames, and far fewer wake-ups for the rank, ferryd and sshd. A rank that
+// writes now and then is never held.
+constexpr size_t kHoldBelow = 128u << 10;
+constexpr auto kHold = std::chrono::microseconds(1000);
+constexpr auto kStreaming = std::chrono::milliseconds(5);
 
 }  // namespace
 
@@ -58,15 +65,21 @@ void OutputChannel::resume() {
 
 RankStream::RankStream(OutputChannel& channel, int32_t rank, StreamId id,
                        std::function<void()> ended)
-    : channel_(channel), rank_(rank), id_(id), ended_(std::move(ended)), sd_(channel.io_) {}
+    : channel_(channel),
+      rank_(rank),
+      id_(id),
+      ended_(std::move(ended)),
+      sd_(channel.io_),
+      hold_timer_(channel.io_) {}
 
 RankStream::~RankStream() {
   if (state_ == State::kParked) channel_.unpark(*this);
+  if (sd_.is_open()) sd_.release();  // fd_ closes the pipe
 }
 
 void RankStream::open(UniqueFd fd) {
   ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
-  sd_.assign(fd.release());
+  fd_ = std::move(fd);
   state_ = State::kWaiting;
   wait();
 }
@@ -89,11 +102,17 @@ void RankStream::close() {
   }
 }
 
-// Waits until the pipe is readable, then pulls from it.
+// Waits until the pipe is readable, then pulls from it. The pipe is watched (in epoll)
+// only meanwhile: a watched pipe wakes ferryd at every write of its rank, also while its
+// bytes wait to be forwarded anyway.
 void RankStream::wait() {
+  std::error_code ec;
+  if (!sd_.is_open()) sd_.assign(fd_.get(), ec);
+  if (ec) return end();
   sd_.async_wait(stream_descriptor::wait_read, [this](std::error_code ec) {
     if (ec == asio::error::operation_aborted || state_ != State::kWaiting) return;
     if (ec) return end();
+    sd_.release();
     pull();
   });
 }
@@ -115,9 +134,12 @@ void RankStream::pull() {
 // back and ferryd buffers nothing. Readiness that came while a frame was queued is not
 // seen again (edge triggered), so the pipe is checked before waiting on it.
 void RankStream::splice() {
-  const int fd = sd_.native_handle();
+  const int fd = fd_.get();
   int avail = 0;
   if (::ioctl(fd, FIONREAD, &avail) == 0 && avail > 0) {
+    if (static_cast<size_t>(avail) < kHoldBelow && hold()) return;
+    held_ = false;
+    last_frame_ = std::chrono::steady_clock::now();
     state_ = State::kForwarding;
     channel_.pump_.forward(fd, rank_, id_,
                            std::min<size_t>(static_cast<size_t>(avail), kMaxForward),
@@ -128,6 +150,20 @@ void RankStream::splice() {
   if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
     return end();  // nothing left and no writer: EOF
   wait();
+}
+
+// Holds a streaming rank's few bytes for kHold (once), then pulls again; false when the
+// bytes go out now. The pipe is large enough (see RankLauncher) that the rank rarely
+// blocks meanwhile; it is not watched, and pull() looks at it when the time is up.
+bool RankStream::hold() {
+  if (held_ || std::chrono::steady_clock::now() - last_frame_ > kStreaming) return false;
+  held_ = true;
+  hold_timer_.expires_after(kHold);
+  hold_timer_.async_wait([this](std::error_code ec) {
+    if (ec == asio::error::operation_aborted || state_ != State::kWaiting) return;
+    pull();
+  });
+  return true;
 }
 
 // The pump wrote (or dropped) the frame of this pipe's bytes.
@@ -147,7 +183,7 @@ void RankStream::copy() {
     return;
   }
   auto room = channel_.pump_.room(kReadChunk);
-  ssize_t n = ::read(sd_.native_handle(), room.data(), room.size());
+  ssize_t n = ::read(fd_.get(), room.data(), room.size());
   if (n > 0) {
     channel_.pump_.commit(rank_, id_, static_cast<size_t>(n));
     if (channel_.pump_.queued() > kHighWater) channel_.paused_ = true;
@@ -159,7 +195,7 @@ void RankStream::copy() {
 // stopped.
 void RankStream::drain() {
   char sink[4096];
-  ssize_t n = ::read(sd_.native_handle(), sink, sizeof sink);
+  ssize_t n = ::read(fd_.get(), sink, sizeof sink);
   next_turn(n, sizeof sink);
 }
 
@@ -176,8 +212,9 @@ void RankStream::next_turn(ssize_t n, size_t asked) {
 
 void RankStream::end() {
   state_ = State::kClosed;
-  std::error_code ignored;
-  sd_.close(ignored);
+  hold_timer_.cancel();
+  if (sd_.is_open()) sd_.release();  // cancels the wait; the fd is fd_'s
+  fd_.reset();
   if (ended_) ended_();
 }
 

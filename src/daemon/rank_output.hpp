@@ -5,6 +5,7 @@
 // batch bound there), so a slow front end holds the ranks back instead of growing ferryd.
 
 #include <asio.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,8 @@ class OutputChannel {
   void discard();
   /// The pump wrote everything queued: streams parked at the high-water mark read again.
   void pump_idle();
+  /// Bytes wait in the pump for the front end (which is behind).
+  bool holding() const { return mode_ != Mode::kDiscard && !pump_.idle(); }
 
  private:
   friend class RankStream;
@@ -78,6 +81,7 @@ class RankStream {
   void wait();
   void pull();
   void splice();
+  bool hold();
   void forwarded();
   void copy();
   void drain();
@@ -88,7 +92,11 @@ class RankStream {
   const int32_t rank_;
   const StreamId id_;
   std::function<void()> ended_;
-  asio::posix::stream_descriptor sd_;
+  UniqueFd fd_;                        // the pipe's read end
+  asio::posix::stream_descriptor sd_;  // fd_, while waiting for it to be readable
+  asio::steady_timer hold_timer_;      // splicing: a streaming rank's pipe fills a little longer
+  std::chrono::steady_clock::time_point last_frame_{};  // when its last frame was queued
+  bool held_ = false;  // the bytes now in the pipe were held once already
   State state_ = State::kClosed;
 };
 

@@ -62,20 +62,25 @@ void RankSet::reap() {
     by_pid_.erase(it);
     r.state = Rank::State::kReaped;
     r.status = child->status;
-    if (holds_open(r)) {
-      // A background child of the rank may hold its pipes for as long as it likes: its
-      // output is forwarded for a while, then the rank's exit is reported regardless.
-      r.drain.expires_after(kDrainAfterExit);
-      r.drain.async_wait([this, &r](std::error_code ec) {
-        if (ec) return;
-        r.out.close();
-        r.err.close();
-        if (pmi_) pmi_->close_rank(r.rank);
-        maybe_report(r);
-      });
-    }
+    if (holds_open(r)) arm_drain(r);
     maybe_report(r);
   }
+}
+
+// A background child of the rank may hold its pipes for as long as it likes: its output is
+// forwarded for a while, then the rank's exit is reported regardless. While the front end is
+// behind (bytes wait in the pump for it), the period starts again: what the pipes still hold
+// may be the rank's own last output, written before it exited and waiting for the front end.
+void RankSet::arm_drain(Rank& r) {
+  r.drain.expires_after(kDrainAfterExit);
+  r.drain.async_wait([this, &r](std::error_code ec) {
+    if (ec) return;
+    if (channel_.holding() && holds_open(r)) return arm_drain(r);
+    r.out.close();
+    r.err.close();
+    if (pmi_) pmi_->close_rank(r.rank);
+    maybe_report(r);
+  });
 }
 
 void RankSet::pmi_closed(int32_t rank) {

@@ -91,6 +91,7 @@ class RankSet {
  private:
   void ended(Rank& r);
   void maybe_report(Rank& r);
+  void arm_drain(Rank& r);
   bool holds_open(const Rank& r) const;
   void report(Rank& r, const wire::Exited& e);
 

@@ -63,7 +63,7 @@ void HostLink::close() {
 
 void HostLink::on_data(std::string_view bytes) {
   last_heard = Clock::now();
-  reader_.feed(bytes);
+  reader_.feed_borrowed(bytes);  // `bytes` outlives the loop below
   for (;;) {
     auto f = reader_.next_view();
     if (!f) return events_.on_broken(index_, f.error().message);

@@ -62,4 +62,13 @@ void FdWriter::append_slow(const char* p, std::size_t n) {
   buf_.append(p, n);
 }
 
+char* FdWriter::extend_slow(std::size_t n) {
+  if (n > cap_ || error() != 0) return nullptr;
+  if (n > cap_ - buf_.size()) flush();
+  if (buf_.capacity() < cap_) buf_.reserve(cap_);
+  const std::size_t old = buf_.size();
+  buf_.resize(old + n);
+  return buf_.data() + old;
+}
+
 }  // namespace ferry

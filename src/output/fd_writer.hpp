@@ -36,6 +36,15 @@ class FdWriter {
   void keep_together(std::size_t n) {
     if (n > cap_ - buf_.size() && n <= cap_) flush();
   }
+  /// Room for `n` more bytes at the end of the buffer, which the caller fills, all of them;
+  /// the buffer is flushed first when they do not fit. nullptr when `n` is larger than a
+  /// buffer or after an error (append() then does the right thing).
+  char* extend(std::size_t n) {
+    if (n > cap_ - buf_.size() || buf_.capacity() < cap_ || error_ != 0) return extend_slow(n);
+    const std::size_t old = buf_.size();
+    buf_.resize(old + n);
+    return buf_.data() + old;
+  }
   /// Writes the buffer out, or hands it to the WriteBehind without waiting.
   void flush();
 
@@ -55,6 +64,7 @@ class FdWriter {
 
  private:
   void append_slow(const char* p, std::size_t n);
+  char* extend_slow(std::size_t n);
 
   int fd_;
   std::size_t cap_;

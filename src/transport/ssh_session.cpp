@@ -4,6 +4,8 @@
 
 #include "ssh_session.hpp"
 
+#include "ferry/transport/socket_reads.hpp"
+
 namespace ferry {
 
 SshSession::SshSession(asio::io_context& io, SshOptions options, HostEntry host,
@@ -38,6 +40,10 @@ std::string SshSession::describe() const {
 
 void SshSession::arm() {
   if (!sd_.is_open() || phase_ == Phase::kDone) return;
+  // Bytes libssh's reads left buffered (socket_reads.hpp) are announced by no readiness.
+  if ((phase_ == Phase::kStreaming || phase_ == Phase::kLinger) &&
+      socket_reads::buffered(sd_.native_handle()) > 0)
+    post_pump();
   auto self = shared_from_this();
   bool want_read = phase_ != Phase::kReady;
   if (want_read && !read_armed_) {
@@ -78,6 +84,7 @@ void SshSession::sync_fd() {
   // libssh closes its socket on errors; stop watching the number before it is reused.
   if (!sd_.is_open()) return;
   if (!session_ || ssh_get_fd(session_.get()) != sd_.native_handle()) {
+    socket_reads::detach(sd_.native_handle());
     sd_.release();
   }
 }
@@ -86,8 +93,11 @@ void SshSession::teardown() {
   phase_ = Phase::kDone;
   timer_.cancel();
   keepalive_timer_.cancel();
-  if (sd_.is_open()) sd_.release();  // the fd belongs to libssh
-  channel_.reset();                  // before ssh_disconnect(), which frees channels
+  if (sd_.is_open()) {
+    socket_reads::detach(sd_.native_handle());
+    sd_.release();  // the fd belongs to libssh
+  }
+  channel_.reset();  // before ssh_disconnect(), which frees channels
   if (session_) {
     ssh_disconnect(session_.get());  // queues DISCONNECT, one non-blocking write, close
     session_.reset();

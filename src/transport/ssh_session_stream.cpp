@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <asio/post.hpp>
 
+#include "ferry/transport/socket_reads.hpp"
 #include "ssh_session.hpp"
 
 namespace ferry {
@@ -17,6 +18,11 @@ namespace {
 // Bytes one pump may deliver before yielding, so one chatty host cannot starve the others.
 constexpr size_t kPumpBudget = size_t{4} * 1024 * 1024;
 constexpr uint32_t kWriteChunk = 256 * 1024;
+// Channel data handed to the link at once: large enough that the console writes big
+// blocks, small enough to stay in the cache.
+constexpr size_t kDeliverBatch = size_t{256} * 1024;
+// The largest channel data packet libssh accepts (its CHANNEL_MAX_PACKET).
+constexpr size_t kMaxPacket = size_t{32} * 1024;
 constexpr size_t kMaxStderrLine = 4096;
 constexpr auto kLingerLimit = std::chrono::seconds(5);
 
@@ -50,6 +56,9 @@ void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed)
   on_data_ = std::move(on_data);
   on_closed_ = std::move(on_closed);
   phase_ = Phase::kStreaming;
+  rx_out_.reserve(kDeliverBatch + kMaxPacket);
+  // From here on the socket carries mostly channel data: read it in large blocks.
+  if (sd_.is_open()) socket_reads::attach(sd_.native_handle());
   last_rx_ = std::chrono::steady_clock::now();
   schedule_keepalive();
   // Output may already sit in libssh's buffers (it arrived with the exec reply), where no
@@ -146,12 +155,16 @@ bool SshSession::process_packets() {
 
 // Lets libssh process what the socket holds (on_channel_data takes every data packet into
 // rx_out_/rx_err_) and delivers it; returns false when the stream ended with an error.
+// libssh reads the socket 4 KiB per round, so one packet takes several rounds that
+// deliver nothing: the loop goes on while the socket gives bytes (asio's edge-triggered
+// readiness would not announce the rest), and hands data on in batches of kDeliverBatch.
 bool SshSession::drain_channel(bool deliver) {
   size_t budget = kPumpBudget;
   ssh_channel ch = channel_.get();
   if (held_back_ && !paused_) take_held_back();
   for (;;) {
-    const uint64_t before = rx_total_;
+    const uint64_t before = socket_counter_.in_bytes;
+    const uint64_t rx_before = rx_total_;
     // With our callback taking all data the channel buffers stay empty, so each poll runs
     // one non-blocking round of packet handling (until the remote's EOF; after that
     // process_packets() does it).
@@ -169,17 +182,17 @@ bool SshSession::drain_channel(bool deliver) {
       }
       return false;
     }
-    const uint64_t got = rx_total_ - before;
-    if (!deliver_rx(deliver)) return false;
-    if (got == 0) break;
-    budget -= std::min<uint64_t>(budget, got);
+    const uint64_t read = socket_counter_.in_bytes - before;
+    if (read == 0 && rx_total_ == rx_before) break;
+    if (rx_out_.size() + rx_err_.size() >= kDeliverBatch && !deliver_rx(deliver)) return false;
+    budget -= std::min<uint64_t>(budget, read);
     if (budget == 0) {
       post_pump();
       break;
     }
   }
   sync_fd();
-  return true;
+  return deliver_rx(deliver);
 }
 
 // Stdout refused while paused waits in libssh's channel buffer; the data callback sees it
@@ -209,13 +222,19 @@ bool SshSession::deliver_rx(bool deliver) {
     if (deliver && phase_ != Phase::kStreaming && phase_ != Phase::kReady) rx_out_.clear();
     return true;
   }
+  // Taken out first: the handler may send, and a send may take in more channel data.
   std::string out;
   out.swap(rx_out_);
   got_stdout_ = true;
   // A copy: the handler may close or destroy the link, which clears on_data_.
   Link::DataHandler on_data = on_data_;
   if (on_data) on_data(out);
-  return phase_ == Phase::kStreaming;
+  if (phase_ != Phase::kStreaming) return false;
+  if (rx_out_.empty()) {  // the buffer goes back, so batches do not allocate and regrow
+    out.clear();
+    rx_out_.swap(out);
+  }
+  return true;
 }
 
 void SshSession::flush_sends() {

@@ -1,5 +1,7 @@
 #include "ferry/wire/frame.hpp"
 
+#include <algorithm>
+
 #include "ferry/wire/codec.hpp"
 
 namespace ferry::wire {
@@ -14,6 +16,7 @@ std::string encode_frame(uint8_t type, std::string_view payload) {
 }
 
 void FrameReader::feed(std::string_view bytes) {
+  ext_ = {};
   // Compact lazily so long streams of small frames do not shift the buffer every frame.
   if (pos_ == buf_.size()) {
     buf_.clear();
@@ -25,11 +28,33 @@ void FrameReader::feed(std::string_view bytes) {
   buf_.append(bytes);
 }
 
-Result<std::optional<FrameView>> FrameReader::next_view() {
-  if (failed_) return make_error("protocol stream is corrupt");
-  size_t avail = buf_.size() - pos_;
+void FrameReader::feed_borrowed(std::string_view bytes) {
+  ext_ = {};
+  // A frame begun earlier is completed in the buffer; the rest stays where it is.
+  while (!bytes.empty() && pos_ < buf_.size()) {
+    const size_t have = buf_.size() - pos_;
+    size_t want = have < 4 ? 4 - have : 0;
+    if (want == 0) {
+      const uint32_t len = Decoder(std::string_view(buf_).substr(pos_, 4)).u32();
+      if (len == 0 || len > kMaxFrame || have >= 4 + static_cast<size_t>(len)) break;
+      want = 4 + len - have;
+    }
+    const size_t take = std::min(want, bytes.size());
+    feed(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+  }
+  if (pos_ == buf_.size()) {
+    buf_.clear();
+    pos_ = 0;
+  }
+  ext_ = bytes;
+}
+
+// The frame at `pos` in `bytes`, if whole; moves `pos` past it.
+Result<std::optional<FrameView>> FrameReader::view_in(std::string_view bytes, size_t& pos) {
+  const size_t avail = bytes.size() - pos;
   if (avail < 4) return std::optional<FrameView>{};
-  Decoder d(std::string_view(buf_).substr(pos_, 4));
+  Decoder d(bytes.substr(pos, 4));
   uint32_t len = d.u32();
   if (len == 0 || len > kMaxFrame) {
     failed_ = true;
@@ -37,11 +62,27 @@ Result<std::optional<FrameView>> FrameReader::next_view() {
   }
   if (avail < 4 + static_cast<size_t>(len)) return std::optional<FrameView>{};
   FrameView f;
-  f.type = static_cast<uint8_t>(buf_[pos_ + 4]);
-  f.payload = std::string_view(buf_).substr(pos_ + 5, len - 1);
-  // The bytes stay where they are until the next feed(), which compacts them away.
-  pos_ += 4 + len;
+  f.type = static_cast<uint8_t>(bytes[pos + 4]);
+  f.payload = bytes.substr(pos + 5, len - 1);
+  pos += 4 + len;
   return std::optional<FrameView>{f};
+}
+
+Result<std::optional<FrameView>> FrameReader::next_view() {
+  if (failed_) return make_error("protocol stream is corrupt");
+  // The bytes stay where they are until the next feed(), which compacts them away.
+  if (pos_ < buf_.size() || ext_.empty()) {
+    auto f = view_in(buf_, pos_);
+    if (!f || *f || ext_.empty() || pos_ < buf_.size()) return f;
+  }
+  size_t used = 0;
+  auto f = view_in(ext_, used);
+  if (f && !*f) {
+    feed(ext_);  // an unfinished frame: kept (feed() forgets ext_)
+    return f;
+  }
+  ext_.remove_prefix(used);
+  return f;
 }
 
 Result<std::optional<Frame>> FrameReader::next() {

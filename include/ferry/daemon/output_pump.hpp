@@ -69,8 +69,10 @@ class OutputPump {
   void fail();
 
   asio::posix::stream_descriptor out_;
+  asio::steady_timer retry_;  // a full pipe: when to try again
   Events events_;
   bool can_splice_ = false;
+  bool big_pipe_ = false;  // the stream is a pipe grown to kOutPipe
   std::deque<Piece> pieces_;
   size_t queued_ = 0;
   bool pumping_ = false;

@@ -20,7 +20,8 @@ struct Frame {
   std::string payload;
 };
 
-/// A frame still inside FrameReader's buffer: valid until the reader is fed again.
+/// A frame still inside FrameReader's buffer: valid until the reader is fed again (after
+/// feed_borrowed(), until the next call to next_view()).
 struct FrameView {
   uint8_t type = 0;
   std::string_view payload;
@@ -35,17 +36,25 @@ class FrameReader {
  public:
   /// Appends received bytes.
   void feed(std::string_view bytes);
+  /// As feed(), without copying what it need not: frames wholly inside `bytes` are
+  /// returned as views into it, only the start of an unfinished frame is kept. `bytes`
+  /// must stay valid until next_view() returned no frame; a feed before that drops what
+  /// is left of it.
+  void feed_borrowed(std::string_view bytes);
   /// Next complete frame, nothing if incomplete, or an Error if the stream is corrupt
   /// (oversized length); after an error the reader stays failed.
   Result<std::optional<Frame>> next();
   /// As next(), without copying the payload out of the reader.
   Result<std::optional<FrameView>> next_view();
   /// Bytes received but not yet returned as frames.
-  size_t buffered() const { return buf_.size() - pos_; }
+  size_t buffered() const { return buf_.size() - pos_ + ext_.size(); }
 
  private:
+  Result<std::optional<FrameView>> view_in(std::string_view bytes, size_t& pos);
+
   std::string buf_;
   size_t pos_ = 0;
+  std::string_view ext_;  // feed_borrowed()'s bytes not returned yet
   bool failed_ = false;
 };
 

@@ -75,15 +75,22 @@ TEST(OutputPump, FramesAndSplicedPipeBytesKeepTheirOrder) {
   EXPECT_EQ("last", wire::decode<wire::Log>(f[2])->line);
 }
 
+TEST(OutputPump, GrowsAPipeStreamToOneMebibyte) {
+  asio::io_context io;
+  Pipe out;
+  OutputPump pump(io, out.w, {nullptr, nullptr});
+  EXPECT_GE(::fcntl(out.w, F_GETPIPE_SZ), 1 << 20);
+}
+
 TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
   asio::io_context io;
   Pipe out, rank;
-  ASSERT_GT(::fcntl(out.w, F_SETPIPE_SZ, 4096), 0);
   const std::string data(60000, 'x');
   ::fcntl(rank.w, F_SETFL, O_NONBLOCK);
   ASSERT_EQ(static_cast<ssize_t>(data.size()), ::write(rank.w, data.data(), data.size()));
   int done = 0;
   OutputPump pump(io, out.w, {nullptr, [] { FAIL() << "broken"; }});
+  ASSERT_GT(::fcntl(out.w, F_SETPIPE_SZ, 4096), 0);  // after the pump grew it
   pump.forward(rank.r, 0, StreamId::kStdout, data.size(), [&] { ++done; });
   pump.send(wire::encode(wire::Done{}));
   io.poll();
@@ -92,7 +99,7 @@ TEST(OutputPump, AFullStreamHoldsTheRestUntilItDrains) {
   std::string got;
   for (int i = 0; i < 1000 && !pump.idle(); ++i) {
     got += read_now(out.r);
-    io.poll();
+    io.run_for(std::chrono::milliseconds(2));  // a full pipe is tried again after 1 ms
   }
   got += read_now(out.r);
   ASSERT_TRUE(pump.idle());
