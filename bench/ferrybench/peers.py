@@ -64,10 +64,11 @@ def hosts_arg(hosts: list[tuple[str, int]]) -> str:
 
 
 class FerryRun(Tool):
-    def __init__(self, bin_dir: Path, ssh_config: Path):
+    def __init__(self, bin_dir: Path, ssh_config: Path, key: str = "ferryrun",
+                 label: str = "ferryrun"):
         # ferryd forks a guard that sweeps the ranks if ferryd is kill -9ed; it renames
         # itself ferryd-guard (older builds kept the name ferryd).
-        super().__init__("ferryrun", "ferryrun", "ferryrun", "ferryd",
+        super().__init__(key, label, "ferryrun", "ferryd",
                          str(bin_dir / "ferryrun"), ("ferryd-guard",))
         self.bin_dir = bin_dir
         self.ssh_config = ssh_config
@@ -143,5 +144,11 @@ class Hydra(Tool):
         return cmd + argv
 
 
-def all_tools(bin_dir: Path, ssh_config: Path, work_dir: Path) -> list[Tool]:
-    return [FerryRun(bin_dir, ssh_config), OpenMpi(ssh_config), Hydra(ssh_config, work_dir)]
+def all_tools(bin_dir: Path, ssh_config: Path, work_dir: Path,
+              baseline: Path | None = None) -> list[Tool]:
+    """ferryrun first; with `baseline` (another build's bin folder) that build second, as a
+    peer of its own, so that before and after run interleaved under the same load."""
+    tools: list[Tool] = [FerryRun(bin_dir, ssh_config)]
+    if baseline is not None:
+        tools.append(FerryRun(baseline, ssh_config, "baseline", "ferryrun baseline"))
+    return tools + [OpenMpi(ssh_config), Hydra(ssh_config, work_dir)]

@@ -24,7 +24,7 @@ from .cluster import host_list
 from .context import Context
 from .cpu_split import CpuSplit
 from .lines import LINE, GEN, check_output, gen_argv, rank_line  # noqa: F401 (re-exported)
-from .peers import Tool
+from .peers import FerryRun, Tool
 from .proc import timed_run
 
 SECTION = "throughput"
@@ -51,9 +51,14 @@ def variants(ctx: Context, with_peer_tags: bool) -> list[Variant]:
     out = [Variant("ferryrun", "ferryrun (tags)", ferry, True),
            Variant("ferryrun-untagged", "ferryrun untagged", ferry, False)]
     peers = [t for t in ctx.tools if t is not ferry]
-    out += [Variant(t.key, t.label, t, False) for t in peers]
+    for t in peers:  # a baseline build with its tags, as the build measured
+        out += [Variant(t.key, t.label + " (tags)", t, True)] if isinstance(t, FerryRun) else []
+    out += [Variant(t.key + ("-untagged" if isinstance(t, FerryRun) else ""),
+                    t.label + (" untagged" if isinstance(t, FerryRun) else ""), t, False)
+            for t in peers]
     if with_peer_tags:
-        out += [Variant(t.key + "-tagged", t.label + " tagged", t, True) for t in peers]
+        out += [Variant(t.key + "-tagged", t.label + " tagged", t, True) for t in peers
+                if not isinstance(t, FerryRun)]
     return out
 
 
