@@ -82,8 +82,9 @@ def run(ctx: Context) -> None:
         "throughput, per round, median [min-max]; above 1: ferryrun (tags) better. The "
         "peers run untagged (their fastest form) unless the column says tagged.")
     ctx.results.legends[CPU_SECTION] = (
-        "CPU seconds per GB of output (utime + stime from /proc/PID/stat of every process "
-        "of the job, read every 20 ms during each timed run), median over the rounds. The "
+        "CPU seconds per GB of output (the run time of every thread of every process of the "
+        "job, /proc/PID/task/*/schedstat, read every 20 ms during each timed run), median "
+        "over the rounds. The "
         "ratios read as above: X / ferryrun (tags), above 1: ferryrun used less.")
     with ctx.cluster.session(need, "output throughput") as cluster:
         if cluster.nodes < need:
