@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <utility>
 
 namespace ferry {
@@ -16,17 +18,15 @@ FdWriter::~FdWriter() {
 }
 
 void FdWriter::flush() {
-  if (buf_.empty()) return;
-  if (error() != 0) {
-    buf_.clear();
-    return;
+  if (size_ == 0) return;
+  if (error() == 0) {
+    if (behind_) {
+      behind_->write(buf_.get(), size_);  // copies only what the fd does not take at once
+    } else {
+      error_ = write_all(fd_, buf_.get(), size_);
+    }
   }
-  if (behind_) {
-    behind_->write(buf_);  // empties buf_, keeping a buffer's capacity where it can
-  } else {
-    error_ = write_all(fd_, buf_.data(), buf_.size());
-    buf_.clear();
-  }
+  size_ = 0;
 }
 
 void FdWriter::start_behind(std::function<void()> wake) {
@@ -49,7 +49,7 @@ int FdWriter::error() const {
 
 void FdWriter::append_slow(const char* p, std::size_t n) {
   if (error() != 0) return;
-  if (n > cap_ - buf_.size()) flush();
+  if (n > cap_ - size_) flush();
   if (n >= cap_) {
     if (behind_) {
       behind_->write(p, n);
@@ -58,17 +58,18 @@ void FdWriter::append_slow(const char* p, std::size_t n) {
     }
     return;
   }
-  if (buf_.capacity() < cap_) buf_.reserve(cap_);
-  buf_.append(p, n);
+  if (!buf_) buf_ = std::make_unique_for_overwrite<char[]>(cap_);
+  std::memcpy(buf_.get() + size_, p, n);
+  size_ += n;
 }
 
 char* FdWriter::extend_slow(std::size_t n) {
   if (n > cap_ || error() != 0) return nullptr;
-  if (n > cap_ - buf_.size()) flush();
-  if (buf_.capacity() < cap_) buf_.reserve(cap_);
-  const std::size_t old = buf_.size();
-  buf_.resize(old + n);
-  return buf_.data() + old;
+  if (n > cap_ - size_) flush();
+  if (!buf_) buf_ = std::make_unique_for_overwrite<char[]>(cap_);
+  char* at = buf_.get() + size_;
+  size_ += n;
+  return at;
 }
 
 }  // namespace ferry

@@ -128,34 +128,6 @@ void WriteBehind::write(const char* p, std::size_t n) {
   cv_.notify_one();
 }
 
-void WriteBehind::write(std::string& buf) {
-  if (buf.empty()) return;
-  std::size_t done = 0;
-  if (direct_now()) {
-    int err = 0;
-    done = write_now(buf.data(), buf.size(), err);
-    if (err != 0) fail(err);
-    if (err != 0 || done == buf.size()) {
-      buf.clear();
-      return;
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (error() == 0 && !stopping_) {
-      queued_.fetch_add(buf.size() - done, std::memory_order_relaxed);
-      if (pending_.empty()) {
-        buf.erase(0, done);
-        pending_.swap(buf);  // buf takes the empty buffer the thread last handed back
-      } else {
-        pending_.append(buf, done);
-      }
-    }
-    buf.clear();
-  }
-  cv_.notify_one();
-}
-
 void WriteBehind::wake_at(std::size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);

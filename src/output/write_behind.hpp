@@ -44,9 +44,6 @@ class WriteBehind {
   /// Writes [p, p+n) after what waits, now as far as the fd takes it without waiting for
   /// its reader, the rest from the thread; never waits for the reader.
   void write(const char* p, std::size_t n);
-  /// The same for the bytes of `buf`, which comes back empty (its buffer kept, or one the
-  /// thread is done with, so that its capacity need not be allocated again).
-  void write(std::string& buf);
   /// Bytes given and not yet written. Cheap: no lock.
   std::size_t queued() const { return queued_.load(std::memory_order_acquire); }
   /// The errno that stopped writing, or 0.

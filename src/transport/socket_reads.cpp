@@ -68,7 +68,8 @@ void attach(int fd) {
   if (fd < 0 || find(fd) != nullptr || !real_recv() || !real_poll()) return;
   for (Slot& s : slots()) {
     if (s.fd.load(std::memory_order_relaxed) != -1) continue;
-    if (!s.data) s.data = std::make_unique<char[]>(kBuffer);
+    if (!s.data)
+      s.data = std::make_unique_for_overwrite<char[]>(kBuffer);  // pages touched as filled
     s.pos = s.len = 0;
     s.fd.store(fd, std::memory_order_relaxed);
     return;
