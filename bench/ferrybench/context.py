@@ -41,6 +41,7 @@ class Sizes:
     restart_ssh_hosts: int   # restart over SSH: hosts x 1 rank (and as many ranks locally)
     restart_ssh_rounds: int  # 0: no SSH case (no cluster needed)
     horovod_rounds: int      # horovod: rounds (real horovodrun and ferry interleaved)
+    hvd_elastic_rounds: int  # hvd-elastic: rounds of its three jobs (launchers interleaved)
     run_timeout_s: int       # one launcher run past this is a hang: killed, reported
     scale_hosts: list[int]   # scale: SSH cases, hosts x 1 rank (129 needs ferry-cluster up 129)
     scale_rounds: int        # scale: rounds over SSH (tools interleaved)
@@ -57,7 +58,8 @@ FULL = Sizes(launch_rounds=6, launch_runs=2, launch_cases=[(4, 2), (8, 4)],
              breakdown_rounds=5, breakdown_case=(8, 4),
              docker_rounds=5, docker_launch_runs=3, docker_mb=20,
              restart_rounds=5, restart_ranks=[4, 8], restart_default_monitor_ranks=[4],
-             restart_ssh_hosts=4, restart_ssh_rounds=5, horovod_rounds=5, run_timeout_s=120,
+             restart_ssh_hosts=4, restart_ssh_rounds=5, horovod_rounds=5, hvd_elastic_rounds=3,
+             run_timeout_s=120,
              scale_hosts=[64, 65, 128, 129], scale_rounds=3, scale_hang_s=60,
              scale_slurm_nodes=[4, 32], scale_slurm_rounds=5)
 
@@ -68,7 +70,8 @@ QUICK = Sizes(launch_rounds=2, launch_runs=1, launch_cases=[(4, 2)],
               breakdown_rounds=1, breakdown_case=(4, 2),
               docker_rounds=2, docker_launch_runs=1, docker_mb=2,
               restart_rounds=1, restart_ranks=[4], restart_default_monitor_ranks=[4],
-              restart_ssh_hosts=4, restart_ssh_rounds=2, horovod_rounds=1, run_timeout_s=30,
+              restart_ssh_hosts=4, restart_ssh_rounds=2, horovod_rounds=1, hvd_elastic_rounds=1,
+              run_timeout_s=30,
               scale_hosts=[8, 9], scale_rounds=1, scale_hang_s=30,
               scale_slurm_nodes=[4], scale_slurm_rounds=1)
 

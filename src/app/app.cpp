@@ -61,7 +61,8 @@ int run_ferryrun(const FrontendConfig& cfg) {
   SshLauncher remote(io, ssh);
   SlurmOptions so;
   so.verbose = cfg.job.verbose;
-  so.survive_lost_host = cfg.job.min_hosts > 0 || cfg.job.min_ranks > 0 || cfg.job.max_restarts > 0;
+  so.survive_lost_host = cfg.job.min_hosts > 0 || cfg.job.min_ranks > 0 ||
+                         cfg.job.max_restarts > 0 || cfg.job.elastic.on();
   so.log = [&diag](const std::string& line) { diag.raw(line + "\n"); };
   SlurmLauncher slurm(io, so);
   diag.verbose(std::string("launcher: ") +

@@ -120,6 +120,9 @@ Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& 
 /// --elastic-timeout for -np slots).
 void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
 Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw);
+/// horovodrun --min-np without a discovery script, once the hosts are read: at least 2 of them
+/// (as horovod's FixedHosts wants), a worker on every slot up to --max-np.
+Status finish_fixed_elastic(JobOptions& job, RawCli& raw);
 
 /// mpirun's part of finishing: --mca plm_rsh_args into the SSH settings, other --mca noted,
 /// --prefix into the ferryd path.

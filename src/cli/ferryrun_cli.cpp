@@ -25,7 +25,9 @@ std::string description(Personality who, const std::string& name) {
       return "horovodrun (ferry): start a Horovod job of N ranks over hosts reached by SSH.\n"
              "  horovodrun -np 8 -H node1:4,node2:4 python train.py\n"
              "Ranks get Horovod's gloo variables and the launcher's environment; tunables\n"
-             "become HOROVOD_* variables; output lines are tagged [rank]<stdout>:.";
+             "become HOROVOD_* variables; output lines are tagged [rank]<stdout>:.\n"
+             "Elastic mode (hvd.elastic scripts), as horovodrun: --host-discovery-script S,\n"
+             "or --min-np N with -H/--hostfile (failing hosts leave, the others go on).";
     case Personality::kMpirun:
       return name + " (ferry): start N processes over hosts reached by SSH, Open MPI style.\n" +
              "  " + name + " -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n" +

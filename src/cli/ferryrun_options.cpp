@@ -141,6 +141,11 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
+  app.add_option("--min-np", job.min_ranks,
+                 "When a host is lost, go on without it while at least N ranks are left (as "
+                 "--min-hosts, in ranks; horovodrun's --min-np is Horovod's elastic mode)")
+      ->check(CLI::Range(1, 1'000'000))
+      ->group("Fault tolerance");
   app.add_option("-H,--host", raw.host_options, "Hosts as host[:slots][,host[:slots]...]")
       ->allow_extra_args(false)
       ->group("Hosts");

@@ -245,6 +245,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (Status st = apply_words(cfg, raw); !st) return st;
   if (Status st = resolve_hosts(job, raw, file); !st) return st;
   if (Status st = check_fault_tolerance(job, raw); !st) return st;
+  if (Status st = finish_fixed_elastic(job, raw); !st) return st;
   if (Status st = choose_launcher(cfg, raw); !st) return st;
 
   std::vector<std::string> items;

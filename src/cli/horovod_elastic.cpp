@@ -1,6 +1,6 @@
-// horovodrun's elastic flags: --host-discovery-script turns on Horovod's elastic driver in ferry
-// (the job's rounds are the front end's; see docs/elastic.md). Here: the flags, their checks,
-// and the first discovery, which gives the job its first hosts.
+// horovodrun's elastic flags: --host-discovery-script, or --min-np with fixed hosts, turns on
+// Horovod's elastic driver in ferry (the job's rounds are the front end's; see docs/compat.md).
+// Here: the flags, their checks, and the first discovery, which gives the job its first hosts.
 
 #include <unistd.h>
 
@@ -76,6 +76,9 @@ void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   ElasticOptions& e = job.elastic;
+  // horovod's launch.py: a discovery script or --min-np makes the run elastic; without a script,
+  // over the fixed -H/--hostfile hosts (checked once they are read: finish_fixed_elastic).
+  e.fixed_hosts = e.discovery_script.empty() && job.min_ranks > 0;
   if (!e.on()) {
     const char* needs = e.reset_limit >= 0        ? "--reset-limit"
                         : raw.elastic_timeout > 0 ? "--elastic-timeout"
@@ -84,10 +87,11 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
                                                   : nullptr;
     if (needs)
       return make_error(std::string(needs) +
-                        " belongs to the elastic mode: give --host-discovery-script too");
+                        " belongs to the elastic mode: give --host-discovery-script, or "
+                        "--min-np with -H/--hostfile");
     return {};
   }
-  if (!raw.host_options.empty() || !raw.hostfiles.empty())
+  if (!e.fixed_hosts && (!raw.host_options.empty() || !raw.hostfiles.empty()))
     return make_error(
         "--host-discovery-script finds the hosts: give it or -H/--hostfile, not both");
   if (!raw.cooldown.empty()) {
@@ -110,6 +114,10 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   if (e.max_np > 0 && e.min_np > e.max_np)
     return make_error("--min-np " + std::to_string(e.min_np) + " is above --max-np " +
                       std::to_string(e.max_np));
+  if (job.np > 0 && e.min_np > job.np)
+    return make_error("--min-np " + std::to_string(e.min_np) + " is above -np " +
+                      std::to_string(job.np));
+  if (e.fixed_hosts) return {};
   auto hosts = first_discovery(e, job.np > 0 ? job.np : e.min_np);
   if (!hosts) return hosts.error();
   std::string list;
@@ -122,6 +130,29 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   // Horovod starts a worker on every slot found, up to --max-np; -np is what it waits for.
   job.np = e.max_np > 0 ? std::min(slots, e.max_np) : slots;
   raw.notes.push_back("elastic: the discovery script lists " + list);
+  return {};
+}
+
+Status finish_fixed_elastic(JobOptions& job, RawCli& raw) {
+  const ElasticOptions& e = job.elastic;
+  if (!e.fixed_hosts) return {};
+  const int n = static_cast<int>(job.hosts.size());
+  if (n < 2)
+    return make_error(
+        "--min-np without --host-discovery-script is Horovod's elastic mode over "
+        "the -H/--hostfile hosts, which needs at least 2 hosts; the job has " +
+        std::to_string(n) + " (" + job.hosts.front().name + ")");
+  int slots = 0;
+  for (const auto& h : job.hosts) slots += h.slots;
+  const int need = std::max(job.np, e.min_np);
+  if (slots < need)
+    return make_error("elastic: the hosts have " + std::to_string(slots) + " slots, fewer than " +
+                      std::to_string(need) + " (-np, --min-np)");
+  // As with a discovery script: a worker on every slot, up to --max-np.
+  job.np = e.max_np > 0 ? std::min(slots, e.max_np) : slots;
+  raw.notes.push_back("elastic over the fixed hosts: " + std::to_string(job.np) + " workers on " +
+                      std::to_string(n) + " hosts, at least " + std::to_string(e.min_np) +
+                      " (--min-np)");
   return {};
 }
 

@@ -121,14 +121,13 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->check(CLI::Range(1, 1'000'000))
       ->group("Job");
   app.add_option("--min-np,--min-num-proc", job.min_ranks,
-                 "Fewest processes to go on with: elastic workers with "
-                 "--host-discovery-script; with the fixed -H hosts, a lost host leaves the job "
-                 "on the others while at least this many are left")
+                 "Elastic mode (hvd.elastic scripts): fewest workers to go on with. With "
+                 "--host-discovery-script the hosts come and go; with -H/--hostfile (2 hosts or "
+                 "more) a failing host leaves and the others go on (default: -np)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Elastic");
   app.add_option("--max-np,--max-num-proc", raw.max_np,
-                 "Most processes: elastic workers with --host-discovery-script; with fixed "
-                 "hosts, -np may not exceed it")
+                 "Elastic mode: most workers (default: every slot)")
       ->check(CLI::Range(1, 1'000'000))
       ->group("Elastic");
   app.add_option("-H,--hosts", raw.host_options, "Hosts and slots: host1:2,host2:4")

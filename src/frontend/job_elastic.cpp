@@ -1,9 +1,9 @@
-// The job controller's elastic mode (horovodrun --host-discovery-script): one attempt runs for the
-// whole job, and its workers reset in rounds, as horovod's elastic driver runs them. A worker that
-// resets asks `GET /rank_and_size/<host>:<local_rank>`; the request waits here until every worker
-// of the world asked, exited or was lost (ElasticRounds decides what follows). Then the hosts of
-// failed workers are dropped (their ferryd stops their ranks, the job goes on), the store is
-// emptied for the new world, and every waiting worker gets its new rank.
+// The job controller's elastic mode (horovodrun --host-discovery-script, or --min-np with fixed
+// hosts): one attempt runs for the whole job, and its workers reset in rounds, as horovod's elastic
+// driver runs them. A worker that resets asks `GET /rank_and_size/<host>:<local_rank>`; the request
+// waits here until every worker of the world asked, exited or was lost (ElasticRounds decides what
+// follows). Then the hosts of failed workers are dropped (their ferryd stops their ranks, the job
+// goes on), the store is emptied for the new world, and every waiting worker gets its new rank.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -21,14 +21,15 @@ ElasticSlot Job::Impl::elastic_slot(size_t i, int rank) const {
   return {hosts_[i]->name(), s ? s->local_rank : -1};
 }
 
-// The first world is the first attempt's placement: the hosts the discovery script listed, each
-// filled in turn (the command line made -np every slot found, up to --max-np).
+// The first world is the first attempt's placement: the hosts the discovery script listed (or the
+// fixed -H hosts), each filled in turn (the command line made -np every slot, up to --max-np).
 void Job::Impl::elastic_begin() {
   const ElasticOptions& e = opts_.elastic;
   elastic_ = std::make_unique<ElasticRounds>(ElasticRounds::Limits{
       e.min_np, e.max_np, e.reset_limit, e.cooldown_low_s, e.cooldown_high_s});
   std::vector<DiscoveredHost> found;
   for (const auto& h : full_.hosts) found.push_back({h.label, h.host.slots});
+  if (e.fixed_hosts) fixed_hosts_ = found;
   elastic_->update_hosts(found, now_s());
   if (auto w = elastic_->assign(); !w) diag_.error("elastic: " + w.error().message);
   diag_.verbose("elastic: " + std::to_string(elastic_->world().size()) +

@@ -21,6 +21,15 @@ void Job::Impl::elastic_discover_later() {
 }
 
 void Job::Impl::elastic_discover() {
+  if (opts_.elastic.fixed_hosts) {
+    // horovod's FixedHosts: the same hosts every time (a host back from its cooldown is news).
+    if (elastic_stopping_) return;
+    if (const int update = elastic_->update_hosts(fixed_hosts_, now_s());
+        update != kNoUpdate && elastic_->would_reassign())
+      elastic_notify(update);
+    if (waiting_for_slots_) elastic_resume();
+    return elastic_discover_later();
+  }
   if (discovery_thread_.joinable()) discovery_thread_.join();
   discovery_thread_ = std::thread([this, script = opts_.elastic.discovery_script, alive = alive_] {
     auto out = run_shell_capture(script);

@@ -113,7 +113,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   static std::string world_text(const Attempt& a);
   bool in_attempt(size_t i) const { return hosts_[i]->attempt_index >= 0; }
 
-  // ---- job_elastic.cpp: horovodrun's elastic mode (--host-discovery-script) ----
+  // ---- job_elastic.cpp: horovodrun's elastic mode (a discovery script, or fixed hosts) ----
   void elastic_begin();
   bool elastic_kv(size_t i, const wire::KvRequest& q);
   void elastic_exited(size_t i, const wire::Exited& e);
@@ -172,8 +172,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   int round_failure_status_ = 0;
   bool waiting_for_slots_ = false;  // a round ended with too few slots: discovery may bring more
   asio::steady_timer elastic_timer_{io_}, discovery_timer_{io_};
-  std::thread discovery_thread_;  // runs the discovery script; one run at a time
-  std::string discovery_error_;   // the last one, said once
+  std::thread discovery_thread_;             // runs the discovery script; one run at a time
+  std::string discovery_error_;              // the last one, said once
+  std::vector<DiscoveredHost> fixed_hosts_;  // -H/--hostfile's hosts: what "discovery" finds
   std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
 };
 

@@ -107,12 +107,16 @@ int ElasticRounds::update_hosts(const std::vector<DiscoveredHost>& hosts, double
     else if (h.slots < p->slots)
       res |= kHostsRemoved;
   }
-  // Oldest first: hosts already in the order keep their place, new ones go last.
+  // Oldest first: hosts already in the order keep their place, new ones go last. A blacklisted
+  // host left the order; back from its cooldown, it is a new one (horovod's HostManager).
   std::vector<std::string> order;
   for (const auto& name : order_)
     if (find(hosts, name) != hosts.end()) order.push_back(name);
-  for (const auto& h : hosts)
-    if (std::find(order.begin(), order.end(), h.name) == order.end()) order.push_back(h.name);
+  for (const auto& h : hosts) {
+    const bool out = blacklisted(h.name) && !resurrected(h.name, now_s);
+    if (!out && std::find(order.begin(), order.end(), h.name) == order.end())
+      order.push_back(h.name);
+  }
   for (const auto& h : hosts)
     if (resurrected(h.name, now_s)) state(h.name) = HostState{false, state(h.name).times, 0};
   order_ = std::move(order);
@@ -196,6 +200,7 @@ RoundEnd ElasticRounds::end_round(double now_s) {
     HostState& s = state(slot.host);
     if (!s.blacklisted) newly_blacklisted_.push_back(slot.host);
     s.blacklisted = true;
+    std::erase(order_, slot.host);
     // A cooldown, when a range was given: low * 2^times plus jitter, within [low, high].
     if (limits_.cooldown_low_s > 0 && s.cooldown_end <= now_s) {
       static std::minstd_rand jitter{std::random_device{}()};

@@ -21,9 +21,11 @@ struct HostDevices {
   std::vector<int> devices;  ///< device indices on that host, in the order given
 };
 
-/// horovodrun's elastic mode (--host-discovery-script): Horovod's driver, in ferry.
+/// horovodrun's elastic mode (--host-discovery-script, or --min-np with fixed -H/--hostfile
+/// hosts): Horovod's driver, in ferry.
 struct ElasticOptions {
-  std::string discovery_script;  ///< run every second; "" = not elastic
+  std::string discovery_script;  ///< run every second; "" = no script
+  bool fixed_hosts = false;      ///< elastic over the job's fixed hosts (horovod's FixedHosts)
   int slots_per_host = 1;        ///< --slots-per-host: slots of a line without ":N"
   int min_np = 1;                ///< --min-np (else -np): fewest workers to go on with
   int max_np = 0;                ///< --max-np: most workers; 0 = no cap
@@ -31,7 +33,7 @@ struct ElasticOptions {
   int timeout_s = 600;           ///< --elastic-timeout: waiting for enough slots
   int cooldown_low_s = 0;        ///< --blacklist-cooldown-range LOW HIGH; 0 0 = for good
   int cooldown_high_s = 0;
-  bool on() const { return !discovery_script.empty(); }
+  bool on() const { return fixed_hosts || !discovery_script.empty(); }
 };
 
 /// Everything a job needs once the command line is parsed.
@@ -72,7 +74,8 @@ struct JobOptions {
   /// Started as horovodrun: the ranks are Horovod processes (HostSpec::horovod).
   bool horovod = false;
 
-  /// horovodrun --host-discovery-script and its flags (docs/elastic.md).
+  /// horovodrun --host-discovery-script, or --min-np with fixed hosts, and its flags
+  /// (docs/compat.md).
   ElasticOptions elastic;
 
   RestartLimits restart_limits() const { return {max_restarts, min_hosts, min_ranks}; }

@@ -202,16 +202,36 @@ TEST(CliHorovodrun, StartTimeoutFromTheEnvironmentUnlessGiven) {
   EXPECT_EQ(b.config->job.start_timeout_s, 5);
 }
 
-// Elastic flags that fit fixed hosts: --min-np is the floor a lost host may leave the job at.
-TEST(CliHorovodrun, MinNpAndMaxNpWithFixedHosts) {
-  auto r = hvd({"-np", "4", "-H", "a:2,b:2", "--min-np", "2", "--max-np", "4", "python", "t.py"});
+// --min-np without a discovery script: Horovod's elastic mode over the fixed hosts (horovod's
+// launch.py: --min-np makes a run elastic; FixedHosts finds the same hosts every time). Every slot
+// gets a worker, up to --max-np; it needs 2 hosts or more.
+TEST(CliHorovodrun, MinNpWithFixedHostsIsTheElasticMode) {
+  auto r = hvd({"-np", "2", "-H", "a:2,b:2", "--min-np", "2", "--blacklist-cooldown-range", "3",
+                "9", "python", "t.py"});
   ASSERT_TRUE(r.config.has_value());
-  EXPECT_EQ(r.config->job.min_ranks, 2);
-  EXPECT_EQ(r.config->job.min_hosts, 0);
-  EXPECT_EQ(r.config->job.max_restarts, 0);
-  auto m = hvd({"-np", "4", "-H", "a:2,b:2", "--min-np", "2", "--max-restarts", "2", "t.py"});
-  ASSERT_TRUE(m.config.has_value());
-  EXPECT_EQ(m.config->job.max_restarts, 2);
+  const JobOptions& job = r.config->job;
+  EXPECT_TRUE(job.elastic.on());
+  EXPECT_TRUE(job.elastic.fixed_hosts);
+  EXPECT_EQ(job.elastic.min_np, 2);
+  EXPECT_EQ(job.elastic.cooldown_low_s, 3);
+  EXPECT_EQ(job.np, 4) << "a worker on every slot";
+  EXPECT_EQ(job.min_ranks, 0) << "the elastic driver, not the restart policy";
+  ASSERT_EQ(job.hosts.size(), 2u);
+  auto capped = hvd({"-np", "4", "-H", "a:2,b:2,c:2", "--min-np", "2", "--max-np", "4", "t.py"});
+  ASSERT_TRUE(capped.config.has_value());
+  EXPECT_EQ(capped.config->job.np, 4);
+  EXPECT_EQ(capped.config->job.elastic.max_np, 4);
+  // --max-np alone is not elastic (horovod's _is_elastic), and no flag is elastic without it.
+  auto plain = hvd({"-np", "4", "-H", "a:2,b:2", "--max-np", "4", "t.py"});
+  ASSERT_TRUE(plain.config.has_value());
+  EXPECT_FALSE(plain.config->job.elastic.on());
+
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(hvd({"-np", "2", "-H", "a:4", "--min-np", "2", "t.py"}).exit_code, 2);
+  EXPECT_EQ(hvd({"-np", "6", "-H", "a:2,b:2", "--min-np", "2", "t.py"}).exit_code, 2);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("needs at least 2 hosts; the job has 1 (a)"), std::string::npos) << err;
+  EXPECT_NE(err.find("the hosts have 4 slots, fewer than 6"), std::string::npos) << err;
 }
 
 // --host-discovery-script: the elastic mode. The script's first listing gives the hosts; every

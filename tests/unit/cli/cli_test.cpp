@@ -85,6 +85,11 @@ TEST(Cli, FaultToleranceOptions) {
   ASSERT_TRUE(u.config.has_value());
   EXPECT_EQ(u.config->job.max_restarts, 2);
   EXPECT_EQ(u.config->job.min_hosts, 2);
+  // ferryrun's --min-np: the same floor in ranks (horovodrun's --min-np is Horovod's elastic mode).
+  auto ranks = parse({"-H", "a:2,b:2", "--min-np", "2", "true"});
+  ASSERT_TRUE(ranks.config.has_value());
+  EXPECT_EQ(ranks.config->job.min_ranks, 2);
+  EXPECT_FALSE(ranks.config->job.elastic.on());
   auto exact = parse({"-H", "a,b", "--nnodes", "2", "true"});
   ASSERT_TRUE(exact.config.has_value());
   EXPECT_EQ(exact.config->job.min_hosts, 0) << "N:N hosts: every host is needed";

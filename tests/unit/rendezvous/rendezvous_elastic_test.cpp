@@ -100,5 +100,58 @@ TEST(ElasticRounds, ABlacklistedHostComesBackAfterItsCooldown) {
   EXPECT_FALSE(r.blacklisted("b"));
 }
 
+// horovod's cooldown: LOW * 2^k plus up to LOW of jitter, within [LOW, HIGH]; a host that fails
+// again while still cooling down keeps its end; without a range it never comes back.
+TEST(ElasticRounds, CooldownGrowsAndIsCappedAndIsForGoodWithoutARange) {
+  auto fail_b = [](ElasticRounds& r, double now) {
+    EXPECT_TRUE(r.assign());
+    r.record({"a", 0}, WorkerState::kReady);
+    r.record({"b", 0}, WorkerState::kFailure);
+    return r.end_round(now);
+  };
+  ElasticRounds capped({.min_np = 1, .cooldown_low_s = 2, .cooldown_high_s = 3});
+  capped.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  EXPECT_EQ(fail_b(capped, 10), RoundEnd::kResume);
+  EXPECT_EQ(capped.update_hosts(hosts({{"a", 1}, {"b", 1}}), 12.9), kNoUpdate);
+  EXPECT_EQ(capped.update_hosts(hosts({{"a", 1}, {"b", 1}}), 13), kHostsAdded) << "3 s: HIGH";
+
+  ElasticRounds grows({.min_np = 1, .cooldown_low_s = 10, .cooldown_high_s = 3600});
+  grows.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  EXPECT_EQ(fail_b(grows, 0), RoundEnd::kResume);  // first: 20..30 s
+  EXPECT_EQ(grows.update_hosts(hosts({{"a", 1}, {"b", 1}}), 19.9), kNoUpdate);
+  EXPECT_EQ(grows.update_hosts(hosts({{"a", 1}, {"b", 1}}), 30), kHostsAdded);
+  EXPECT_EQ(fail_b(grows, 100), RoundEnd::kResume);  // second: 40..50 s
+  EXPECT_EQ(grows.update_hosts(hosts({{"a", 1}, {"b", 1}}), 139.9), kNoUpdate);
+  EXPECT_EQ(grows.update_hosts(hosts({{"a", 1}, {"b", 1}}), 150), kHostsAdded);
+
+  ElasticRounds never({.min_np = 1});
+  never.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
+  EXPECT_EQ(fail_b(never, 0), RoundEnd::kResume);
+  EXPECT_EQ(never.update_hosts(hosts({{"a", 1}, {"b", 1}}), 1e9), kNoUpdate);
+  EXPECT_TRUE(never.blacklisted("b"));
+  EXPECT_EQ(never.available_slots(), 1);
+}
+
+// A host back from its cooldown is a new host: it goes last, so rank 0 stays on a host that
+// kept the state.
+TEST(ElasticRounds, AHostBackFromItsCooldownGoesLast) {
+  ElasticRounds r({.min_np = 1, .cooldown_low_s = 1, .cooldown_high_s = 1});
+  r.update_hosts(hosts({{"a", 1}, {"b", 1}, {"c", 1}}), 0);
+  ASSERT_TRUE(r.assign());
+  r.record({"a", 0}, WorkerState::kFailure);
+  r.record({"b", 0}, WorkerState::kReady);
+  r.record({"c", 0}, WorkerState::kReady);
+  EXPECT_EQ(r.end_round(0), RoundEnd::kResume);
+  ASSERT_TRUE(r.assign());
+  EXPECT_EQ(r.world().front().host, "b");
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}, {"c", 1}}), 2), kHostsAdded);
+  EXPECT_TRUE(r.would_reassign());
+  ASSERT_TRUE(r.assign());
+  ASSERT_EQ(r.world().size(), 3u);
+  EXPECT_EQ(r.world()[0].host, "b");
+  EXPECT_EQ(r.world()[1].host, "c");
+  EXPECT_EQ(r.world()[2].host, "a");
+}
+
 }  // namespace
 }  // namespace ferry
