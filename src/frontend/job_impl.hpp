@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -134,6 +135,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void elastic_notify(int update);
   void elastic_add_hosts();
   void elastic_host_ready(size_t i);
+  wire::RankLaunch elastic_launch(const HostLink& h, const RankSlot& r) const;
+  void elastic_resize_host(size_t m);
 
   asio::io_context& io_;
   JobOptions opts_;
@@ -175,6 +178,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::thread discovery_thread_;  // runs the discovery script; one run at a time
   std::string discovery_error_;   // the last one, said once
   std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
+  std::set<int> elastic_stopped_;  // ranks stopped because their slot left the world
 };
 
 }  // namespace ferry
