@@ -159,6 +159,12 @@ class Daemon::Impl {
               if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
               if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
             },
+            [this](wire::StartRanks& m) { on_start_ranks(std::move(m)); },
+            [this](wire::StopRanks& m) {
+              for (int32_t rank : m.ranks)
+                if (Rank* r = ranks_.find(rank))
+                  ranks_.stop(*r, std::chrono::milliseconds(m.grace_ms));
+            },
         },
         *msg);
   }
@@ -188,6 +194,26 @@ class Daemon::Impl {
     if (spec_.ranks.empty()) return check_done();
     // Every rank starts in its own turn, so frames already read (a Terminate) act first.
     asio::post(io_, [this] { launch(0); });
+  }
+
+  // Ranks that join the job running here (elastic Horovod: new slots on this host). They
+  // start after the spec's own, one a turn, and are watched, stopped and swept as those are.
+  void on_start_ranks(wire::StartRanks m) {
+    if (!have_spec_) return fatal("ranks to start arrived before the host spec");
+    for (const auto& rl : m.ranks)
+      if (ranks_.find(rl.rank))
+        return fatal("rank " + std::to_string(rl.rank) + " to start is already on this host");
+    if (finished_) {
+      // Every rank here ended and Done went out: these never run, and say so.
+      for (const auto& rl : m.ranks) queue(wire::encode(wire::Exited{rl.rank, 0, SIGKILL, {}}));
+      return;
+    }
+    const size_t first = ranks_.ranks().size();
+    for (auto& rl : m.ranks) {
+      ranks_.add(rl.rank, spec_.ranks.size());
+      spec_.ranks.push_back(std::move(rl));
+    }
+    asio::post(io_, [this, first] { launch(first); });
   }
 
   // The previous attempt is over here (Done was sent): its ranks and PMI go, the job tag,
@@ -244,6 +270,7 @@ class Daemon::Impl {
   // Told to stop meanwhile (Terminate, or the front end gone), the rank is not started: it
   // is reported as killed, so the front end hears of every rank.
   void start_rank(Rank& r) {
+    if (r.state != Rank::State::kPending) return;  // stopped before its turn, or started
     if (ranks_.terminating() || front_gone_) return ranks_.not_started(r, 0, SIGKILL);
     auto l = launcher_.start(r.local);
     if (!l) {

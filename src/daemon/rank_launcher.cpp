@@ -55,6 +55,7 @@ void RankLauncher::load_devices() { binder_.load_from_environment(); }
 void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
   spec_ = &spec;
   pmi_ = pmi;
+  prepared_ = spec.ranks.size();
   base_env_ = own_environment();
   wdir_ = spec.wdir;
   if (!wdir_.empty() && ::access(wdir_.c_str(), X_OK) != 0 && spec.wdir_fallback) {
@@ -142,7 +143,7 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
   add_rendezvous(req, rl, local);
 
   auto pid = spawner_.spawn(req);
-  if (pmi_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
+  if (pmi_ && local < prepared_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
   if (!pid) return pid.error();
   return LaunchedRank{*pid, std::move(out->read), std::move(err->read), std::move(in.write)};
 }
@@ -173,7 +174,7 @@ std::string RankLauncher::error_file(size_t local) const {
 // The rank's extra arguments and, with PMI on, its end of a PMI socket pair.
 void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
   req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
-  if (!pmi_) return;
+  if (!pmi_ || local >= prepared_) return;
   auto fd = pmi_->open_rank(rl.rank);
   if (!fd) {
     log_(host_ + ": rank " + std::to_string(rl.rank) +

@@ -43,7 +43,9 @@ class RankLauncher {
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
   /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.
   void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
-  /// Starts entry `local` of the spec's ranks, or says why it cannot run.
+  /// Starts entry `local` of the spec's ranks, or says why it cannot run. Entries added to
+  /// the spec after prepare() (ranks that joined the running job) start without a PMI
+  /// socket (PMI's world is the spec's) and without a binding of their own.
   Result<LaunchedRank> start(size_t local);
   /// What entry `local` wrote to its TORCHELASTIC_ERROR_FILE (at most wire::kErrorFileLimit
   /// bytes); "" when the spec asks for no error files or the rank wrote none.
@@ -64,6 +66,7 @@ class RankLauncher {
   HostBinder binder_;
   const wire::HostSpec* spec_ = nullptr;
   PmiProxy* pmi_ = nullptr;
+  size_t prepared_ = 0;  // the spec's ranks at prepare(); later entries joined the job
   std::string wdir_;
   std::vector<std::string> base_env_;  // ferryd's own environment
   std::vector<std::string> tags_;      // kJobTagVar and FERRY_JOB_ID

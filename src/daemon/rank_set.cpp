@@ -19,7 +19,8 @@ Rank::Rank(OutputChannel& channel, asio::io_context& io, int32_t global_rank, si
       local(index),
       out(channel, global_rank, StreamId::kStdout, ended),
       err(channel, global_rank, StreamId::kStderr, ended),
-      drain(io) {}
+      drain(io),
+      kill(io) {}
 
 RankSet::RankSet(asio::io_context& io, ProcessSpawner& spawner, OutputChannel& channel,
                  Reported reported)
@@ -134,6 +135,23 @@ void RankSet::terminate(std::chrono::milliseconds grace) {
   });
 }
 
+void RankSet::stop(Rank& r, std::chrono::milliseconds grace) {
+  if (r.state == Rank::State::kPending) return not_started(r, 0, SIGKILL);
+  if (r.state != Rank::State::kRunning) return;
+  if (grace.count() <= 0) return spawner_.signal_group(r.pid, SIGKILL);
+  spawner_.signal_group(r.pid, SIGTERM);
+  r.kill.expires_after(grace);
+  r.kill.async_wait([this, &r](std::error_code ec) {
+    if (!ec && r.state == Rank::State::kRunning) spawner_.signal_group(r.pid, SIGKILL);
+  });
+}
+
+Rank* RankSet::find(int32_t rank) {
+  for (auto& r : ranks_)
+    if (r->rank == rank) return r.get();
+  return nullptr;
+}
+
 bool RankSet::all_reported() const {
   for (const auto& r : ranks_)
     if (r->state != Rank::State::kReported) return false;
@@ -156,7 +174,10 @@ std::vector<pid_t> RankSet::running_pgids() const {
 
 void RankSet::cancel_timers() {
   kill_timer_.cancel();
-  for (auto& r : ranks_) r->drain.cancel();
+  for (auto& r : ranks_) {
+    r->drain.cancel();
+    r->kill.cancel();
+  }
 }
 
 void RankSet::clear() {

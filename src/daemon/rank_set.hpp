@@ -40,6 +40,7 @@ struct Rank {
   int status = 0;  ///< wait status once reaped
   RankStream out, err;
   asio::steady_timer drain;  ///< how long its output may stay open after it ended
+  asio::steady_timer kill;   ///< stopped on its own (stop()): SIGKILL after the grace
 };
 
 class RankSet {
@@ -73,7 +74,12 @@ class RankSet {
   void terminate(std::chrono::milliseconds grace);
   /// Whether terminate() was called: pending ranks must not start.
   bool terminating() const { return terminating_; }
+  /// Stops one rank while the others go on: SIGTERM to its group, SIGKILL after `grace` (0:
+  /// SIGKILL now). A pending rank never starts: its exit is reported now, as SIGKILL.
+  void stop(Rank& r, std::chrono::milliseconds grace);
 
+  /// The rank `rank` of this attempt, or null.
+  Rank* find(int32_t rank);
   /// Every rank, in HostSpec order.
   const std::vector<std::unique_ptr<Rank>>& ranks() const { return ranks_; }
   /// Whether every rank's exit was reported.

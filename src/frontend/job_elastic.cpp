@@ -66,6 +66,8 @@ void Job::Impl::elastic_record(const ElasticSlot& slot, WorkerState state) {
 }
 
 void Job::Impl::elastic_exited(size_t i, const wire::Exited& e) {
+  // Stopped on purpose (its slot left the world): neither a failure nor a worker of the round.
+  if (elastic_stopped_.contains(e.rank)) return;
   const ElasticSlot slot = elastic_slot(i, e.rank);
   std::erase_if(slot_queries_, [&](const SlotQuery& q) { return q.host == i && q.slot == slot; });
   if (!elastic_->assignment(slot)) return;  // a worker of a dropped host
@@ -89,6 +91,7 @@ void Job::Impl::elastic_host_lost(size_t i) {
   for (const auto& r : hosts_[i]->plan.ranks) {
     if (attempt_.rank_exited[r.rank]) continue;
     attempt_.rank_exited[r.rank] = true;
+    if (elastic_stopped_.contains(r.rank)) continue;
     const ElasticSlot slot = elastic_slot(i, r.rank);
     std::erase_if(slot_queries_, [&](const SlotQuery& q) { return q.host == i; });
     if (elastic_->assignment(slot)) failed.push_back(slot);
@@ -126,8 +129,9 @@ void Job::Impl::elastic_round_over() {
   }
 }
 
-// The round is over and the job goes on: the new world, the store emptied for it, every waiting
-// worker's answer, and the hosts that are no longer in it stopped.
+// The round is over and the job goes on: the new world, the store emptied for it, the hosts that
+// are no longer in it stopped, those that stay resized to their slots in it, every waiting
+// worker's answer, and the new hosts opened.
 void Job::Impl::elastic_resume() {
   if (elastic_->available_slots() < opts_.elastic.min_np) {
     // Too few slots: wait for discovery to bring more, up to --elastic-timeout.
@@ -159,14 +163,18 @@ void Job::Impl::elastic_resume() {
   diag_.raw(diag_.program() + ": elastic: reset " + std::to_string(elastic_->resets()) + ": " +
             std::to_string(w->size()) + " workers on " + std::to_string(hosts.size()) +
             (hosts.size() == 1 ? " host\n" : " hosts\n"));
-  elastic_answer_queries();
   for (size_t m : attempt_.members) {
     HostLink& h = *hosts_[m];
     if (h.done || h.closed || h.ranks_left <= 0) continue;
-    if (std::find(hosts.begin(), hosts.end(), h.name()) != hosts.end()) continue;
+    if (std::find(hosts.begin(), hosts.end(), h.name()) != hosts.end()) {
+      elastic_resize_host(m);
+      continue;
+    }
     diag_.verbose("elastic: stopping the workers of " + h.name());
     h.send_running(wire::encode(wire::Terminate{kill_grace_ms()}));
   }
+  // Workers of removed slots are stopped before they hear that they are out (rank -1).
+  elastic_answer_queries();
   elastic_add_hosts();
 }
 

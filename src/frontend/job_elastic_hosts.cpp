@@ -1,11 +1,16 @@
 // The job controller's elastic mode, second half: the hosts. The discovery script runs every
 // second (on a thread: it may take its time); a change that would give another world is told to
 // rank 0's notification service, as horovod's driver does, so that the workers reset at their
-// next commit; a round that ends with hosts the job does not run on yet opens them (a fresh
-// ferryd each) and starts their workers with their coordinates in the new world.
+// next commit. A round that ends with hosts the job does not run on yet opens them (a fresh
+// ferryd each) and starts their workers with their coordinates in the new world; on a host that
+// stays, the world's new slots get workers (StartRanks) and the workers of its removed slots are
+// stopped (StopRanks), while its other workers go on with their new ranks.
+#include <algorithm>
 #include <ctime>
 
+#include "ferry/plan/environment.hpp"
 #include "ferry/process/run_capture.hpp"
+#include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "job_impl.hpp"
 #include "worker_notifier.hpp"
@@ -94,7 +99,7 @@ void Job::Impl::elastic_notify(int update) {
 }
 
 // After a round: every host of the new world that runs no ferryd of the job gets one, with the
-// world's slots on it. More slots on a host that already runs workers are not added.
+// world's slots on it (a host that runs one is elastic_resize_host()'s).
 void Job::Impl::elastic_add_hosts() {
   std::vector<std::string> names;
   for (const auto& a : elastic_->world())
@@ -147,22 +152,77 @@ void Job::Impl::elastic_host_ready(size_t i) {
   const SharedSpec shared = shared_spec();
   HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports)};
   wire::HostSpec spec = make_host_spec(opts_, attempt_.placement, in, shared);
-  for (auto& rl : spec.ranks) {
-    const RankSlot* slot = h.slot(rl.rank);
-    auto a = slot ? elastic_->assignment({h.name(), slot->local_rank}) : std::nullopt;
-    if (!a) continue;
-    const std::pair<const char*, int> vars[] = {{"HOROVOD_RANK=", a->rank},
-                                                {"HOROVOD_LOCAL_RANK=", a->local_rank},
-                                                {"HOROVOD_LOCAL_SIZE=", a->local_size},
-                                                {"HOROVOD_CROSS_RANK=", a->cross_rank},
-                                                {"HOROVOD_CROSS_SIZE=", a->cross_size}};
-    for (auto& e : rl.env)
-      for (const auto& [prefix, v] : vars)
-        if (e.starts_with(prefix)) e = prefix + std::to_string(v);
-    rl.env.push_back("HOROVOD_SIZE=" + std::to_string(a->size));
-  }
+  for (auto& rl : spec.ranks)
+    if (const RankSlot* slot = h.slot(rl.rank)) rl = elastic_launch(h, *slot);
   h.link->send(wire::encode(spec));
   h.spec_sent = true;
+}
+
+// A worker's launch entry: its rank's variables with the coordinates of its slot in the current
+// world (HOROVOD_RANK, ...), as horovod's driver starts a worker.
+wire::RankLaunch Job::Impl::elastic_launch(const HostLink& h, const RankSlot& r) const {
+  wire::RankLaunch rl{r.rank, rank_environment(attempt_.placement, h.plan, r), {}};
+  if (opts_.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
+  auto a = elastic_->assignment({h.name(), r.local_rank});
+  if (!a) return rl;
+  const std::pair<const char*, int> vars[] = {{"HOROVOD_RANK=", a->rank},
+                                              {"HOROVOD_LOCAL_RANK=", a->local_rank},
+                                              {"HOROVOD_LOCAL_SIZE=", a->local_size},
+                                              {"HOROVOD_CROSS_RANK=", a->cross_rank},
+                                              {"HOROVOD_CROSS_SIZE=", a->cross_size}};
+  for (auto& e : rl.env)
+    for (const auto& [prefix, v] : vars)
+      if (e.starts_with(prefix)) e = prefix + std::to_string(v);
+  rl.env.push_back("HOROVOD_SIZE=" + std::to_string(a->size));
+  return rl;
+}
+
+// After a round, a host of the new world that already runs workers (host `m` of the attempt):
+// workers whose slot is gone are stopped on purpose (their exits are not failures), and the
+// world's slots that have no worker there get one, as new ranks of the job.
+void Job::Impl::elastic_resize_host(size_t m) {
+  HostLink& h = *hosts_[m];
+  std::vector<int> kept, gone;  // local ranks with a worker; ranks to stop
+  for (const auto& r : h.plan.ranks) {
+    if (attempt_.rank_exited[r.rank] || elastic_stopped_.contains(r.rank)) continue;
+    if (elastic_->assignment({h.name(), r.local_rank}))
+      kept.push_back(r.local_rank);
+    else
+      gone.push_back(r.rank);
+  }
+  if (!gone.empty()) {
+    for (int rank : gone) {
+      elastic_stopped_.insert(rank);
+      diag_.verbose("elastic: stopping rank " + std::to_string(rank) + " on " + h.name() +
+                    " (local rank " + std::to_string(h.slot(rank)->local_rank) +
+                    "): its slot left the world");
+    }
+    h.send_running(wire::encode(wire::StopRanks{{gone.begin(), gone.end()}, kill_grace_ms()}));
+  }
+  wire::StartRanks start;
+  for (const auto& a : elastic_->world()) {
+    if (a.host != h.name() || std::find(kept.begin(), kept.end(), a.local_rank) != kept.end())
+      continue;
+    const RankSlot r{static_cast<int>(attempt_.rank_pid.size()),
+                     a.local_rank,
+                     a.local_size,
+                     a.cross_rank,
+                     a.cross_size,
+                     h.plan.node_rank};
+    attempt_.rank_pid.push_back(0);
+    attempt_.rank_failure.emplace_back();
+    attempt_.rank_exited.push_back(false);
+    attempt_.placement.world_size = static_cast<int>(attempt_.rank_pid.size());
+    h.plan.ranks.push_back(r);  // the largest rank yet: the plan stays in rank order
+    attempt_.placement.hosts[static_cast<size_t>(h.attempt_index)].ranks.push_back(r);
+    if (m < full_.hosts.size()) full_.hosts[m].ranks.push_back(r);
+    ++h.ranks_left;
+    start.ranks.push_back(elastic_launch(h, r));
+  }
+  if (start.ranks.empty()) return;
+  diag_.verbose("elastic: starting " + std::to_string(start.ranks.size()) + " new worker(s) on " +
+                h.name());
+  h.send_running(wire::encode(start));
 }
 
 }  // namespace ferry

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -134,6 +135,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void elastic_notify(int update);
   void elastic_add_hosts();
   void elastic_host_ready(size_t i);
+  wire::RankLaunch elastic_launch(const HostLink& h, const RankSlot& r) const;
+  void elastic_resize_host(size_t m);
 
   asio::io_context& io_;
   JobOptions opts_;
@@ -176,6 +179,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::string discovery_error_;              // the last one, said once
   std::vector<DiscoveredHost> fixed_hosts_;  // -H/--hostfile's hosts: what "discovery" finds
   std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
+  std::set<int> elastic_stopped_;  // ranks stopped because their slot left the world
 };
 
 }  // namespace ferry

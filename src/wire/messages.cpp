@@ -46,6 +46,10 @@ const char* name_of(MsgType t) {
       return "PMI abort";
     case MsgType::kStdinAck:
       return "stdin ack";
+    case MsgType::kStartRanks:
+      return "start ranks";
+    case MsgType::kStopRanks:
+      return "stop ranks";
   }
   return "unknown";
 }
@@ -179,6 +183,8 @@ FERRY_WIRE_MESSAGE(Done)
 FERRY_WIRE_MESSAGE(Log)
 FERRY_WIRE_MESSAGE(Heartbeat)
 FERRY_WIRE_MESSAGE(StdinAck)
+FERRY_WIRE_MESSAGE(StartRanks)
+FERRY_WIRE_MESSAGE(StopRanks)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

@@ -183,6 +183,12 @@ elastic_setup() {
   mkdir -p "$T/m"
 }
 
+# elastic_workers: how many workers of the scenario run now, on all hosts (the training
+# script's processes; ferryrun's own command line starts elsewhere).
+elastic_workers() {
+  pgrep -fc "^$HOROVOD_PY $prog .*$tok\$" || true
+}
+
 # require_nodes N: the scenario needs at least N simulated hosts.
 require_nodes() {
   ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||

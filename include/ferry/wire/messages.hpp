@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 6;
+inline constexpr uint32_t kProtocolVersion = 7;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -46,6 +46,8 @@ enum class MsgType : uint8_t {
   kPmiBarrierDone = 16,  ///< f→d: every host's puts of barrier `epoch`; release the ranks
   kPmiAbort = 17,        ///< d→f: a rank called PMI abort: abort the job with its code
   kStdinAck = 18,        ///< d→f: this many kStdin bytes were written to the rank or dropped
+  kStartRanks = 19,      ///< f→d: more ranks for the running job (elastic: new slots here)
+  kStopRanks = 20,       ///< f→d: stop these ranks; the job goes on (elastic: slots removed)
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -301,9 +303,34 @@ struct StdinAck {
   }
 };
 
+/// Ranks that join the job running on this host, after its HostSpec: each is started as the
+/// spec's own ranks are (its command, the job's environment, then the rank's), and reported
+/// the same way (Started, Output, Exited). Not with PMI: its world is fixed.
+struct StartRanks {
+  static constexpr MsgType kType = MsgType::kStartRanks;
+  std::vector<RankLaunch> ranks;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.ranks);
+  }
+};
+
+/// Ranks of this host to stop while the others go on: SIGTERM to each one's process group,
+/// SIGKILL after `grace_ms` (0: now). Each still ends with its Exited; a rank not started yet
+/// never starts (its Exited says SIGKILL); a rank that already ended, or is not here, is skipped.
+struct StopRanks {
+  static constexpr MsgType kType = MsgType::kStopRanks;
+  std::vector<int32_t> ranks;
+  uint32_t grace_ms = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.ranks, m.grace_ms);
+  }
+};
+
 /// What ferryd may receive.
-using ToDaemon =
-    std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone>;
+using ToDaemon = std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply,
+                              PmiBarrierDone, StartRanks, StopRanks>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
                              PmiBarrier, PmiAbort, StdinAck, Done>;

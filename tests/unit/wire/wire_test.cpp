@@ -306,6 +306,30 @@ TEST(Messages, ControlMessagesRoundTrip) {
   EXPECT_FALSE(decode<Heartbeat>(hb).ok());
 }
 
+TEST(Messages, StartAndStopRanksReachFerrydOnly) {
+  StartRanks start;
+  start.ranks.push_back({4, {"HOROVOD_RANK=3", "HOROVOD_SIZE=4"}, {"--local-rank=1"}});
+  const Frame f = one_frame(encode(start));
+  auto d = decode_to_daemon(FrameView{f.type, f.payload});
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_TRUE(std::holds_alternative<StartRanks>(*d));
+  const auto& got = std::get<StartRanks>(*d).ranks;
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].rank, 4);
+  EXPECT_EQ(got[0].env, start.ranks[0].env);
+  EXPECT_EQ(got[0].extra_args, start.ranks[0].extra_args);
+  EXPECT_FALSE(decode_to_front(FrameView{f.type, f.payload}).ok());
+
+  const Frame g = one_frame(encode(StopRanks{{1, 3}, 2500}));
+  auto s = decode<StopRanks>(g);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->ranks, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(s->grace_ms, 2500u);
+  Frame cut = g;
+  cut.payload.resize(cut.payload.size() - 1);
+  EXPECT_FALSE(decode<StopRanks>(cut).ok());
+}
+
 TEST(Messages, OutOfRangeFieldsAreMalformed) {
   HostSpec s;
   s.verbose = true;
