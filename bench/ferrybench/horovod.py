@@ -68,7 +68,8 @@ class Launcher:
 
 
 def find_horovod(ctx: Context) -> tuple[str, str] | None:
-    """(PYTHONPATH entry or "", Horovod's version) if horovod.torch imports, else None."""
+    """(PYTHONPATH entry or "", Horovod's version) if horovod.torch imports (noted in the
+    results' environment), else None (with a warning)."""
     entry = os.environ.get("FERRY_TEST_HOROVOD", "")
     env = dict(os.environ)
     if entry:
@@ -86,7 +87,10 @@ def find_horovod(ctx: Context) -> tuple[str, str] | None:
             f"horovod skipped: {PYTHON} cannot import horovod.torch ({tail}); set "
             "FERRY_TEST_HOROVOD to the dist-packages folder of a Horovod build")
         return None
-    return entry, r.stdout.strip()
+    version = r.stdout.strip()
+    ctx.results.environment["Horovod"] = (
+        f"{version} ({entry or 'installed'}; real horovodrun = {PYTHON} -m horovod.runner.launch)")
+    return entry, version
 
 
 def check_output(text: str, workers: list[str], slots: int) -> str | None:
@@ -209,8 +213,6 @@ def run(ctx: Context) -> None:
     if found is None:
         return
     entry, version = found
-    ctx.results.environment["Horovod"] = (
-        f"{version} ({entry or 'installed'}; real horovodrun = {PYTHON} -m horovod.runner.launch)")
     with ctx.cluster.session(5, "horovod") as cluster:
         nodes = min(cluster.nodes, 5)
         if nodes < 3:

@@ -132,8 +132,6 @@ def run(ctx: Context) -> None:
     if found is None:
         return
     entry, version = found
-    ctx.results.environment["Horovod"] = (
-        f"{version} ({entry or 'installed'}; real horovodrun = {PYTHON} -m horovod.runner.launch)")
     with ctx.cluster.session(4, SECTION) as cluster:
         if cluster.nodes < 4:
             ctx.results.notes.append("hvd-elastic skipped: needs 4 hosts at least")

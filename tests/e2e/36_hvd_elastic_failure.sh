@@ -21,10 +21,7 @@ assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the failed 
 assert_contains "$E_err" "elastic: reset 1: 4 workers on 2 hosts" "the job goes on without fnode2"
 assert_eq 4 "$(grep -c '^\[[0-5]\]<stdout>:reset size 4 rank [0-3]$' "$T/E.out")" \
   "4 workers reset to a world of 4"
-finals=$(sed -n 's/^\[[0-5]\]<stdout>:final //p' "$T/E.out" | sort)
-assert_eq 4 "$(grep -c 'size 4 rank [0-3] insync True' <<<"$finals")" "4 workers finished in sync"
-assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
-assert_eq "0 1 2 3" "$(awk '{print $4}' <<<"$finals" | sort -n | xargs)" "ranks 0..3"
+assert_elastic_finals "$T/E.out" 4
 # fnode2's workers are gone: rank 3 died, rank 2 was stopped.
 assert_eq "" "$(rank_lines "$T/E.out" 2 stdout | grep '^final' || true)" "no final from fnode2[0]"
 assert_contains "$(rank_lines "$T/E.out" 3 stdout)" "dying rank 3 at epoch 1" "the victim"

@@ -24,9 +24,7 @@ assert_eq 0 "$E_rc" "ferryrun exit code (the job grew and finished)"
 assert_contains "$E_err" "elastic: reset 1: 6 workers on 3 hosts" "the job grew to fnode3"
 assert_eq 4 "$(grep -c '^\[[0-3]\]<stdout>:reset size 6 rank [0-3]$' "$T/E.out")" \
   "the 4 first workers reset to a world of 6, keeping ranks 0..3"
-finals=$(sed -n 's/^\[[0-9]\]<stdout>:final //p' "$T/E.out" | sort)
-assert_eq 6 "$(grep -c 'size 6 rank [0-5] insync True' <<<"$finals")" "6 workers finished in sync"
-assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
+assert_elastic_finals "$T/E.out" 6
 assert_match "$(rank_lines "$T/E.out" 4 stdout | grep '^final' || true)" '^final size 6 rank [45] ' \
   "a new worker on fnode3"
 # (the epoch whose commit saw the notice prints no line: the reset interrupts it)

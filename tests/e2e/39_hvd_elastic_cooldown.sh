@@ -28,9 +28,7 @@ assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:reset size 2 rank [01]$' "$T/E.out")" 
   "fnode1's workers reset to a world of 2"
 assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:reset size 4 rank [01]$' "$T/E.out")" \
   "then to a world of 4, keeping ranks 0 and 1"
-finals=$(sed -n 's/^\[[0-9]\]<stdout>:final //p' "$T/E.out" | sort)
-assert_eq 4 "$(grep -c 'size 4 rank [0-3] insync True' <<<"$finals")" "4 workers finished in sync"
-assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
+assert_elastic_finals "$T/E.out" 4
 assert_match "$(rank_lines "$T/E.out" 4 stdout | grep '^final' || true)" '^final size 4 rank [23] ' \
   "a new worker on fnode2 (started after the cooldown)"
 assert_match "$(rank_lines "$T/E.out" 5 stdout | grep '^final' || true)" '^final size 4 rank [23] ' \

@@ -22,10 +22,7 @@ assert_contains "$E_err" "elastic: reset 1: 2 workers on 1 host" "the job goes o
 assert_not_contains "$E_err" "reset 2:" "fnode2 stays out"
 assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:reset size 2 rank [01]$' "$T/E.out")" \
   "fnode1's 2 workers reset to a world of 2"
-finals=$(sed -n 's/^\[[0-3]\]<stdout>:final //p' "$T/E.out" | sort)
-assert_eq 2 "$(grep -c 'size 2 rank [01] insync True' <<<"$finals")" "2 workers finished in sync"
-assert_eq 2 "$(wc -l <<<"$finals")" "only fnode1's workers finished"
-assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
+assert_elastic_finals "$T/E.out" 2
 assert_contains "$(rank_lines "$T/E.out" 3 stdout)" "dying rank 3 at epoch 1" "the victim"
 assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:epoch 5 size 2 ' "$T/E.out")" \
   "the last epoch ran on 2 workers"

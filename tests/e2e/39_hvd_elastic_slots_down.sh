@@ -37,9 +37,7 @@ assert_eq "" "$(rank_lines "$T/E.out" 1 stdout | grep -E '^(reset|final)' || tru
   "the stopped worker joins no later round"
 assert_eq 3 "$(grep -c '^\[[023]\]<stdout>:reset size 3 rank [0-2]$' "$T/E.out")" \
   "3 workers reset to a world of 3"
-finals=$(sed -n 's/^\[[0-9]\]<stdout>:final //p' "$T/E.out" | sort)
-assert_eq 3 "$(grep -c 'size 3 rank [0-2] insync True' <<<"$finals")" "3 workers finished in sync"
-assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
+assert_elastic_finals "$T/E.out" 3
 assert_eq 3 "$(grep -c '^\[[023]\]<stdout>:epoch 8 size 3 ' "$T/E.out")" \
   "the last epoch ran on 3 workers"
 wait_gone "$tok" 10

@@ -190,6 +190,19 @@ elastic_workers() {
 }
 
 # require_nodes N: the scenario needs at least N simulated hosts.
+# The elastic test program's "final" lines in FILE (any worker's tag): exactly N of them, in a
+# world of N, ranks 0..N-1 once each, in sync, all with one set of weights.
+assert_elastic_finals() {
+  local file=$1 n=$2 finals
+  finals=$(sed -n 's/^\[[0-9]*\]<stdout>:final //p' "$file" | sort)
+  assert_eq "$n" "$(grep -c . <<<"$finals")" "$n workers finished"
+  assert_eq "$n" "$(grep -c "^size $n rank [0-$((n - 1))] insync True" <<<"$finals")" \
+    "$n workers finished in sync"
+  assert_eq "$(seq 0 $((n - 1)) | xargs)" "$(awk '{print $4}' <<<"$finals" | sort -n | xargs)" \
+    "ranks 0..$((n - 1)), once each"
+  assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
+}
+
 require_nodes() {
   ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||
     fail "scenario needs $1 cluster hosts, cluster has ${FERRY_CLUSTER_NODES:-0} (ferry-cluster up $1)"
