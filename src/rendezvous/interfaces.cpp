@@ -1,39 +1,15 @@
 #include "ferry/rendezvous/interfaces.hpp"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <bit>
-#include <cerrno>
 #include <cstring>
-#include <memory>
+
+#include "ferry/common/interface_addresses.hpp"
 
 namespace ferry {
 namespace {
-
-int prefix_of(const sockaddr* mask) {
-  if (!mask) return 0;
-  const uint8_t* b = nullptr;
-  int n = 0;
-  if (mask->sa_family == AF_INET) {
-    b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(mask)->sin_addr);
-    n = 4;
-  } else if (mask->sa_family == AF_INET6) {
-    b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(mask)->sin6_addr);
-    n = 16;
-  }
-  int bits = 0;
-  for (int i = 0; i < n; ++i) bits += std::popcount(static_cast<unsigned>(b[i]));
-  return bits;
-}
-
-struct IfaddrsFree {
-  void operator()(ifaddrs* list) const { ::freeifaddrs(list); }
-};
-// Owns getifaddrs()'s list, so every return frees it.
-using IfaddrsPtr = std::unique_ptr<ifaddrs, IfaddrsFree>;
 
 NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& name) {
   for (auto& i : v)
@@ -45,33 +21,15 @@ NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& n
 }  // namespace
 
 Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
-  ifaddrs* raw = nullptr;
-  if (::getifaddrs(&raw) != 0)
-    return make_error(std::string("getifaddrs: ") + std::strerror(errno));
-  const IfaddrsPtr list(raw);
+  auto entries = list_interface_addresses();
+  if (!entries) return entries.error();
   std::vector<NetInterface> out;
-  for (ifaddrs* a = list.get(); a; a = a->ifa_next) {
-    if (!a->ifa_name) continue;
-    NetInterface& ni = interface_named(out, a->ifa_name);
-    ni.up = (a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING);
-    ni.loopback = a->ifa_flags & IFF_LOOPBACK;
-    if (!a->ifa_addr) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    IfAddress ia;
-    if (a->ifa_addr->sa_family == AF_INET) {
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text,
-                  sizeof text);
-    } else if (a->ifa_addr->sa_family == AF_INET6) {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(a->ifa_addr);
-      if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) continue;
-      ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
-      ia.ipv6 = true;
-    } else {
-      continue;  // AF_PACKET and friends
-    }
-    ia.address = text;
-    ia.prefix = prefix_of(a->ifa_netmask);
-    ni.addresses.push_back(std::move(ia));
+  for (auto& e : *entries) {
+    NetInterface& ni = interface_named(out, e.interface);
+    ni.up = (e.flags & IFF_UP) && (e.flags & IFF_RUNNING);
+    ni.loopback = e.flags & IFF_LOOPBACK;
+    if (e.address.empty() || e.link_local) continue;  // AF_PACKET and friends; fe80::/10
+    ni.addresses.push_back(IfAddress{e.family == AF_INET6, std::move(e.address), e.prefix});
   }
   return out;
 }

@@ -1,7 +1,6 @@
 #include "ferry/transport/local_launcher.hpp"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include "child_reaper.hpp"
+#include "ferry/common/interface_addresses.hpp"
 #include "ferry/process/spawn.hpp"
 #include "socket_link.hpp"
 
@@ -108,22 +108,10 @@ bool is_local_host(const std::string& name) {
     auto dot = h.find('.');
     if (dot != std::string::npos && name == h.substr(0, dot)) return true;
   }
-  ifaddrs* raw = nullptr;
-  if (::getifaddrs(&raw) != 0) return false;
-  std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> ifs(raw, &::freeifaddrs);
-  for (ifaddrs* i = ifs.get(); i; i = i->ifa_next) {
-    if (!i->ifa_addr) continue;
-    char buf[INET6_ADDRSTRLEN] = {};
-    int fam = i->ifa_addr->sa_family;
-    if (fam == AF_INET)
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
-    else if (fam == AF_INET6)
-      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr, buf,
-                  sizeof buf);
-    else
-      continue;
-    if (name == buf) return true;
-  }
+  auto entries = list_interface_addresses();
+  if (!entries) return false;
+  for (const auto& e : *entries)
+    if (!e.address.empty() && name == e.address) return true;
   return false;
 }
 

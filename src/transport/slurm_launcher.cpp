@@ -1,7 +1,7 @@
 #include "ferry/transport/slurm_launcher.hpp"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "child_reaper.hpp"
+#include "ferry/common/interface_addresses.hpp"
 #include "ferry/process/spawn.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "socket_link.hpp"
@@ -35,20 +36,14 @@ std::string hex(std::string_view raw) {
 
 // This machine's IPv4 addresses, loopback last: where a ferryd may reach ferryrun.
 std::string own_addresses() {
-  ifaddrs* raw = nullptr;
-  if (::getifaddrs(&raw) != 0) return "127.0.0.1";
+  auto entries = list_interface_addresses();
+  if (!entries) return "127.0.0.1";
   std::string out, loop;
-  for (ifaddrs* i = raw; i; i = i->ifa_next) {
-    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
-    char buf[INET_ADDRSTRLEN] = {};
-    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, buf, sizeof buf);
-    std::string a = buf;
-    if (a.starts_with("127."))
-      loop += (loop.empty() ? "" : ",") + a;
-    else
-      out += (out.empty() ? "" : ",") + a;
+  for (const auto& e : *entries) {
+    if (e.family != AF_INET) continue;
+    std::string& list = e.address.starts_with("127.") ? loop : out;
+    list += (list.empty() ? "" : ",") + e.address;
   }
-  ::freeifaddrs(raw);
   return out + (out.empty() || loop.empty() ? "" : ",") + loop;
 }
 
