@@ -6,7 +6,6 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 
 #include "ferry/common/environ.hpp"
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/random_bytes.hpp"
 #include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
@@ -311,21 +311,9 @@ Result<pid_t> PeerAuthenticator::authenticate(const TcpConnection& conn) {
 }
 
 Result<std::string> new_job_secret() {
-  unsigned char bytes[32];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(std::string("getrandom: ") + std::strerror(errno));
-    got += static_cast<std::size_t>(n);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (unsigned char b : bytes) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
+  auto bytes = random_bytes(32);
+  if (!bytes) return bytes.error();
+  return hex_text(*bytes);
 }
 
 }  // namespace ferry

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ferry/common/random_bytes.hpp"
 #include "ferry/common/text.hpp"
 
 namespace ferry {
@@ -142,19 +142,6 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
 bool have_hmac() {
   const LibCrypto& c = libcrypto();
   return c.hmac && c.sha256;
-}
-
-Result<std::string> random_bytes(size_t n) {
-  std::string s(n, '\0');
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::getrandom(s.data() + got, n - got, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0)
-      return make_error(std::string("no random bytes from the system: ") + std::strerror(errno));
-    got += static_cast<size_t>(r);
-  }
-  return s;
 }
 
 bool equal_secret(std::string_view a, std::string_view b) {

@@ -12,6 +12,7 @@
 
 #include "child_reaper.hpp"
 #include "ferry/common/interface_addresses.hpp"
+#include "ferry/common/random_bytes.hpp"
 #include "ferry/process/spawn.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "socket_link.hpp"
@@ -23,16 +24,6 @@ using asio::ip::tcp;
 
 // How long srun may run on after its ferryds are gone before it is waited for no more.
 constexpr auto kStepReapWait = std::chrono::hours(24 * 365);
-
-std::string hex(std::string_view raw) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (unsigned char c : raw) {
-    s.push_back(d[c >> 4]);
-    s.push_back(d[c & 15]);
-  }
-  return s;
-}
 
 // This machine's IPv4 addresses, loopback last: where a ferryd may reach ferryrun.
 std::string own_addresses() {
@@ -132,7 +123,7 @@ class SlurmLauncher::Impl {
     if (ec) return make_error("cannot listen for ferryd's connections: " + ec.message());
     auto secret = random_bytes(32);
     if (!secret) return secret.error();
-    secret_ = hex(*secret);
+    secret_ = hex_text(*secret);
     accept();
     return {};
   }

@@ -35,8 +35,6 @@ inline constexpr size_t kMaxNodeName = 255;
 std::string hmac_sha256(std::string_view key, std::string_view data);
 /// Whether hmac_sha256() works here.
 bool have_hmac();
-/// `n` bytes from the system's random source; an Error when it has none.
-Result<std::string> random_bytes(size_t n);
 /// Compares in time independent of where they differ.
 bool equal_secret(std::string_view a, std::string_view b);
 
