@@ -11,6 +11,16 @@
 namespace ferry {
 namespace {
 
+// Where a host was declared, for the line that says it failed, when that is a line of a file
+// (a hostfile's or the job file's "hosts.txt:3"): the line the user has to fix.
+std::string declared_at(const HostEntry& h) {
+  const size_t colon = h.origin.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == h.origin.size()) return "";
+  for (size_t k = colon + 1; k < h.origin.size(); ++k)
+    if (h.origin[k] < '0' || h.origin[k] > '9') return "";
+  return " (" + h.origin + ")";
+}
+
 // Stdin bytes sent to the stdin rank's ferryd and not yet written to the rank.
 constexpr size_t kStdinWindow = 1u << 20;
 
@@ -185,7 +195,7 @@ void Job::Impl::check_started() {
   // Every failing host at once, one line each; the hosts that did start get their stream closed,
   // so their ferryd exits with nothing started.
   for (auto& h : hosts_)
-    if (!h->start_error.empty()) diag_.error(h->start_error);
+    if (!h->start_error.empty()) diag_.error(h->start_error + declared_at(h->plan.host));
   diag_.error("the job did not start (" + std::to_string(failed) + " of " +
               std::to_string(hosts_.size()) + " hosts failed)");
   attempt_.end.start_failed();

@@ -85,6 +85,13 @@ TEST(ProgramName, ConnectionErrorsAndPlacementErrorsNameTheProgram) {
             "horovodrun: node1:22: cannot connect: Connection refused\n"
             "horovodrun: the job did not start (1 of 1 hosts failed)\n");
 
+  // A host from a file: its failure line says which line declared it.
+  opts.hosts[0].origin = "hosts.txt:3";
+  err = run_job(opts, "ferryrun", &status);
+  EXPECT_EQ(err,
+            "ferryrun: node1:22: cannot connect: Connection refused (hosts.txt:3)\n"
+            "ferryrun: the job did not start (1 of 1 hosts failed)\n");
+
   opts.np = 2;
   err = run_job(opts, "mpiexec", &status);
   EXPECT_EQ(status, 2);
