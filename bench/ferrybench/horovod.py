@@ -93,6 +93,17 @@ def find_horovod(ctx: Context) -> tuple[str, str] | None:
     return entry, version
 
 
+def from_fnode1(cluster, entry: str) -> tuple[list[str], dict[str, str]]:
+    """How to start a launcher inside fnode1's namespaces (the prefix), and its environment,
+    with Horovod's PYTHONPATH entry when it has one."""
+    listener = (cluster.state_dir / "fnode1" / "sshd.pid").read_text().strip()
+    enter = ["nsenter", "-t", listener, "-n", "-u", "-m", "--"]
+    env = cluster.env()
+    if entry:
+        env["PYTHONPATH"] = entry + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return enter, env
+
+
 def check_output(text: str, workers: list[str], slots: int) -> str | None:
     """None if the 8 ranks said what a correct job says, else what is wrong."""
     np = len(workers) * slots
@@ -242,11 +253,7 @@ def run(ctx: Context) -> None:
             "horovodrun personality and by real horovodrun with one command line, ranks on "
             "the other hosts. `ferry vs horovodrun`: horovodrun / ferry per round (interleaved); "
             "above 1: ferry did better. Wall time includes importing torch in every rank.")
-        listener = (cluster.state_dir / "fnode1" / "sshd.pid").read_text().strip()
-        enter = ["nsenter", "-t", listener, "-n", "-u", "-m", "--"]
-        env = cluster.env()
-        if entry:
-            env["PYTHONPATH"] = entry + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        enter, env = from_fnode1(cluster, entry)
         case = f"{len(workers) * slots} ranks ({len(workers)} hosts x {slots}), launcher on fnode1"
         for rnd in range(ctx.sizes.horovod_rounds):
             k = rnd % len(launchers)

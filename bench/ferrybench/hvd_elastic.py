@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .context import Context
-from .horovod import PYTHON, find_horovod
+from .horovod import PYTHON, find_horovod, from_fnode1
 from .proc import timed_run
 
 SECTION = "hvd-elastic"
@@ -157,11 +157,7 @@ def run(ctx: Context) -> None:
             "a commit per 1 s epoch) started from fnode1 by ferry's horovodrun personality and "
             "by real horovodrun's elastic mode with one command line. `ferry vs horovodrun`: "
             "horovodrun / ferry per round (interleaved); above 1: ferry did better.")
-        listener = (cluster.state_dir / "fnode1" / "sshd.pid").read_text().strip()
-        enter = ["nsenter", "-t", listener, "-n", "-u", "-m", "--"]
-        env = cluster.env()
-        if entry:
-            env["PYTHONPATH"] = entry + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        enter, env = from_fnode1(cluster, entry)
         rounds = ctx.sizes.hvd_elastic_rounds
         for rnd in range(rounds):
             k = rnd % len(launchers)
