@@ -19,25 +19,18 @@ prog=$FERRY_SRC/tests/e2e/programs/hvd_train.py
 hosts=fnode1:2,fnode2:2,fnode3:2,fnode4:2
 ln -s "$FERRYRUN" "$T/horovodrun"
 
-# check_job P WHAT: the 8 ranks' lines in $T/P.out say what a correct Horovod job says.
+# check_job P WHAT: the 8 ranks' lines in $T/P.out say what a correct Horovod job says (rank r
+# on fnode(r/2+1)), and the weights moved from one per rank, to one after broadcast, to one
+# after the steps.
 check_job() {
-  local p=$1 what=$2 r line gather="" init before after
-  for r in 0 1 2 3 4 5 6 7; do gather+="${gather:+,}$r:$((r % 2))"; done
-  for r in 0 1 2 3 4 5 6 7; do
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd topo ' || true)
-    assert_eq "hvd topo rank=$r local_rank=$((r % 2)) cross_rank=$((r / 2)) size=8 local_size=2 cross_size=4 host=fnode$((r / 2 + 1))" \
-      "$line" "$what: rank $r's Horovod topology"
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd ops ' || true)
-    assert_eq "hvd ops rank=$r allreduce=28 allgather=$gather broadcast=107" "$line" \
-      "$what: rank $r's allreduce, allgather and broadcast"
-  done
+  local p=$1 what=$2 init before after
+  assert_hvd_train "$T/$p.out" "$what" 8 fnode 1
   # init differs per rank (seeded by rank); before and after are one value each.
   init=$(sed -n 's/.*hvd weights rank=[0-9]* init=\([0-9a-f]*\) .*/\1/p' "$T/$p.out" | sort -u | wc -l)
   before=$(sed -n 's/.*hvd weights .* before=\([0-9a-f]*\) .*/\1/p' "$T/$p.out" | sort -u)
   after=$(sed -n 's/.*hvd weights .* after=\([0-9a-f]*\)$/\1/p' "$T/$p.out" | sort | uniq -c)
   assert_eq 8 "$init" "$what: distinct initial weights (one per rank)"
   assert_eq 1 "$(wc -l <<<"$before")" "$what: distinct weights after broadcast_parameters"
-  assert_match "$after" '^ *8 [0-9a-f]{16}$' "$what: weights after DistributedOptimizer steps (count digest)"
   assert_ne "$before" "${after##* }" "$what: weights after the steps (they must have moved)"
 }
 

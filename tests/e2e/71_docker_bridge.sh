@@ -16,12 +16,7 @@ source "$(dirname "$0")/docker_lib.sh"
 require_root
 require_cluster
 require_docker
-compose_up bridge
-c0=$(ctr bridge worker0)
-c1=$(ctr bridge worker1)
-[[ -n $c0 && -n $c1 ]] || fail "compose did not start both workers: $(compose bridge ps)"
-wait_ssh 127.0.0.1 2201
-wait_ssh 127.0.0.1 2202
+compose_up bridge  # sets c0, c1
 
 hostfile_for() { # ADDR: the two workers as seen at ADDR
   echo "$1 slots=2 port=2201 ferryd=/opt/ferry/bin/ferryd"

@@ -16,12 +16,7 @@ require_docker
 for port in 2222 2223; do
   ! _ssh_banner 127.0.0.1 "$port" 2>/dev/null || fail "port $port of this machine is taken before the test"
 done
-compose_up host
-c0=$(ctr host worker0)
-c1=$(ctr host worker1)
-[[ -n $c0 && -n $c1 ]] || fail "compose did not start both workers: $(compose host ps)"
-wait_ssh 127.0.0.1 2222
-wait_ssh 127.0.0.1 2223
+compose_up host  # sets c0, c1
 
 hostfile_for() { # ADDR
   echo "$1 slots=2 port=2222 ferryd=/opt/ferry/bin/ferryd"

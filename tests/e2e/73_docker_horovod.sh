@@ -15,12 +15,7 @@ require_root
 require_cluster
 require_horovod
 require_docker
-compose_up bridge
-c0=$(ctr bridge worker0)
-c1=$(ctr bridge worker1)
-[[ -n $c0 && -n $c1 ]] || fail "compose did not start both workers: $(compose bridge ps)"
-wait_ssh 127.0.0.1 2201
-wait_ssh 127.0.0.1 2202
+compose_up bridge  # sets c0, c1
 "$DOCKER" exec "$c0" env PYTHONPATH="$PYTHONPATH" /usr/bin/python3 -c 'import horovod.torch' ||
   fail "horovod.torch does not import inside the worker container (image without python3-torch, python3-cloudpickle, python3-psutil, python3-packaging, python3-cffi? $FERRY_DOCKER up rebuilds it)"
 
@@ -35,19 +30,7 @@ hostfile_for "$DOCKER_MACHINE_ADDR" >"$T/lan.txt"
 hostfile_for 127.0.0.1 >"$T/local.txt"
 
 # check_job P WHAT: 4 ranks, rank r in docker-worker(r/2).
-check_job() {
-  local p=$1 what=$2 r line after
-  for r in 0 1 2 3; do
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd topo ' || true)
-    assert_eq "hvd topo rank=$r local_rank=$((r % 2)) cross_rank=$((r / 2)) size=4 local_size=2 cross_size=2 host=docker-worker$((r / 2))" \
-      "$line" "$what: rank $r's Horovod topology"
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd ops ' || true)
-    assert_eq "hvd ops rank=$r allreduce=6 allgather=0:0,1:1,2:0,3:1 broadcast=103" "$line" \
-      "$what: rank $r's collectives"
-  done
-  after=$(sed -n 's/.*hvd weights .* after=\([0-9a-f]*\)$/\1/p' "$T/$p.out" | sort | uniq -c)
-  assert_match "$after" '^ *4 [0-9a-f]{16}$' "$what: weights after training (count digest)"
-}
+check_job() { assert_hvd_train "$T/$1.out" "$2" 4 docker-worker 0; }
 
 # --- 1. horovodrun from this machine (the personality forwards PYTHONPATH).
 run_capture H --timeout 240 -- "$T/horovodrun" --gloo --ssh-config "$DCFG" --ssh-accept-new \

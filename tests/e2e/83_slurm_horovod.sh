@@ -18,20 +18,7 @@ prog=$FERRY_SRC/tests/e2e/programs/hvd_train.py
 ln -s "$FERRYRUN" "$T/horovodrun"
 
 # check_job P WHAT: the 8 ranks' lines in $T/P.out, rank r on snode(r/2+1).
-check_job() {
-  local p=$1 what=$2 r line gather="" after
-  for r in 0 1 2 3 4 5 6 7; do gather+="${gather:+,}$r:$((r % 2))"; done
-  for r in 0 1 2 3 4 5 6 7; do
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd topo ' || true)
-    assert_eq "hvd topo rank=$r local_rank=$((r % 2)) cross_rank=$((r / 2)) size=8 local_size=2 cross_size=4 host=snode$((r / 2 + 1))" \
-      "$line" "$what: rank $r's Horovod topology"
-    line=$(rank_lines "$T/$p.out" "$r" stdout | grep '^hvd ops ' || true)
-    assert_eq "hvd ops rank=$r allreduce=28 allgather=$gather broadcast=107" "$line" \
-      "$what: rank $r's collectives"
-  done
-  after=$(sed -n 's/.*hvd weights .* after=\([0-9a-f]*\)$/\1/p' "$T/$p.out" | sort | uniq -c)
-  assert_match "$after" '^ *8 [0-9a-f]{16}$' "$what: weights after training (count digest)"
-}
+check_job() { assert_hvd_train "$T/$1.out" "$2" 8 snode 1; }
 
 # As horovodrun: hosts and slots from the allocation, the environment forwarded.
 run_capture H --timeout 240 -- salloc -N4 --ntasks-per-node=2 "$T/horovodrun" --gloo \

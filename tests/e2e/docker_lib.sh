@@ -61,7 +61,8 @@ _compose_cmd() {
 }
 
 # compose_up MODE: the shipped compose file for MODE (bridge|host), its two workers up
-# and answering SSH. The override only mounts the test programs and, after
+# and answering SSH (bridge: published ports 2201, 2202; host: 2222, 2223); c0 and c1 are
+# set to their container names. The override only mounts the test programs and, after
 # require_horovod, the Horovod build (same paths inside).
 compose_up() {
   local mode=$1 vols
@@ -77,6 +78,13 @@ EOF
   _DOCKER_PROJECTS+=("$mode")
   _compose_cmd "$mode" up -d --no-build >"$T/compose-$mode.log" 2>&1 ||
     fail "docker-compose up ($mode) failed: $(tail -n 20 "$T/compose-$mode.log")"
+  c0=$(ctr "$mode" worker0)
+  c1=$(ctr "$mode" worker1)
+  [[ -n $c0 && -n $c1 ]] || fail "compose did not start both workers: $(compose "$mode" ps)"
+  local port=2201
+  [[ $mode == host ]] && port=2222
+  wait_ssh 127.0.0.1 "$port"
+  wait_ssh 127.0.0.1 "$((port + 1))"
 }
 
 # compose MODE ARGS...: docker-compose on the scenario's project.

@@ -203,6 +203,24 @@ assert_elastic_finals() {
   assert_eq 1 "$(sed 's/.*w=//' <<<"$finals" | sort -u | wc -l)" "one set of weights"
 }
 
+# assert_hvd_train FILE WHAT NP PREFIX FIRST: tests/e2e/programs/hvd_train.py's lines in FILE
+# for NP ranks, 2 per host, rank r on host PREFIX(r/2+FIRST): each rank's Horovod topology and
+# collectives, and one set of weights after training.
+assert_hvd_train() {
+  local file=$1 what=$2 np=$3 prefix=$4 first=$5 r line gather="" after
+  for ((r = 0; r < np; r++)); do gather+="${gather:+,}$r:$((r % 2))"; done
+  for ((r = 0; r < np; r++)); do
+    line=$(rank_lines "$file" "$r" stdout | grep '^hvd topo ' || true)
+    assert_eq "hvd topo rank=$r local_rank=$((r % 2)) cross_rank=$((r / 2)) size=$np local_size=2 cross_size=$((np / 2)) host=$prefix$((r / 2 + first))" \
+      "$line" "$what: rank $r's Horovod topology"
+    line=$(rank_lines "$file" "$r" stdout | grep '^hvd ops ' || true)
+    assert_eq "hvd ops rank=$r allreduce=$((np * (np - 1) / 2)) allgather=$gather broadcast=$((100 + np - 1))" \
+      "$line" "$what: rank $r's collectives"
+  done
+  after=$(sed -n 's/.*hvd weights .* after=\([0-9a-f]*\)$/\1/p' "$file" | sort | uniq -c)
+  assert_match "$after" "^ *$np [0-9a-f]{16}\$" "$what: weights after training (count digest)"
+}
+
 require_nodes() {
   ((${FERRY_CLUSTER_NODES:-0} >= $1)) ||
     fail "scenario needs $1 cluster hosts, cluster has ${FERRY_CLUSTER_NODES:-0} (ferry-cluster up $1)"
