@@ -33,12 +33,9 @@ class SocketLink : public Link {
 
   void send(std::string bytes) override {
     if (closed_) return;
-    pending_ += bytes.size();
     queue_.push_back(std::move(bytes));
     if (!writing_) write_next();
   }
-
-  size_t pending_bytes() const override { return pending_; }
 
   void pause_reading() override { paused_ = true; }
 
@@ -94,10 +91,9 @@ class SocketLink : public Link {
     }
     writing_ = true;
     asio::async_write(sock_, asio::buffer(queue_.front()),
-                      [this, alive = alive_](std::error_code ec, size_t n) {
+                      [this, alive = alive_](std::error_code ec, size_t) {
                         if (!*alive || closed_) return;
                         if (ec) return ended(ec.message());
-                        pending_ -= n;
                         queue_.pop_front();
                         write_next();
                       });
@@ -113,7 +109,6 @@ class SocketLink : public Link {
   typename Protocol::socket sock_;
   std::array<char, 256 * 1024> buf_{};
   std::deque<std::string> queue_;
-  size_t pending_ = 0;
   bool writing_ = false;
   bool reading_ = false;
   bool started_ = false;

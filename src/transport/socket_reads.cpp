@@ -25,14 +25,16 @@ using PollFn = int (*)(pollfd*, nfds_t, int);
 constexpr std::size_t kBuffer = std::size_t{256} * 1024;
 constexpr std::size_t kSlots = 64;  // sessions read at once; more just read plainly
 
-// One attached socket. `fd` is the key other threads may look at (relaxed: they only
-// ever compare it with their own fds, which are never attached); the rest belongs to the
-// thread that attached it (ferryrun's loop).
+// One attached socket. `fd` is the key every thread looks at: a thread only ever finds
+// its own sockets (it compares with fds it reads), and a slot is claimed with a
+// compare-and-swap, so sessions on several I/O threads attach at once; the buffer belongs
+// to the thread that attached it (the session's I/O thread) until it detaches.
 struct Slot {
   std::atomic<int> fd{-1};
   std::unique_ptr<char[]> data;
   std::size_t pos = 0;
   std::size_t len = 0;
+  bool writes_pending = false;
 };
 
 std::array<Slot, kSlots>& slots() {
@@ -62,16 +64,23 @@ std::size_t held(int fd) {
   return s ? s->len - s->pos : 0;
 }
 
+bool pending_writes(int fd) {
+  const Slot* s = find(fd);
+  return s != nullptr && s->writes_pending;
+}
+
 }  // namespace
 
 void attach(int fd) {
   if (fd < 0 || find(fd) != nullptr || !real_recv() || !real_poll()) return;
   for (Slot& s : slots()) {
-    if (s.fd.load(std::memory_order_relaxed) != -1) continue;
+    int free = -1;
+    // Acquire: what the last owner left in the slot (its buffer) is seen whole.
+    if (!s.fd.compare_exchange_strong(free, fd, std::memory_order_acquire)) continue;
     if (!s.data)
       s.data = std::make_unique_for_overwrite<char[]>(kBuffer);  // pages touched as filled
     s.pos = s.len = 0;
-    s.fd.store(fd, std::memory_order_relaxed);
+    s.writes_pending = false;
     return;
   }
 }
@@ -79,11 +88,15 @@ void attach(int fd) {
 void detach(int fd) {
   if (Slot* s = find(fd)) {
     s->pos = s->len = 0;
-    s->fd.store(-1, std::memory_order_relaxed);
+    s->fd.store(-1, std::memory_order_release);
   }
 }
 
 std::size_t buffered(int fd) { return held(fd); }
+
+void writes_pending(int fd, bool pending) {
+  if (Slot* s = find(fd)) s->writes_pending = pending;
+}
 
 }  // namespace ferry::socket_reads
 
@@ -121,15 +134,18 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout) {
     return -1;
   }
   // Buffered bytes make an fd readable. A lone fd is answered without a system call,
-  // readable only: whether it can also write (libssh always asks) is looked at again once
-  // its buffer is empty, at most kBuffer / 4 KiB reads later, which only delays a write
-  // that found the socket full. Several fds are looked at without waiting.
+  // readable only, unless its owner said it has bytes queued to write: libssh asks for
+  // POLLOUT at every poll, but sends what it queued (a WINDOW_ADJUST, a keepalive) only
+  // after a poll reported the socket writable, so that question then gets a real answer
+  // from a poll that does not wait. Left unanswered, the window would stay shut until the
+  // buffer is empty, and a reader that waits for writability would spin. Several fds are
+  // looked at without waiting.
   bool any = false;
   for (nfds_t i = 0; i < n; ++i)
     if ((fds[i].events & POLLIN) && held(fds[i].fd) > 0) any = true;
   if (!any) return fn(fds, n, timeout);
   int ready = 0;
-  if (n == 1) {
+  if (n == 1 && !((fds[0].events & POLLOUT) && pending_writes(fds[0].fd))) {
     fds[0].revents = POLLIN;
     return 1;
   }

@@ -1,53 +1,15 @@
 #include "ferry/transport/ssh_launcher.hpp"
 
-#include <libssh/callbacks.h>
-#include <libssh/libssh.h>
-
 #include <algorithm>
+#include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
+#include <thread>
 
+#include "ssh_io_thread.hpp"
+#include "ssh_link.hpp"
 #include "ssh_session.hpp"
 
 namespace ferry {
-namespace {
-
-// libssh logs through one process-wide callback. Its messages (raised to level 1 by a
-// `LogLevel` line in an ssh config) must not reach the console as stray lines: they go to
-// --verbose, or nowhere.
-std::function<void(const std::string&)> g_libssh_log;
-
-void forward_libssh_log(int, const char* function, const char* buffer, void*) {
-  if (g_libssh_log)
-    g_libssh_log(std::string("libssh: ") + (function ? function : "") + ": " +
-                 (buffer ? buffer : ""));
-}
-
-/// The Link handed to the front end: a thin owner of the shared SshSession. Destroying it
-/// closes the stream; the session itself may live on briefly to flush EOF.
-class SshLink : public Link {
- public:
-  explicit SshLink(std::shared_ptr<SshSession> session) : session_(std::move(session)) {}
-  ~SshLink() override { session_->close(); }
-  SshLink(const SshLink&) = delete;
-  SshLink& operator=(const SshLink&) = delete;
-
-  void start(DataHandler on_data, ClosedHandler on_closed) override {
-    session_->start(std::move(on_data), std::move(on_closed));
-  }
-  void send(std::string bytes) override { session_->send(std::move(bytes)); }
-  size_t pending_bytes() const override { return session_->pending_bytes(); }
-  void pause_reading() override { session_->pause_reading(true); }
-  void resume_reading() override { session_->pause_reading(false); }
-  void close() override { session_->close(); }
-  std::string peer_address() const override { return session_->peer_address(); }
-  std::string local_address() const override { return session_->local_address(); }
-  std::string describe() const override { return session_->describe(); }
-
- private:
-  std::shared_ptr<SshSession> session_;
-};
-
-}  // namespace
 
 std::string shell_quote(const std::string& word) {
   std::string out = "'";
@@ -63,37 +25,65 @@ std::string shell_quote(const std::string& word) {
 
 SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
     : io_(io), options_(std::move(options)) {
-  g_libssh_log = options_.verbose ? options_.log : nullptr;
-  ssh_set_log_callback(&forward_libssh_log);
+  if (options_.io_threads <= 0)
+    options_.io_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 8U));
+  // Sessions log on their threads; the lines are handed to the loop, in order.
+  if (options_.log)
+    options_.log = [&io, log = std::move(options_.log)](const std::string& line) {
+      asio::post(io, [log, line] { log(line); });
+    };
 }
 
 SshLauncher::~SshLauncher() {
-  for (auto& weak : opening_) {
-    if (auto session = weak.lock()) session->abort_open("cancelled", false);
-  }
+  for (auto& t : threads_) t->stop();
+}
+
+SshIoThread& SshLauncher::next_thread() {
+  const size_t i = next_++ % static_cast<size_t>(options_.io_threads);
+  if (i == threads_.size())
+    threads_.push_back(std::make_shared<SshIoThread>(options_.verbose ? options_.log : nullptr));
+  return *threads_[i];
 }
 
 void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) {
-  std::erase_if(opening_, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
+  SshIoThread& thread = next_thread();
   std::string path = !host.ferryd.empty() ? host.ferryd : cmd.ferryd_path;
-  auto session = std::make_shared<SshSession>(io_, options_, host, path, cmd.on_stderr);
-  opening_.push_back(session);
-  // The completion holds the session until the handler has run; on success ownership moves
-  // into the SshLink, on failure the session is released with the handler.
-  session->open([session, handler = std::move(handler)](const Status& status) mutable {
-    if (!status) {
-      handler(Result<std::unique_ptr<Link>>(status.error()));
-      return;
-    }
-    handler(Result<std::unique_ptr<Link>>(std::make_unique<SshLink>(std::move(session))));
-  });
+  std::function<void(const std::string&)> on_stderr;
+  if (cmd.on_stderr)
+    on_stderr = [&loop = io_, f = cmd.on_stderr](const std::string& line) {
+      asio::post(loop, [f, line] { f(line); });
+    };
+  // The work guard keeps the loop running until the handler has run there.
+  asio::post(
+      thread.io(), [t = &thread, &loop = io_, options = options_, host = host,
+                    path = std::move(path), on_stderr = std::move(on_stderr),
+                    handler = std::move(handler), busy = asio::make_work_guard(io_)]() mutable {
+        std::erase_if(t->opening, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
+        auto session = std::make_shared<SshSession>(t->io(), std::move(options), std::move(host),
+                                                    std::move(path), std::move(on_stderr));
+        t->opening.push_back(session);
+        // The completion holds the session until it has run; on success the session moves into
+        // the link, on failure it is released with the completion.
+        session->open([t, &loop, session, handler = std::move(handler),
+                       busy = std::move(busy)](const Status& status) mutable {
+          Result<std::unique_ptr<Link>> r =
+              status ? Result<std::unique_ptr<Link>>(std::make_unique<SshLink>(
+                           loop, t->shared_from_this(), std::move(session)))
+                     : Result<std::unique_ptr<Link>>(status.error());
+          asio::post(loop, [handler = std::move(handler), r = std::move(r),
+                            busy = std::move(busy)]() mutable { handler(std::move(r)); });
+        });
+      });
 }
 
 void SshLauncher::cancel_all() {
-  for (auto& weak : opening_) {
-    if (auto session = weak.lock()) session->abort_open("cancelled", true);
+  for (auto& thread : threads_) {
+    asio::post(thread->io(), [t = thread.get()] {
+      for (auto& weak : t->opening)
+        if (auto session = weak.lock()) session->abort_open("cancelled", true);
+      t->opening.clear();
+    });
   }
-  opening_.clear();
 }
 
 }  // namespace ferry

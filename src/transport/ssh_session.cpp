@@ -19,7 +19,8 @@ SshSession::SshSession(asio::io_context& io, SshOptions options, HostEntry host,
       port_(host_.port > 0 ? host_.port : (options_.default_port > 0 ? options_.default_port : 22)),
       sd_(io),
       timer_(io),
-      keepalive_timer_(io) {}
+      keepalive_timer_(io),
+      hold_timer_(io) {}
 
 SshSession::~SshSession() {
   on_data_ = nullptr;
@@ -46,7 +47,7 @@ void SshSession::arm() {
     post_pump();
   auto self = shared_from_this();
   bool want_read = phase_ != Phase::kReady;
-  if (want_read && !read_armed_) {
+  if (want_read && !read_armed_ && !hold_reads()) {
     read_armed_ = true;
     sd_.async_wait(asio::posix::descriptor_base::wait_read, [self](const asio::error_code& ec) {
       self->read_armed_ = false;
@@ -55,7 +56,7 @@ void SshSession::arm() {
       self->on_io();
     });
   }
-  if (!write_armed_ && (ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING)) {
+  if (!write_armed_ && writes_queued()) {
     write_armed_ = true;
     sd_.async_wait(asio::posix::descriptor_base::wait_write, [self](const asio::error_code& ec) {
       self->write_armed_ = false;
@@ -80,6 +81,20 @@ void SshSession::on_io() {
   arm();
 }
 
+// libssh's SSH_WRITE_PENDING says only that it wants to hear of POLLOUT, which it keeps
+// wanting after any poll that also reported POLLIN (socket.c forgets its poll handle
+// once it has read): no sign of bytes waiting. ssh_blocking_flush() with no time to
+// wait returns at once when its output buffer is empty, and otherwise writes what the
+// socket takes; SSH_AGAIN means bytes are still waiting.
+bool SshSession::writes_queued() {
+  if (!session_) return false;
+  const int fd = sd_.is_open() ? sd_.native_handle() : -1;
+  socket_reads::writes_pending(fd, true);  // the flush's poll asks the kernel
+  const bool queued = ssh_blocking_flush(session_.get(), 0) == SSH_AGAIN;
+  socket_reads::writes_pending(fd, queued);
+  return queued;
+}
+
 void SshSession::sync_fd() {
   // libssh closes its socket on errors; stop watching the number before it is reused.
   if (!sd_.is_open()) return;
@@ -93,6 +108,7 @@ void SshSession::teardown() {
   phase_ = Phase::kDone;
   timer_.cancel();
   keepalive_timer_.cancel();
+  hold_timer_.cancel();
   if (sd_.is_open()) {
     socket_reads::detach(sd_.native_handle());
     sd_.release();  // the fd belongs to libssh
@@ -104,7 +120,6 @@ void SshSession::teardown() {
   }
   identity_.reset();
   queue_.clear();
-  queued_ = 0;
 }
 
 void SshSession::log(const std::string& line) const {

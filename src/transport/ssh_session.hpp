@@ -3,7 +3,9 @@
 /// One SSH connection to one host, carrying one ferryd: the libssh options
 /// (ssh_session_config.cpp), the non-blocking open sequence (ssh_session_open.cpp) and the
 /// byte stream over the exec channel (ssh_session_stream.cpp), all driven by the libssh fd
-/// watched with asio (ssh_session.cpp).
+/// watched with asio (ssh_session.cpp). A session lives on one I/O thread's io_context
+/// (ssh_io_thread.hpp) and is only ever used there; SshLink carries its bytes and calls
+/// to and from the front end's loop.
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -29,6 +31,9 @@ namespace ferry {
 class SshSession : public std::enable_shared_from_this<SshSession> {
  public:
   using OpenDone = std::function<void(Status)>;
+  /// Receives ferryd's stdout, a batch at a time; it may take the batch by swapping it out
+  /// for a buffer of its own (empty; its capacity is reused for the next batch).
+  using BatchHandler = std::function<void(std::string& bytes)>;
 
   /// `ferryd_path` is the remote path; the command run is `'<path>' --stdio`. `on_stderr`
   /// gets ferryd's stderr lines (may be empty).
@@ -46,11 +51,9 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void abort_open(const std::string& reason, bool notify);
 
   /// Link::start: begins reading ferryd's output.
-  void start(Link::DataHandler on_data, Link::ClosedHandler on_closed);
+  void start(BatchHandler on_data, Link::ClosedHandler on_closed);
   /// Link::send: queues bytes for ferryd's stdin.
   void send(std::string bytes);
-  /// Link::pending_bytes.
-  size_t pending_bytes() const { return queued_; }
   /// Link::pause_reading / resume_reading. Paused, ferryd's stdout is left in libssh's
   /// channel buffer, whose window then closes, while packets (keepalive replies, window
   /// adjusts, ferryd's stderr) are still processed.
@@ -109,11 +112,15 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void schedule_keepalive();
   void on_keepalive();
   void post_pump();
+  bool hold_reads();
 
   // ssh_session.cpp
   void arm();
   void on_io();
   void sync_fd();
+  /// Writes what libssh holds for the socket, as far as it takes it; true when bytes are
+  /// left (socket_reads is told, so its poll() then asks the kernel about writing).
+  bool writes_queued();
   void teardown();
   void log(const std::string& line) const;
   std::string error_text() const;
@@ -161,17 +168,21 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   bool pump_posted_ = false;
   asio::steady_timer timer_;  // open deadline, then linger deadline
   asio::steady_timer keepalive_timer_;
+  // While ferryd streams, the socket is looked at again after a short hold instead of at
+  // once (see kHold in ssh_session_stream.cpp).
+  asio::steady_timer hold_timer_;
+  bool holding_ = false;
+  uint64_t pumped_ = 0;  // stdout and stderr bytes the last pump took
   std::chrono::steady_clock::time_point last_rx_;
 
   Phase phase_ = Phase::kConnect;
   const char* phase_text_ = "connecting";
   OpenDone open_done_;
-  Link::DataHandler on_data_;
+  BatchHandler on_data_;
   Link::ClosedHandler on_closed_;
 
   std::deque<std::string> queue_;
   size_t front_off_ = 0;
-  size_t queued_ = 0;
   bool eof_sent_ = false;
   bool user_closed_ = false;
   bool got_stdout_ = false;

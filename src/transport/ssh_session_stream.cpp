@@ -24,6 +24,13 @@ constexpr size_t kDeliverBatch = size_t{256} * 1024;
 // The largest channel data packet libssh accepts (its CHANNEL_MAX_PACKET).
 constexpr size_t kMaxPacket = size_t{32} * 1024;
 constexpr size_t kMaxStderrLine = 4096;
+// A pump that took at least kHoldAbove bytes means ferryd is streaming: the socket is
+// read again kHold later rather than at its next readiness, so each wake-up of the
+// session's thread (and of the loop it hands the batch to) carries a millisecond of
+// output instead of the few kilobytes one readiness brings, as ferryd holds its ranks'
+// pipes. Output that trickles is read at once.
+constexpr uint64_t kHoldAbove = uint64_t{64} * 1024;
+constexpr auto kHold = std::chrono::microseconds(1000);
 constexpr auto kLingerLimit = std::chrono::seconds(5);
 
 }  // namespace
@@ -51,7 +58,7 @@ void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, in
   me->exit_signal_ = std::string("SIG") + (signal ? signal : "?") + (core ? " (core dumped)" : "");
 }
 
-void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed) {
+void SshSession::start(BatchHandler on_data, Link::ClosedHandler on_closed) {
   if (phase_ != Phase::kReady) return;
   on_data_ = std::move(on_data);
   on_closed_ = std::move(on_closed);
@@ -69,7 +76,6 @@ void SshSession::start(Link::DataHandler on_data, Link::ClosedHandler on_closed)
 
 void SshSession::send(std::string bytes) {
   if (bytes.empty() || phase_ == Phase::kDone || phase_ == Phase::kLinger) return;
-  queued_ += bytes.size();
   queue_.push_back(std::move(bytes));
   if (phase_ == Phase::kReady || phase_ == Phase::kStreaming) {
     flush_sends();
@@ -117,8 +123,10 @@ void SshSession::post_pump() {
 }
 
 void SshSession::pump() {
+  const uint64_t before = rx_total_;
   if (!process_packets()) return;
   if (!drain_channel(true)) return;
+  pumped_ = rx_total_ - before;
   flush_sends();
   if (phase_ != Phase::kStreaming) return;
   if (paused_ && !rx_out_.empty()) return;  // the end waits until every byte is delivered
@@ -128,6 +136,25 @@ void SshSession::pump() {
       (ssh_channel_is_eof(ch) && exited)) {
     conclude();
   }
+}
+
+// Instead of waiting for the socket to become readable: a hold after a pump that took a
+// streaming amount; true while one is under way.
+bool SshSession::hold_reads() {
+  if (holding_) return true;
+  if (phase_ != Phase::kStreaming || paused_ || pumped_ < kHoldAbove) return false;
+  pumped_ = 0;
+  holding_ = true;
+  hold_timer_.expires_after(kHold);
+  std::weak_ptr<SshSession> weak = weak_from_this();
+  hold_timer_.async_wait([weak](const asio::error_code& ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->holding_ = false;
+    if (ec) return;
+    if (self->phase_ == Phase::kStreaming || self->phase_ == Phase::kLinger) self->on_io();
+  });
+  return true;
 }
 
 // One non-blocking round of packet processing. Channel reads stop doing this once the
@@ -169,6 +196,7 @@ bool SshSession::drain_channel(bool deliver) {
     // one non-blocking round of packet handling (until the remote's EOF; after that
     // process_packets() does it).
     int rc = ssh_channel_poll(ch, 0);
+    writes_queued();  // a WINDOW_ADJUST it queued goes out now
     if (rc == SSH_ERROR) {
       sync_fd();
       // A channel closed without EOF also reads as an error; that is ferryd's end,
@@ -226,13 +254,14 @@ bool SshSession::deliver_rx(bool deliver) {
   std::string out;
   out.swap(rx_out_);
   got_stdout_ = true;
-  // A copy: the handler may close or destroy the link, which clears on_data_.
-  Link::DataHandler on_data = on_data_;
+  // A copy: the handler may close the link, which clears on_data_.
+  BatchHandler on_data = on_data_;
   if (on_data) on_data(out);
   if (phase_ != Phase::kStreaming) return false;
-  if (rx_out_.empty()) {  // the buffer goes back, so batches do not allocate and regrow
+  if (rx_out_.empty()) {  // the buffer (or the handler's spare) goes back: no regrowing
     out.clear();
     rx_out_.swap(out);
+    if (rx_out_.capacity() < kDeliverBatch) rx_out_.reserve(kDeliverBatch + kMaxPacket);
   }
   return true;
 }
@@ -241,10 +270,9 @@ void SshSession::flush_sends() {
   ssh_channel ch = channel_.get();
   if (!ch) return;
   while (!queue_.empty()) {
-    if (ssh_get_poll_flags(session_.get()) & SSH_WRITE_PENDING) break;  // socket full
+    if (writes_queued()) break;  // the socket is full
     if (ssh_channel_is_closed(ch)) {
       queue_.clear();  // ferryd is gone; conclude() reports why
-      queued_ = 0;
       break;
     }
     uint32_t window = ssh_channel_window_size(ch);
@@ -264,7 +292,6 @@ void SshSession::flush_sends() {
       return;
     }
     front_off_ += static_cast<size_t>(n);
-    queued_ -= static_cast<size_t>(n);
     if (front_off_ == front.size()) {
       queue_.pop_front();
       front_off_ = 0;

@@ -28,8 +28,6 @@ class Link {
   virtual void start(DataHandler on_data, ClosedHandler on_closed) = 0;
   /// Queues `bytes` for ferryd's stdin; never blocks.
   virtual void send(std::string bytes) = 0;
-  /// Bytes queued by send() that were not yet handed to the kernel / SSH channel.
-  virtual size_t pending_bytes() const = 0;
   /// Flow control, for a reader that fell behind (the console): no on_data until
   /// resume_reading(), and ferryd's bytes wait on the way (in the kernel, or within the
   /// SSH channel's window), which holds ferryd's output and so its ranks back. Sending and

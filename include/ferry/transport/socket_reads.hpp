@@ -15,11 +15,16 @@
 
 namespace ferry::socket_reads {
 
-/// Reads of `fd` go through a buffer from now on (the fd must be a stream socket).
+/// Reads of `fd` go through a buffer from now on (the fd must be a stream socket). Any
+/// thread may attach its sockets; an attached fd is read, detached and asked about by
+/// that thread only.
 void attach(int fd);
 /// Back to plain reads; bytes still buffered are dropped (the connection is ending).
 void detach(int fd);
 /// Bytes read from `fd` and not yet handed to its reader; 0 when not attached.
 std::size_t buffered(int fd);
+/// Whether the reader has bytes queued to write on `fd`: while it has, poll() asks the
+/// kernel whether `fd` is writable (POLLOUT) even when buffered bytes answer POLLIN.
+void writes_pending(int fd, bool pending);
 
 }  // namespace ferry::socket_reads

@@ -1,10 +1,12 @@
 #pragma once
 /// \file
-/// Starts ferryd on remote hosts over SSH (libssh): one non-blocking session per host, all
-/// driven by one asio io_context, honouring ~/.ssh/config, ssh-agent, default keys and
-/// known_hosts.
+/// Starts ferryd on remote hosts over SSH (libssh): one non-blocking session per host,
+/// honouring ~/.ssh/config, ssh-agent, default keys and known_hosts. The sessions run on a
+/// few I/O threads of their own (key exchange, decryption and libssh's copies of every
+/// byte, hosts in parallel); links and every handler are used on the caller's io_context.
 
 #include <asio/io_context.hpp>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,7 +16,7 @@
 
 namespace ferry {
 
-class SshSession;
+class SshIoThread;
 
 /// How SSH connections are made; the command-line side of `ssh`'s options.
 struct SshOptions {
@@ -38,8 +40,11 @@ struct SshOptions {
   int keepalive_s = 0;
   /// Sends progress lines ("h1:22: authenticated as root") to `log`.
   bool verbose = false;
-  /// Receives verbose lines; empty = none.
+  /// Receives verbose lines, on the launcher's io_context; empty = none.
   std::function<void(const std::string& line)> log;
+  /// Threads the sessions run on, each with its own event loop; hosts are dealt to them in
+  /// turn, and a thread starts with the first host it gets. 0 = one per CPU, at most 8.
+  int io_threads = 0;
 };
 
 /// A Launcher that reaches hosts over SSH. The command run is
@@ -50,7 +55,8 @@ class SshLauncher : public Launcher {
  public:
   /// `io` must outlive the launcher and every link it hands out.
   SshLauncher(asio::io_context& io, SshOptions options);
-  /// Aborts opens still in flight without calling their handlers.
+  /// Stops the I/O threads: opens still in flight end without calling their handlers,
+  /// links still open stop carrying bytes (ferryd sees its connection end).
   ~SshLauncher() override;
   SshLauncher(const SshLauncher&) = delete;
   SshLauncher& operator=(const SshLauncher&) = delete;
@@ -58,13 +64,17 @@ class SshLauncher : public Launcher {
   /// Connects, checks the host key, authenticates and starts ferryd; `handler` runs once on
   /// the io_context (never inside this call).
   void async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) override;
-  /// Every open still in flight fails with "host:port: cancelled".
+  /// Every open still in flight fails with "host:port: cancelled" (an open that finished
+  /// meanwhile may still succeed: its handler was already on its way).
   void cancel_all() override;
 
  private:
+  SshIoThread& next_thread();
+
   asio::io_context& io_;
   SshOptions options_;
-  std::vector<std::weak_ptr<SshSession>> opening_;
+  std::vector<std::shared_ptr<SshIoThread>> threads_;
+  size_t next_ = 0;
 };
 
 /// Quotes `word` for a POSIX shell ('...' with embedded quotes escaped).

@@ -85,7 +85,6 @@ class FakeDaemonLink : public Link {
       }
     }
   }
-  size_t pending_bytes() const override { return 0; }
   void close() override { closed_ = true; }
   std::string peer_address() const override { return address_; }
   std::string describe() const override {

@@ -28,7 +28,6 @@ class TalkingLink : public Link {
     if (talk_) asio::post(io_, std::exchange(talk_, nullptr));
     inner_->send(std::move(bytes));
   }
-  size_t pending_bytes() const override { return inner_->pending_bytes(); }
   void close() override { inner_->close(); }
   std::string peer_address() const override { return inner_->peer_address(); }
   std::string describe() const override { return inner_->describe(); }

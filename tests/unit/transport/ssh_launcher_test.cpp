@@ -158,11 +158,9 @@ TEST_F(SshLauncherTest, EchoesOneMegabyteByteExact) {
   for (size_t off = 0; off < sent.size(); off += 100000) {
     link->send(sent.substr(off, 100000));
   }
-  EXPECT_GT(link->pending_bytes(), 0u);
   ASSERT_TRUE(run_until(
       io, [&] { return got.size() >= sent.size() || closed; }, 60s));
   EXPECT_FALSE(closed);
-  EXPECT_EQ(link->pending_bytes(), 0u);
   EXPECT_TRUE(got == sent) << "echo differs; got " << got.size() << " bytes";
   link->close();
   link->close();  // safe twice

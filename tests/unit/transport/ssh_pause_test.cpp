@@ -1,11 +1,15 @@
-// An SSH link whose reading is paused (the console fell behind) against a real, private
-// sshd on 127.0.0.1 (see ssh_test_server.hpp): ferryd's output stops within the channel's
-// window, so ferryd is held back, the keepalive still gets its answers, and once resumed
-// every byte arrives in order and the stream ends cleanly.
+// An SSH link whose reading is held back against a real, private sshd on 127.0.0.1 (see
+// ssh_test_server.hpp): paused (the console fell behind), or with the front end's loop
+// not running at all while the session's I/O thread goes on. Either way ferryd's output
+// stops within the channel's window and the batches on their way, so ferryd is held
+// back; the keepalive still gets its answers; the held link does not spin; and once
+// released every byte arrives in order and the stream ends cleanly.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
+#include <thread>
 
 #include "ferry/transport/ssh_launcher.hpp"
 #include "ssh_test_server.hpp"
@@ -21,61 +25,105 @@ std::string expected_output(int lines) {
   return s;
 }
 
-TEST(SshPause, PausedLinkHoldsFerrydBackAndLosesNothing) {
-  if (std::string why = TestSshd::unavailable(); !why.empty()) GTEST_SKIP() << why;
-  unsetenv("SSH_AUTH_SOCK");
-  TestSshd sshd;
-  ASSERT_EQ(sshd.start(), "");
-  const fs::path& d = sshd.dir();
-  // About 6.9 MB: far more than the channel window and the pipes on the way hold.
-  constexpr int kLines = 1000000;
-  const fs::path poured = d / "poured";
-  write_text(d / "pour",
-             "#!/bin/sh\nseq 1 " + std::to_string(kLines) + "\ntouch " + poured.string() + "\n",
-             fs::perms::owner_all);
-  write_text(d / "known_hosts", sshd.known_line("host_key"));
-  write_text(d / "ssh_config", "Host h1\n  HostName 127.0.0.1\n  Port " +
-                                   std::to_string(sshd.port()) + "\n  User root\n  IdentityFile " +
-                                   (d / "id_main").string() + "\n  UserKnownHostsFile " +
-                                   (d / "known_hosts").string() + "\n");
-  asio::io_context io;
-  SshOptions o;
-  o.config_file = (d / "ssh_config").string();
-  o.keepalive_s = 1;
-  SshLauncher launcher(io, o);
-  HostEntry host;
-  host.name = "h1";
-  std::unique_ptr<Link> link;
-  std::string error = "<none>";
-  launcher.async_open(host, DaemonCommand{(d / "pour").string()},
-                      [&](Result<std::unique_ptr<Link>> r) {
-                        if (r)
-                          link = std::move(r.value());
-                        else
-                          error = r.error().message;
-                      });
-  ASSERT_TRUE(run_until(io, [&] { return link || error != "<none>"; }));
-  ASSERT_TRUE(link) << error;
+// CPU seconds this process used so far, every thread (the session's I/O thread too).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
-  std::string got;
-  std::string reason = "<none>";
-  link->start([&](std::string_view b) { got.append(b); },
-              [&](const std::string& r) { reason = r; });
-  link->pause_reading();
+// About 6.9 MB: far more than the channel window, the batches allowed on their way to the
+// loop and the pipes on the way hold.
+constexpr int kLines = 1000000;
+
+class SshHold : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = TestSshd::unavailable(); !why.empty()) GTEST_SKIP() << why;
+    unsetenv("SSH_AUTH_SOCK");
+    ASSERT_EQ(sshd_.start(), "");
+    const fs::path& d = sshd_.dir();
+    poured_ = d / "poured";
+    write_text(d / "pour",
+               "#!/bin/sh\nseq 1 " + std::to_string(kLines) + "\ntouch " + poured_.string() + "\n",
+               fs::perms::owner_all);
+    write_text(d / "known_hosts", sshd_.known_line("host_key"));
+    write_text(d / "ssh_config",
+               "Host h1\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd_.port()) +
+                   "\n  User root\n  IdentityFile " + (d / "id_main").string() +
+                   "\n  UserKnownHostsFile " + (d / "known_hosts").string() + "\n");
+    SshOptions o;
+    o.config_file = (d / "ssh_config").string();
+    o.keepalive_s = 1;
+    launcher_ = std::make_unique<SshLauncher>(io_, o);
+    HostEntry host;
+    host.name = "h1";
+    std::string error = "<none>";
+    launcher_->async_open(host, DaemonCommand{(d / "pour").string()},
+                          [&](Result<std::unique_ptr<Link>> r) {
+                            if (r)
+                              link_ = std::move(r.value());
+                            else
+                              error = r.error().message;
+                          });
+    ASSERT_TRUE(run_until(io_, [&] { return link_ || error != "<none>"; }));
+    ASSERT_TRUE(link_) << error;
+  }
+
+  void start() {
+    link_->start([this](std::string_view b) { got_.append(b); },
+                 [this](const std::string& r) { reason_ = r; });
+  }
+
+  // Once released: the rest arrives, byte for byte, and the stream ends cleanly.
+  void expect_everything() {
+    ASSERT_TRUE(run_until(
+        io_, [&] { return reason_ != "<none>"; }, std::chrono::seconds(30)));
+    EXPECT_EQ(reason_, "");
+    EXPECT_TRUE(fs::exists(poured_));
+    EXPECT_EQ(got_.size(), expected_output(kLines).size());
+    EXPECT_TRUE(got_ == expected_output(kLines)) << "bytes lost or out of order";
+  }
+
+  TestSshd sshd_;
+  fs::path poured_;
+  asio::io_context io_;
+  std::unique_ptr<SshLauncher> launcher_;
+  std::unique_ptr<Link> link_;
+  std::string got_;
+  std::string reason_ = "<none>";
+};
+
+TEST_F(SshHold, PausedLinkHoldsFerrydBackAndLosesNothing) {
+  start();
+  link_->pause_reading();
+  const double cpu_before = cpu_seconds();
   // Over three keepalive intervals: a paused link must not look dead.
   run_until(
-      io, [&] { return reason != "<none>"; }, std::chrono::milliseconds(3500));
-  EXPECT_EQ(reason, "<none>") << "the paused link ended";
-  EXPECT_EQ(got.size(), 0u) << "bytes delivered while paused";
-  EXPECT_FALSE(fs::exists(poured)) << "ferryd was not held back";
+      io_, [&] { return reason_ != "<none>"; }, std::chrono::milliseconds(3500));
+  EXPECT_EQ(reason_, "<none>") << "the paused link ended";
+  EXPECT_EQ(got_.size(), 0u) << "bytes delivered while paused";
+  EXPECT_FALSE(fs::exists(poured_)) << "ferryd was not held back";
+  // Waiting, not polling: a session that keeps finding its socket writable and its
+  // reading paused would burn a core for the whole 3.5 s.
+  EXPECT_LT(cpu_seconds() - cpu_before, 1.0) << "the paused link spun";
 
-  link->resume_reading();
-  ASSERT_TRUE(run_until(
-      io, [&] { return reason != "<none>"; }, std::chrono::seconds(30)));
-  EXPECT_EQ(reason, "");
-  EXPECT_TRUE(fs::exists(poured));
-  EXPECT_EQ(got.size(), expected_output(kLines).size());
-  EXPECT_TRUE(got == expected_output(kLines)) << "bytes lost or out of order";
+  link_->resume_reading();
+  expect_everything();
+}
+
+TEST_F(SshHold, LoopThatFallsBehindHoldsFerrydBack) {
+  start();
+  // The loop does not run: the session's thread reads on until kInFlight bytes wait for
+  // it, then stops taking ferryd's output.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double cpu_before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(fs::exists(poured_)) << "ferryd was not held back";
+  EXPECT_EQ(got_.size(), 0u);
+  EXPECT_LT(cpu_seconds() - cpu_before, 1.0) << "the held session spun";
+  expect_everything();
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// The Link the front end holds for an SSH session that runs on an I/O thread: its calls
+/// are posted to that thread, and the session's output, stderr lines and end are posted
+/// back to the front end's loop. Output travels as whole batches (moved, not copied); at
+/// most kInFlight bytes are on their way at once, beyond which the session stops taking
+/// ferryd's output, so a loop that falls behind holds ferryd back through the SSH window
+/// as pause_reading() does.
+
+#include <asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "ferry/transport/link.hpp"
+
+namespace ferry {
+
+class SshIoThread;
+class SshSession;
+
+class SshLink : public Link {
+ public:
+  /// Made on the session's thread once it has opened; used on `loop` from then on.
+  SshLink(asio::io_context& loop, std::shared_ptr<SshIoThread> thread,
+          std::shared_ptr<SshSession> session);
+  /// close().
+  ~SshLink() override;
+  SshLink(const SshLink&) = delete;
+  SshLink& operator=(const SshLink&) = delete;
+
+  void start(DataHandler on_data, ClosedHandler on_closed) override;
+  void send(std::string bytes) override;
+  void pause_reading() override;
+  void resume_reading() override;
+  void close() override;
+  std::string peer_address() const override { return peer_; }
+  std::string local_address() const override { return local_; }
+  std::string describe() const override { return describe_; }
+
+  /// Batches of ferryd's output on their way to the loop, at most (bytes).
+  static constexpr size_t kInFlight = size_t{1} << 20;
+
+ private:
+  struct Shared;
+  /// Runs `call(session, shared)` on the session's thread; nothing once closed.
+  template <class Call>
+  void on_thread(Call call);
+
+  std::shared_ptr<SshIoThread> thread_;  // outlives the session: destroyed after it
+  std::shared_ptr<SshSession> session_;  // null once closed (handed to the thread)
+  std::shared_ptr<Shared> shared_;
+  std::string peer_, local_, describe_;  // read on the thread when it opened
+};
+
+}  // namespace ferry
