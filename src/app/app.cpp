@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
@@ -57,6 +58,13 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.keepalive_s = cfg.job.heartbeat_s;
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
+  // FERRY_SSH_IO_THREADS=N runs the SSH sessions on N threads of their own, =-1 on the
+  // loop; unset, it depends on the CPUs (SshOptions::io_threads).
+  if (const char* n = std::getenv("FERRY_SSH_IO_THREADS"); n && *n) {
+    char* end = nullptr;
+    const long v = std::strtol(n, &end, 10);
+    if (*end == '\0') ssh.io_threads = static_cast<int>(std::clamp(v, -1L, 64L));
+  }
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   SlurmOptions so;

@@ -3,13 +3,15 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
+#include "ssh_session.hpp"
+
 namespace ferry {
 namespace {
 
-// libssh's log callback, level and user data are thread-local (log.c): each I/O thread
-// installs its own forwarder, so a `LogLevel` in an ssh config never writes libssh's own
-// lines to the console as stray text.
-thread_local std::function<void(const std::string&)> t_libssh_log;
+// libssh's log callback, level and user data are thread-local (log.c): each thread that
+// runs sessions installs its own forwarder, so a `LogLevel` in an ssh config never writes
+// libssh's own lines to the console as stray text.
+thread_local SshIoThread::Log t_libssh_log;
 
 void forward_libssh_log(int, const char* function, const char* buffer, void*) {
   if (t_libssh_log)
@@ -17,20 +19,36 @@ void forward_libssh_log(int, const char* function, const char* buffer, void*) {
                  (buffer ? buffer : ""));
 }
 
+void install_libssh_log(SshIoThread::Log log) {
+  t_libssh_log = std::move(log);
+  ssh_set_log_callback(&forward_libssh_log);
+}
+
 }  // namespace
 
-SshIoThread::SshIoThread(std::function<void(const std::string&)> log)
-    : work_(io_.get_executor()), thread_([this, log = std::move(log)]() mutable {
-        t_libssh_log = std::move(log);
-        ssh_set_log_callback(&forward_libssh_log);
-        io_.run();
-      }) {}
+SshIoThread::SshIoThread(Log log)
+    : own_(std::make_unique<asio::io_context>()), work_(std::in_place, own_->get_executor()) {
+  thread_ = std::thread([this, log = std::move(log)]() mutable {
+    install_libssh_log(std::move(log));
+    own_->run();
+  });
+}
+
+SshIoThread::SshIoThread(asio::io_context& loop, Log log) : loop_(&loop) {
+  install_libssh_log(std::move(log));
+}
 
 SshIoThread::~SshIoThread() { stop(); }
 
 void SshIoThread::stop() {
+  if (!own_) {
+    for (auto& weak : opening)
+      if (auto session = weak.lock()) session->abort_open("cancelled", false);
+    opening.clear();
+    return;
+  }
   work_.reset();
-  io_.stop();
+  own_->stop();
   if (thread_.joinable()) thread_.join();
 }
 

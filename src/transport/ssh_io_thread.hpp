@@ -1,13 +1,14 @@
 #pragma once
 /// \file
-/// One thread that runs SSH sessions: its own io_context, on which every call into libssh
-/// for its sessions is made (a libssh session must be used by one thread at a time; its
-/// log callback and level are per thread). The front end's loop only hands it work.
+/// Where SSH sessions run: an I/O thread with an io_context of its own, or the front end's
+/// loop itself. Every call into libssh for a session is made there (a libssh session must
+/// be used by one thread at a time; its log callback and level are per thread).
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,31 +17,40 @@ namespace ferry {
 
 class SshSession;
 
-/// Shared by the launcher and every link whose session runs here: the loop must outlive
-/// its sessions. Code running on the thread never holds the last reference (the launcher
-/// holds one until it has stopped the thread).
+/// Shared by the launcher and every link whose session runs here: the io_context must
+/// outlive its sessions. Code running on an I/O thread never holds the last reference
+/// (the launcher holds one until it has stopped the thread).
 class SshIoThread : public std::enable_shared_from_this<SshIoThread> {
  public:
-  /// Starts the thread. libssh's own log lines (raised by a `LogLevel` in an ssh config)
-  /// made on it go to `log`, which is called on this thread; empty = dropped.
-  explicit SshIoThread(std::function<void(const std::string&)> log);
+  /// libssh's own log lines (raised by a `LogLevel` in an ssh config) made where the
+  /// sessions run go to `log`, called there; empty = dropped.
+  using Log = std::function<void(const std::string&)>;
+
+  /// Starts a thread with an io_context of its own.
+  explicit SshIoThread(Log log);
+  /// Sessions run on `loop`, the caller's: no thread (the caller's thread gets the log).
+  SshIoThread(asio::io_context& loop, Log log);
   /// stop().
   ~SshIoThread();
   SshIoThread(const SshIoThread&) = delete;
   SshIoThread& operator=(const SshIoThread&) = delete;
 
-  asio::io_context& io() { return io_; }
-  /// Ends the loop, whatever its sessions are doing (a session still flushing its EOF is
-  /// abandoned, as when the front end's loop stops), and joins the thread. Sessions left
-  /// are destroyed with the io_context. Not on this thread.
+  asio::io_context& io() { return own_ ? *own_ : *loop_; }
+  /// True when the sessions run on the caller's loop (no thread of their own).
+  bool on_loop() const { return !own_; }
+  /// With a thread: ends its loop, whatever its sessions are doing (a session still
+  /// flushing its EOF is abandoned, as when the front end's loop stops), and joins it;
+  /// sessions left are destroyed with the io_context. Not on that thread. On the caller's
+  /// loop: opens still in flight end without calling their handlers.
   void stop();
 
-  /// Sessions still opening, for cancelling them. Used on this thread only.
+  /// Sessions still opening, for cancelling them. Used where the sessions run only.
   std::vector<std::weak_ptr<SshSession>> opening;
 
  private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::unique_ptr<asio::io_context> own_;  // null on the caller's loop
+  asio::io_context* loop_ = nullptr;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::thread thread_;
 };
 

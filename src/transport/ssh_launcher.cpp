@@ -10,6 +10,15 @@
 #include "ssh_session.hpp"
 
 namespace ferry {
+namespace {
+
+// Below this many CPUs the sessions run on the loop itself: where the front end shares
+// two CPUs with everything else, handing each batch to another core costs more CPU
+// (cache misses on every byte, wake-ups) than the parallel decryption gains (measured in
+// docs/performance.md).
+constexpr unsigned kThreadsFromCpus = 4;
+
+}  // namespace
 
 std::string shell_quote(const std::string& word) {
   std::string out = "'";
@@ -25,9 +34,11 @@ std::string shell_quote(const std::string& word) {
 
 SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
     : io_(io), options_(std::move(options)) {
-  if (options_.io_threads <= 0)
-    options_.io_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 8U));
-  // Sessions log on their threads; the lines are handed to the loop, in order.
+  if (options_.io_threads == 0) {
+    const unsigned cpus = std::thread::hardware_concurrency();
+    options_.io_threads = cpus < kThreadsFromCpus ? -1 : static_cast<int>(std::min(cpus, 8U));
+  }
+  // Sessions log where they run; the lines are handed to the loop, in order.
   if (options_.log)
     options_.log = [&io, log = std::move(options_.log)](const std::string& line) {
       asio::post(io, [log, line] { log(line); });
@@ -39,9 +50,13 @@ SshLauncher::~SshLauncher() {
 }
 
 SshIoThread& SshLauncher::next_thread() {
+  SshIoThread::Log libssh_log = options_.verbose ? options_.log : nullptr;
+  if (options_.io_threads < 0) {
+    if (threads_.empty()) threads_.push_back(std::make_shared<SshIoThread>(io_, libssh_log));
+    return *threads_.front();
+  }
   const size_t i = next_++ % static_cast<size_t>(options_.io_threads);
-  if (i == threads_.size())
-    threads_.push_back(std::make_shared<SshIoThread>(options_.verbose ? options_.log : nullptr));
+  if (i == threads_.size()) threads_.push_back(std::make_shared<SshIoThread>(libssh_log));
   return *threads_[i];
 }
 

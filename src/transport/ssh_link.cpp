@@ -22,13 +22,22 @@ constexpr size_t kSpares = 6;
 /// What both threads of one link share. The loop's part and the thread's part are each
 /// touched by one thread only; `in_flight` and the spares are the crossing points.
 struct SshLink::Shared : std::enable_shared_from_this<Shared> {
-  Shared(asio::io_context& l, std::weak_ptr<SshIoThread> t, std::weak_ptr<SshSession> s)
-      : loop(l), thread(std::move(t)), session(std::move(s)) {}
+  Shared(asio::io_context& l, std::weak_ptr<SshIoThread> t, std::weak_ptr<SshSession> s,
+         bool on_loop)
+      : loop(l), thread(std::move(t)), session(std::move(s)), direct(on_loop) {}
 
   // On the session's thread: a batch of ferryd's output, taken (its buffer swapped for a
   // spare) and posted to the loop. Past kInFlight bytes in flight the session stops
-  // reading until the loop has caught up.
+  // reading until the loop has caught up. A session on the loop hands it on at once,
+  // while it is in the cache.
   void take(std::string& bytes, SshSession& s) {
+    if (direct) {
+      if (!ended && on_data) {
+        DataHandler f = on_data;  // the handler may close the link
+        f(bytes);
+      }
+      return;
+    }
     std::string batch;
     {
       std::lock_guard lock(spare_mu);
@@ -88,6 +97,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   asio::io_context& loop;
   const std::weak_ptr<SshIoThread> thread;
   const std::weak_ptr<SshSession> session;
+  const bool direct;  // the session runs on the loop: calls go straight to it
 
   // The loop's part.
   DataHandler on_data;
@@ -109,7 +119,7 @@ SshLink::SshLink(asio::io_context& loop, std::shared_ptr<SshIoThread> thread,
                  std::shared_ptr<SshSession> session)
     : thread_(std::move(thread)),
       session_(std::move(session)),
-      shared_(std::make_shared<Shared>(loop, thread_, session_)),
+      shared_(std::make_shared<Shared>(loop, thread_, session_, thread_->on_loop())),
       peer_(session_->peer_address()),
       local_(session_->local_address()),
       describe_(session_->describe()) {}
@@ -119,6 +129,11 @@ SshLink::~SshLink() { close(); }
 template <class Call>
 void SshLink::on_thread(Call call) {
   if (!session_) return;
+  if (shared_->direct) {
+    std::shared_ptr<SshSession> s = session_;  // the call may close the link
+    call(*s, *shared_);
+    return;
+  }
   asio::post(thread_->io(),
              [s = session_, sh = shared_, call = std::move(call)]() mutable { call(*s, *sh); });
 }
@@ -134,6 +149,7 @@ void SshLink::start(DataHandler on_data, ClosedHandler on_closed) {
     // by reference count (which holds the session only weakly).
     s.start([self, session = &s](std::string& bytes) { self->take(bytes, *session); },
             [self](const std::string& reason) {
+              if (self->direct) return self->end(reason);
               asio::post(self->loop, [self, reason] { self->end(reason); });
             });
   });
@@ -165,8 +181,12 @@ void SshLink::close() {
   shared_->on_closed = nullptr;
   shared_->busy.reset();
   // The session flushes what was sent and ferryd's EOF on its thread, and ends there.
-  asio::post(thread_->io(), [s = std::move(session_)] { s->close(); });
+  std::shared_ptr<SshSession> s = std::move(session_);
   session_ = nullptr;
+  if (shared_->direct)
+    s->close();
+  else
+    asio::post(thread_->io(), [s = std::move(s)] { s->close(); });
 }
 
 }  // namespace ferry

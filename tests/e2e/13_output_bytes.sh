@@ -3,6 +3,7 @@
 # lengths, empty lines included, deterministic per rank); after removing the
 # "[r]<stdout>:" prefixes each rank's stream must be byte-identical to a local
 # recomputation, and no line of ferryrun's stdout may be torn or untagged.
+# Twice: the SSH sessions on ferryrun's loop, and on I/O threads of their own.
 # Then one rank writes a 10 MB line with no newline at all: it must arrive
 # complete, as one line.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
@@ -63,11 +64,6 @@ print("untagged", bad, repr(first_bad))
 PY
 
 tok=$(unique_token)
-run_capture R -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
-  sh -c 'exec "$0" "$1" "$RANK"' "$PY" "$T/gen.py" "$tok"
-assert_eq 0 "$R_rc" "ferryrun exit code"
-echo "13_output_bytes: 4 x 20 MB through ferryrun in ${R_secs}s" >&2
-
 expected=""
 for r in 0 1 2 3; do
   sum=$("$PY" "$T/gen.py" "$r" | sha256sum | cut -d' ' -f1)
@@ -75,8 +71,16 @@ for r in 0 1 2 3; do
   expected+="$r $sum $lines"$'\n'
 done
 expected+="untagged 0 b''"
-actual=$("$PY" "$T/check.py" "$T/R.out")
-assert_eq "$expected" "$actual" "per-rank sha256 and line count of the untagged stream"
+# The SSH sessions on ferryrun's loop (this machine's default), then on two I/O threads.
+for threads in -1 2; do
+  run_capture R -- env FERRY_SSH_IO_THREADS=$threads "$FERRYRUN" --ssh-config "$SSHCFG" \
+    -np 4 -H fnode1:2,fnode2:2 sh -c 'exec "$0" "$1" "$RANK"' "$PY" "$T/gen.py" "$tok"
+  assert_eq 0 "$R_rc" "ferryrun exit code (FERRY_SSH_IO_THREADS=$threads)"
+  echo "13_output_bytes: 4 x 20 MB through ferryrun in ${R_secs}s (FERRY_SSH_IO_THREADS=$threads)" >&2
+  actual=$("$PY" "$T/check.py" "$T/R.out")
+  assert_eq "$expected" "$actual" \
+    "per-rank sha256 and line count of the untagged stream (FERRY_SSH_IO_THREADS=$threads)"
+done
 
 # A 10 MB line without newline (rank 1) while rank 0 writes many short lines.
 run_capture L -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \

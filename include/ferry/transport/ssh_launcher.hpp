@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// Starts ferryd on remote hosts over SSH (libssh): one non-blocking session per host,
-/// honouring ~/.ssh/config, ssh-agent, default keys and known_hosts. The sessions run on a
-/// few I/O threads of their own (key exchange, decryption and libssh's copies of every
-/// byte, hosts in parallel); links and every handler are used on the caller's io_context.
+/// honouring ~/.ssh/config, ssh-agent, default keys and known_hosts. The sessions may run
+/// on a few I/O threads of their own (key exchange, decryption and libssh's copies of
+/// every byte, hosts in parallel; `SshOptions::io_threads`); links and every handler are
+/// used on the caller's io_context either way.
 
 #include <asio/io_context.hpp>
 #include <cstddef>
@@ -43,7 +44,9 @@ struct SshOptions {
   /// Receives verbose lines, on the launcher's io_context; empty = none.
   std::function<void(const std::string& line)> log;
   /// Threads the sessions run on, each with its own event loop; hosts are dealt to them in
-  /// turn, and a thread starts with the first host it gets. 0 = one per CPU, at most 8.
+  /// turn, and a thread starts with the first host it gets. -1 = none: the sessions run on
+  /// the launcher's io_context; 0 = none on machines with fewer than 4 CPUs, else one per
+  /// CPU, at most 8.
   int io_threads = 0;
 };
 

@@ -16,7 +16,8 @@ namespace {
 
 using namespace ferry::test;
 
-class SshLauncherTest : public ::testing::Test {
+// Every test twice: the sessions on the test's own loop, and on two I/O threads.
+class SshLauncherTest : public ::testing::TestWithParam<int> {
  protected:
   static void SetUpTestSuite() {
     unsetenv("SSH_AUTH_SOCK");  // only the keys of this test
@@ -83,6 +84,7 @@ class SshLauncherTest : public ::testing::Test {
     SshOptions o;
     o.config_file = config.string();
     o.connect_timeout_s = 10;
+    o.io_threads = GetParam();
     if (std::getenv("FERRY_SSH_TEST_VERBOSE")) {
       o.verbose = true;
       o.log = [t0 = std::chrono::steady_clock::now()](const std::string& line) {
@@ -139,7 +141,7 @@ class SshLauncherTest : public ::testing::Test {
   std::vector<std::string> diag_;
 };
 
-TEST_F(SshLauncherTest, EchoesOneMegabyteByteExact) {
+TEST_P(SshLauncherTest, EchoesOneMegabyteByteExact) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -168,7 +170,7 @@ TEST_F(SshLauncherTest, EchoesOneMegabyteByteExact) {
   io.run_for(200ms);
 }
 
-TEST_F(SshLauncherTest, FourHostsOpenInParallel) {
+TEST_P(SshLauncherTest, FourHostsOpenInParallel) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::vector<std::unique_ptr<Link>> links(4);
@@ -202,7 +204,7 @@ TEST_F(SshLauncherTest, FourHostsOpenInParallel) {
   }
 }
 
-TEST_F(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
+TEST_P(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config("")));
   std::string error;
@@ -216,7 +218,7 @@ TEST_F(SshLauncherTest, UnknownHostKeyIsRefusedWithFingerprint) {
   EXPECT_EQ(error.find('\n'), std::string::npos);
 }
 
-TEST_F(SshLauncherTest, AcceptNewRecordsTheKey) {
+TEST_P(SshLauncherTest, AcceptNewRecordsTheKey) {
   asio::io_context io;
   SshOptions o = options(make_config(""));
   o.accept_new_host_keys = true;
@@ -240,7 +242,7 @@ TEST_F(SshLauncherTest, AcceptNewRecordsTheKey) {
   EXPECT_TRUE(open(io, again, host("h2"), ferryd(), &error)) << error;
 }
 
-TEST_F(SshLauncherTest, StrictHostKeyCheckingAcceptNewInConfig) {
+TEST_P(SshLauncherTest, StrictHostKeyCheckingAcceptNewInConfig) {
   asio::io_context io;
   const std::string block = "Host h3\n  StrictHostKeyChecking accept-new\n";
   SshLauncher launcher(io, options(make_config("", block)));
@@ -254,7 +256,7 @@ TEST_F(SshLauncherTest, StrictHostKeyCheckingAcceptNewInConfig) {
   EXPECT_NE(error.find("unknown host key"), std::string::npos) << error;
 }
 
-TEST_F(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
+TEST_P(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
   asio::io_context io;
   SshOptions o = options(make_config(known_line("other_host_key")));
   o.accept_new_host_keys = true;
@@ -265,7 +267,7 @@ TEST_F(SshLauncherTest, ChangedHostKeyIsAlwaysRefused) {
   EXPECT_NE(error.find(known_hosts_.string()), std::string::npos) << error;
 }
 
-TEST_F(SshLauncherTest, WrongPortGivesOneLineConnectError) {
+TEST_P(SshLauncherTest, WrongPortGivesOneLineConnectError) {
   int closed_port = 0;
   ::close(listen_socket(0, &closed_port));
   asio::io_context io;
@@ -275,7 +277,7 @@ TEST_F(SshLauncherTest, WrongPortGivesOneLineConnectError) {
   EXPECT_EQ(error, "h1:" + std::to_string(closed_port) + ": cannot connect: Connection refused");
 }
 
-TEST_F(SshLauncherTest, SilentServerTimesOut) {
+TEST_P(SshLauncherTest, SilentServerTimesOut) {
   int port = 0;
   int fd = listen_socket(0, &port);  // accepts TCP, never says a word
   asio::io_context io;
@@ -291,7 +293,7 @@ TEST_F(SshLauncherTest, SilentServerTimesOut) {
   ::close(fd);
 }
 
-TEST_F(SshLauncherTest, MissingFerrydIsReportedAsNotFound) {
+TEST_P(SshLauncherTest, MissingFerrydIsReportedAsNotFound) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -303,7 +305,7 @@ TEST_F(SshLauncherTest, MissingFerrydIsReportedAsNotFound) {
   EXPECT_TRUE(reason.starts_with("ferryd not found at /nonexistent/dir/ferryd")) << reason;
 }
 
-TEST_F(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
+TEST_P(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -323,7 +325,7 @@ TEST_F(SshLauncherTest, ExitStatusAndStderrEndTheStream) {
   EXPECT_EQ(reason, "");
 }
 
-TEST_F(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
+TEST_P(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -346,7 +348,7 @@ TEST_F(SshLauncherTest, CloseFlushesQueuedBytesAndEof) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
 }
 
-TEST_F(SshLauncherTest, UnresolvableHostName) {
+TEST_P(SshLauncherTest, UnresolvableHostName) {
   asio::io_context io;
   SshLauncher launcher(io,
                        options(make_config("", "Host nxhost\n  HostName nonexistent.invalid\n")));
@@ -356,7 +358,7 @@ TEST_F(SshLauncherTest, UnresolvableHostName) {
   EXPECT_NE(error.find("nonexistent.invalid"), std::string::npos) << error;
 }
 
-TEST_F(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {
+TEST_P(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -366,7 +368,7 @@ TEST_F(SshLauncherTest, ConfigAliasWithPortUserIdentityFile) {
   EXPECT_EQ(link->describe(), "alias:" + std::to_string(port_));
 }
 
-TEST_F(SshLauncherTest, CommandLineOverridesConfig) {
+TEST_P(SshLauncherTest, CommandLineOverridesConfig) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -390,7 +392,7 @@ TEST_F(SshLauncherTest, CommandLineOverridesConfig) {
   EXPECT_TRUE(open(io, entry_wins, host("h1", port_), ferryd(), &error)) << error;
 }
 
-TEST_F(SshLauncherTest, IdentityFileOption) {
+TEST_P(SshLauncherTest, IdentityFileOption) {
   asio::io_context io;
   SshOptions o = options(make_config(known_line("host_key")));
   {
@@ -410,7 +412,7 @@ TEST_F(SshLauncherTest, IdentityFileOption) {
   EXPECT_EQ(error, prefix("noid") + "cannot read identity file " + o.identity_file);
 }
 
-TEST_F(SshLauncherTest, CancelAllFailsOpensInFlight) {
+TEST_P(SshLauncherTest, CancelAllFailsOpensInFlight) {
   asio::io_context io;
   SshLauncher launcher(io, options(make_config(known_line("host_key"))));
   std::string error;
@@ -425,7 +427,7 @@ TEST_F(SshLauncherTest, CancelAllFailsOpensInFlight) {
 }
 
 // Keepalive: an idle healthy link stays open; a frozen server is detected.
-TEST_F(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
+TEST_P(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
   asio::io_context io;
   SshOptions o = options(make_config(known_line("host_key")));
   o.keepalive_s = 1;
@@ -447,6 +449,11 @@ TEST_F(SshLauncherTest, KeepaliveDetectsAFrozenServer) {
   EXPECT_EQ(reason, "no answer to keepalive for 3 s");
   for (pid_t pid : frozen) kill(pid, SIGCONT);
 }
+
+INSTANTIATE_TEST_SUITE_P(SessionsOn, SshLauncherTest, ::testing::Values(-1, 2),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return p.param < 0 ? std::string("Loop") : std::string("Threads");
+                         });
 
 // ---- no sshd needed ---------------------------------------------------------------------
 

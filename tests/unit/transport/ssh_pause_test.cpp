@@ -37,7 +37,8 @@ double cpu_seconds() {
 // loop and the pipes on the way hold.
 constexpr int kLines = 1000000;
 
-class SshHold : public ::testing::Test {
+// Every test twice: the session on the test's loop, and on an I/O thread of its own.
+class SshHold : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
     if (std::string why = TestSshd::unavailable(); !why.empty()) GTEST_SKIP() << why;
@@ -56,6 +57,7 @@ class SshHold : public ::testing::Test {
     SshOptions o;
     o.config_file = (d / "ssh_config").string();
     o.keepalive_s = 1;
+    o.io_threads = GetParam();
     launcher_ = std::make_unique<SshLauncher>(io_, o);
     HostEntry host;
     host.name = "h1";
@@ -95,7 +97,7 @@ class SshHold : public ::testing::Test {
   std::string reason_ = "<none>";
 };
 
-TEST_F(SshHold, PausedLinkHoldsFerrydBackAndLosesNothing) {
+TEST_P(SshHold, PausedLinkHoldsFerrydBackAndLosesNothing) {
   start();
   link_->pause_reading();
   const double cpu_before = cpu_seconds();
@@ -113,7 +115,10 @@ TEST_F(SshHold, PausedLinkHoldsFerrydBackAndLosesNothing) {
   expect_everything();
 }
 
-TEST_F(SshHold, LoopThatFallsBehindHoldsFerrydBack) {
+// Only with a thread: a session on the test's loop stops with it.
+class SshHoldOnThread : public SshHold {};
+
+TEST_P(SshHoldOnThread, LoopThatFallsBehindHoldsFerrydBack) {
   start();
   // The loop does not run: the session's thread reads on until kInFlight bytes wait for
   // it, then stops taking ferryd's output.
@@ -125,6 +130,16 @@ TEST_F(SshHold, LoopThatFallsBehindHoldsFerrydBack) {
   EXPECT_LT(cpu_seconds() - cpu_before, 1.0) << "the held session spun";
   expect_everything();
 }
+
+INSTANTIATE_TEST_SUITE_P(SessionOn, SshHold, ::testing::Values(-1, 1),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return p.param < 0 ? std::string("Loop") : std::string("Thread");
+                         });
+
+INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldOnThread, ::testing::Values(1),
+                         [](const ::testing::TestParamInfo<int>&) {
+                           return std::string("Thread");
+                         });
 
 }  // namespace
 }  // namespace ferry
