@@ -41,6 +41,7 @@ SshIoThread::SshIoThread(asio::io_context& loop, Log log) : loop_(&loop) {
 SshIoThread::~SshIoThread() { stop(); }
 
 void SshIoThread::stop() {
+  stopped_.store(true, std::memory_order_release);
   if (!own_) {
     for (auto& weak : opening)
       if (auto session = weak.lock()) session->abort_open("cancelled", false);

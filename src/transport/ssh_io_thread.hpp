@@ -6,6 +6,7 @@
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -43,6 +44,8 @@ class SshIoThread : public std::enable_shared_from_this<SshIoThread> {
   /// sessions left are destroyed with the io_context. Not on that thread. On the caller's
   /// loop: opens still in flight end without calling their handlers.
   void stop();
+  /// stop() was called: no new session may start here.
+  bool stopped() const { return stopped_.load(std::memory_order_acquire); }
 
   /// Sessions still opening, for cancelling them. Used where the sessions run only.
   std::vector<std::weak_ptr<SshSession>> opening;
@@ -52,6 +55,7 @@ class SshIoThread : public std::enable_shared_from_this<SshIoThread> {
   asio::io_context* loop_ = nullptr;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::thread thread_;
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace ferry

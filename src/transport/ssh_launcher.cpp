@@ -70,9 +70,13 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, Op
     };
   // The work guard keeps the loop running until the handler has run there.
   asio::post(
-      thread.io(), [t = &thread, &loop = io_, options = options_, host = host,
+      thread.io(), [weak = thread.weak_from_this(), &loop = io_, options = options_, host = host,
                     path = std::move(path), on_stderr = std::move(on_stderr),
                     handler = std::move(handler), busy = asio::make_work_guard(io_)]() mutable {
+        // A launcher destroyed meanwhile dropped its opens, this one too.
+        std::shared_ptr<SshIoThread> held = weak.lock();
+        if (!held || held->stopped()) return;
+        SshIoThread* t = held.get();
         std::erase_if(t->opening, [](const std::weak_ptr<SshSession>& w) { return w.expired(); });
         auto session = std::make_shared<SshSession>(t->io(), std::move(options), std::move(host),
                                                     std::move(path), std::move(on_stderr));
