@@ -64,7 +64,7 @@ std::size_t held(int fd) {
   return s ? s->len - s->pos : 0;
 }
 
-bool pending_writes(int fd) {
+bool told_writes_pending(int fd) {
   const Slot* s = find(fd);
   return s != nullptr && s->writes_pending;
 }
@@ -145,7 +145,7 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout) {
     if ((fds[i].events & POLLIN) && held(fds[i].fd) > 0) any = true;
   if (!any) return fn(fds, n, timeout);
   int ready = 0;
-  if (n == 1 && !((fds[0].events & POLLOUT) && pending_writes(fds[0].fd))) {
+  if (n == 1 && !((fds[0].events & POLLOUT) && told_writes_pending(fds[0].fd))) {
     fds[0].revents = POLLIN;
     return 1;
   }

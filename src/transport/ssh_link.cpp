@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "ssh_io_thread.hpp"
@@ -31,13 +32,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   // reading until the loop has caught up. A session on the loop hands it on at once,
   // while it is in the cache.
   void take(std::string& bytes, SshSession& s) {
-    if (direct) {
-      if (!ended && on_data) {
-        DataHandler f = on_data;  // the handler may close the link
-        f(bytes);
-      }
-      return;
-    }
+    if (direct) return hand_on(bytes);
     std::string batch;
     {
       std::lock_guard lock(spare_mu);
@@ -60,10 +55,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   // On the loop: hands the batch on, gives its buffer back, and wakes the session when
   // the bytes in flight fall below half the limit.
   void deliver(std::string& batch) {
-    if (!ended && on_data) {
-      DataHandler f = on_data;  // the handler may close the link
-      f(batch);
-    }
+    hand_on(batch);
     const size_t n = batch.size();
     batch.clear();
     {
@@ -74,6 +66,13 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
     if (before >= kInFlight / 2 && before - n < kInFlight / 2)
       if (auto t = thread.lock())
         asio::post(t->io(), [self = shared_from_this()] { self->refill(); });
+  }
+
+  // On the loop: the front end's handler gets the bytes, unless the link ended.
+  void hand_on(std::string_view bytes) {
+    if (ended || !on_data) return;
+    DataHandler f = on_data;  // the handler may close the link
+    f(bytes);
   }
 
   // On the session's thread: reading goes on unless the front end paused it.
@@ -180,13 +179,9 @@ void SshLink::close() {
   shared_->on_data = nullptr;
   shared_->on_closed = nullptr;
   shared_->busy.reset();
-  // The session flushes what was sent and ferryd's EOF on its thread, and ends there.
-  std::shared_ptr<SshSession> s = std::move(session_);
+  // The session flushes what was sent and ferryd's EOF where it runs, and ends there.
+  on_thread([](SshSession& s, Shared&) { s.close(); });
   session_ = nullptr;
-  if (shared_->direct)
-    s->close();
-  else
-    asio::post(thread_->io(), [s = std::move(s)] { s->close(); });
 }
 
 }  // namespace ferry

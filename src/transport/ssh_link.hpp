@@ -1,11 +1,11 @@
 #pragma once
 /// \file
-/// The Link the front end holds for an SSH session that runs on an I/O thread: its calls
-/// are posted to that thread, and the session's output, stderr lines and end are posted
-/// back to the front end's loop. Output travels as whole batches (moved, not copied); at
-/// most kInFlight bytes are on their way at once, beyond which the session stops taking
-/// ferryd's output, so a loop that falls behind holds ferryd back through the SSH window
-/// as pause_reading() does.
+/// The Link the front end holds for an SSH session. A session on the front end's loop is
+/// called directly and hands its output on at once. A session on an I/O thread gets its
+/// calls posted to that thread, and its output, stderr lines and end are posted back to
+/// the loop: output as whole batches (moved, not copied), at most kInFlight bytes on their
+/// way at once, beyond which the session stops taking ferryd's output, so a loop that
+/// falls behind holds ferryd back through the SSH window as pause_reading() does.
 
 #include <asio/io_context.hpp>
 #include <memory>

@@ -3,9 +3,9 @@
 /// One SSH connection to one host, carrying one ferryd: the libssh options
 /// (ssh_session_config.cpp), the non-blocking open sequence (ssh_session_open.cpp) and the
 /// byte stream over the exec channel (ssh_session_stream.cpp), all driven by the libssh fd
-/// watched with asio (ssh_session.cpp). A session lives on one I/O thread's io_context
-/// (ssh_io_thread.hpp) and is only ever used there; SshLink carries its bytes and calls
-/// to and from the front end's loop.
+/// watched with asio (ssh_session.cpp). A session lives on its SshIoThread's io_context
+/// (an I/O thread's or the front end's loop, ssh_io_thread.hpp) and is only ever used
+/// there; SshLink carries its bytes and calls to and from the front end's loop.
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
