@@ -85,6 +85,9 @@ int run_ferryrun(const FrontendConfig& cfg) {
                                                      : remote;
   Launchers launchers{near, far};
   JobOptions job_opts = cfg.job;
+  // FERRY_OUTPUT_ROUTE=ssh keeps every host's output on its SSH channel.
+  if (const char* r = std::getenv("FERRY_OUTPUT_ROUTE"); r && std::string_view(r) == "ssh")
+    job_opts.direct_output = false;
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";

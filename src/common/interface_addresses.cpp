@@ -65,4 +65,16 @@ Result<std::vector<InterfaceAddress>> list_interface_addresses() {
   return out;
 }
 
+std::vector<std::string> own_ipv4_addresses() {
+  auto entries = list_interface_addresses();
+  if (!entries) return {"127.0.0.1"};
+  std::vector<std::string> out, loop;
+  for (const auto& e : *entries) {
+    if (e.family != AF_INET) continue;
+    (e.address.starts_with("127.") ? loop : out).push_back(e.address);
+  }
+  out.insert(out.end(), loop.begin(), loop.end());
+  return out;
+}
+
 }  // namespace ferry

@@ -21,6 +21,7 @@
 #include "ferry/rendezvous/interfaces.hpp"
 #include "ferry/wire/frame.hpp"
 #include "ferry/wire/messages.hpp"
+#include "output_route.hpp"
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
 #include "rank_set.hpp"
@@ -84,6 +85,10 @@ class Daemon::Impl {
               if (spec_.verbose) log(host_ + ": " + line);
             }) {}
 
+  ~Impl() { *alive_ = false; }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
   void start() {
     guard_.start();
     launcher_.load_devices();  // FERRY_DEVICE_ROOT: a fake /proc, /dev, /sys tree (tests)
@@ -101,12 +106,17 @@ class Daemon::Impl {
 
   void queue(const std::string& frame) {
     if (front_gone_) return;
-    pump_.send(frame);
+    out().send(frame);
   }
+
+  // Where frames go now: the direct route once it is open, else stdout.
+  OutputPump& out() { return routed_ ? *routed_ : pump_; }
+  bool output_idle_now() const { return pump_.idle() && (!routed_ || routed_->idle()); }
 
   void log(const std::string& line) { queue(wire::encode(wire::Log{line})); }
 
   void output_idle() {
+    if (!output_idle_now()) return;
     channel_.pump_idle();
     if (finished_ && !spec_.keep_serving) stop();
   }
@@ -160,6 +170,7 @@ class Daemon::Impl {
               if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
             },
             [this](wire::StartRanks& m) { on_start_ranks(std::move(m)); },
+            [this](wire::OutputRoute& r) { route_output(r); },
             [this](wire::StopRanks& m) {
               for (int32_t rank : m.ranks)
                 if (Rank* r = ranks_.find(rank))
@@ -167,6 +178,38 @@ class Daemon::Impl {
             },
         },
         *msg);
+  }
+
+  // ferryrun offers a direct route for the output (once): frames go there as soon as it is
+  // open; until then, and if it never opens, they go on over stdout.
+  void route_output(const wire::OutputRoute& offer) {
+    if (route_offered_) return;
+    route_offered_ = true;
+    open_output_route(io_, offer, [this, alive = alive_](Result<OpenedRoute> r) {
+      if (*alive) route_opened(std::move(r));
+    });
+  }
+
+  void route_opened(Result<OpenedRoute> r) {
+    if (front_gone_) return;
+    if (!r) {
+      route_problem_ = host_ + ": output stays on SSH: " + r.error().message;
+      if (have_spec_) tell_route_problem();
+      return;
+    }
+    routed_ = std::make_unique<OutputPump>(
+        io_, r->fd.release(),
+        OutputPump::Events{[this] { output_idle(); }, [this] { front_lost(); }});
+    // Everything queued on stdout so far leaves there; ferryrun reads that many bytes there
+    // before the route's.
+    routed_->seal_with(std::move(r->sealer), route_preamble(pump_.accepted()));
+    channel_.reroute(*routed_);
+  }
+
+  // Why the route did not open, for --verbose (the spec says whether it is on); once.
+  void tell_route_problem() {
+    if (spec_.verbose && !route_problem_.empty()) log(route_problem_);
+    route_problem_.clear();
   }
 
   void on_host_spec(wire::HostSpec spec) {
@@ -177,6 +220,7 @@ class Daemon::Impl {
     const bool first = !have_spec_;
     have_spec_ = true;
     spec_ = std::move(spec);
+    tell_route_problem();
     if (first && spec_.heartbeat_ms > 0) heartbeat();
     if (first) {
       tag_ = spec_.job_id + "." + std::to_string(::getpid());
@@ -317,7 +361,7 @@ class Daemon::Impl {
     guard_.release();
     beat_timer_.cancel();
     queue(wire::encode(wire::Done{}));
-    if (pump_.idle()) stop();
+    if (output_idle_now()) stop();
   }
 
   void wait_signal() {
@@ -339,6 +383,7 @@ class Daemon::Impl {
     if (front_gone_) return;
     front_gone_ = true;
     channel_.discard();
+    if (routed_) pump_.drop();  // the discarded channel dropped the route's frames
     std::error_code ignored;
     in_.close(ignored);
     beat_timer_.cancel();
@@ -381,7 +426,10 @@ class Daemon::Impl {
   std::array<char, size_t{64} * 1024> in_buf_{};
   wire::FrameReader reader_;
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
-  OutputPump pump_;
+  OutputPump pump_;                     // stdout
+  std::unique_ptr<OutputPump> routed_;  // the direct route, once open
+  bool route_offered_ = false;
+  std::string route_problem_;
   OutputChannel channel_;
   asio::signal_set signals_;
   asio::steady_timer beat_timer_, exit_timer_;
@@ -400,6 +448,7 @@ class Daemon::Impl {
   bool finished_ = false;
   bool stopped_ = false;
   int exit_code_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 Daemon::Daemon(asio::io_context& io, DaemonOptions opts)

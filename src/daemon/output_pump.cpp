@@ -39,10 +39,17 @@ OutputPump::Piece& OutputPump::open_piece() {
   return pieces_.back();
 }
 
+void OutputPump::seal_with(RecordSealer sealer, std::string_view preamble) {
+  sealer_ = std::move(sealer);
+  sealer_->seal(preamble, sealed_);
+  pump();
+}
+
 void OutputPump::send(std::string_view frame) {
   if (broken_) return;
   open_piece().bytes.append(frame);
   queued_ += frame.size();
+  accepted_ += frame.size();
   pump();
 }
 
@@ -58,6 +65,7 @@ void OutputPump::forward(int pipe_fd, int32_t rank, StreamId stream, size_t n,
   p.splice_left = n;
   p.done = std::move(done);
   queued_ += wire::kOutputHeader + n;
+  accepted_ += wire::kOutputHeader + n;
   pump();
 }
 
@@ -67,13 +75,18 @@ void OutputPump::commit(int32_t rank, StreamId stream, size_t n) {
   if (broken_) return;
   pieces_.back().bytes.commit_output(rank, static_cast<uint8_t>(stream), n);
   queued_ += wire::kOutputHeader + n;
+  accepted_ += wire::kOutputHeader + n;
   pump();
 }
 
 void OutputPump::pump() {
   if (pumping_ || waiting_ || broken_) return;
   pumping_ = true;
-  while (!pieces_.empty() && !broken_) {
+  if (sealer_) {
+    while (!broken_ && pump_sealed()) {
+    }
+  }
+  while (!sealer_ && !pieces_.empty() && !broken_) {
     Piece& p = pieces_.front();
     if (p.written < p.bytes.size()) {
       auto rest = p.bytes.bytes().substr(p.written);
@@ -108,11 +121,47 @@ void OutputPump::pump() {
   }
   pumping_ = false;
   if (broken_) return;
-  if (!pieces_.empty()) {
+  if (!idle()) {
     wait_writable();
   } else if (events_.idle) {
     events_.idle();
   }
+}
+
+bool OutputPump::pump_sealed() {
+  if (sealed_at_ < sealed_.size()) {
+    const ssize_t n =
+        ::write(out_.native_handle(), sealed_.data() + sealed_at_, sealed_.size() - sealed_at_);
+    if (n < 0 && errno == EINTR) return true;
+    if (n < 0 && errno == EAGAIN) return false;
+    if (n <= 0) {
+      fail();
+      return false;
+    }
+    sealed_at_ += static_cast<size_t>(n);
+    if (sealed_at_ == sealed_.size()) {
+      sealed_.clear();
+      sealed_at_ = 0;
+    }
+    return true;
+  }
+  if (pieces_.empty()) return false;
+  // Everything queued goes into records of at most kMaxRecord, sealed in one go: one write
+  // then carries them all.
+  while (!pieces_.empty() && sealed_.size() < kMaxRecord) {
+    Piece& p = pieces_.front();
+    const std::string_view rest = p.bytes.bytes().substr(p.written, kMaxRecord);
+    if (!rest.empty()) {
+      sealer_->seal(rest, sealed_);
+      p.written += rest.size();
+      queued_ -= rest.size();
+    }
+    if (p.written < p.bytes.size()) continue;
+    auto done = std::move(p.done);
+    pieces_.pop_front();
+    if (done) done();  // may queue more (a copy reads again only on its next turn)
+  }
+  return true;
 }
 
 void OutputPump::wait_writable() {
@@ -143,6 +192,8 @@ void OutputPump::fail() {
 }
 
 void OutputPump::drop() {
+  sealed_.clear();
+  sealed_at_ = 0;
   std::vector<std::function<void()>> dones;
   for (auto& p : pieces_)
     if (p.done) dones.push_back(std::move(p.done));

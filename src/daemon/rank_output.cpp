@@ -16,9 +16,9 @@ using asio::posix::stream_descriptor;
 // Copying output (no splice): stop reading rank pipes while this much is queued for the
 // front end, so a slow console throttles the ranks instead of growing ferryd.
 constexpr size_t kHighWater = 1u << 20;
-// One read from a rank pipe: a whole default pipe buffer.
+// One read from a rank pipe: at least a whole default pipe buffer.
 constexpr size_t kReadChunk = 64u << 10;
-// Largest Output frame spliced at once (a pipe rarely holds more).
+// Largest Output frame spliced or read at once (a pipe rarely holds more).
 constexpr size_t kMaxForward = 1u << 20;
 // A rank that keeps writing (its last frame left less than kStreaming ago) and has less
 // than kHoldBelow in its pipe is left to write for kHold more before its bytes go out:
@@ -33,12 +33,17 @@ constexpr auto kStreaming = std::chrono::milliseconds(5);
 // ---- OutputChannel ------------------------------------------------------------------------
 
 OutputChannel::OutputChannel(asio::io_context& io, OutputPump& pump, bool splice)
-    : io_(io), pump_(pump), mode_(splice ? Mode::kSplice : Mode::kCopy) {}
+    : io_(io), pump_(&pump), mode_(splice ? Mode::kSplice : Mode::kCopy) {}
+
+void OutputChannel::reroute(OutputPump& pump) {
+  pump_ = &pump;
+  if (mode_ != Mode::kDiscard) mode_ = pump.can_splice() ? Mode::kSplice : Mode::kCopy;
+}
 
 void OutputChannel::discard() {
   mode_ = Mode::kDiscard;
   // Frames still queued lose their pipes' bytes: their streams drain from now on.
-  pump_.drop();
+  pump_->drop();
   resume();  // so do parked ones, so no rank blocks writing
 }
 
@@ -141,9 +146,9 @@ void RankStream::splice() {
     held_ = false;
     last_frame_ = std::chrono::steady_clock::now();
     state_ = State::kForwarding;
-    channel_.pump_.forward(fd, rank_, id_,
-                           std::min<size_t>(static_cast<size_t>(avail), kMaxForward),
-                           [this] { forwarded(); });
+    channel_.pump_->forward(fd, rank_, id_,
+                            std::min<size_t>(static_cast<size_t>(avail), kMaxForward),
+                            [this] { forwarded(); });
     return;
   }
   pollfd p{fd, POLLIN, 0};
@@ -174,19 +179,28 @@ void RankStream::forwarded() {
   pull();
 }
 
-// Without splice: one read straight into the frame batch. One read per turn keeps a
-// chatty rank from starving the others.
+// Without splice (a sealed output route, or FERRY_OUTPUT_COPY): one read straight into the
+// frame batch. One read per turn keeps a chatty rank from starving the others.
 void RankStream::copy() {
   if (channel_.paused_) {
     state_ = State::kParked;
     channel_.park(*this);
     return;
   }
-  auto room = channel_.pump_.room(kReadChunk);
+  // As splicing: a streaming rank's few bytes wait a moment, and what the pipe holds is
+  // read in one go (large records, few wake-ups).
+  int avail = 0;
+  if (::ioctl(fd_.get(), FIONREAD, &avail) == 0 && avail > 0 &&
+      static_cast<size_t>(avail) < kHoldBelow && hold())
+    return;
+  held_ = false;
+  last_frame_ = std::chrono::steady_clock::now();
+  const size_t want = std::clamp(static_cast<size_t>(std::max(avail, 0)), kReadChunk, kMaxForward);
+  auto room = channel_.pump_->room(want);
   ssize_t n = ::read(fd_.get(), room.data(), room.size());
   if (n > 0) {
-    channel_.pump_.commit(rank_, id_, static_cast<size_t>(n));
-    if (channel_.pump_.queued() > kHighWater) channel_.paused_ = true;
+    channel_.pump_->commit(rank_, id_, static_cast<size_t>(n));
+    if (channel_.pump_->queued() > kHighWater) channel_.paused_ = true;
   }
   next_turn(n, room.size());
 }

@@ -34,7 +34,10 @@ class OutputChannel {
   /// The pump wrote everything queued: streams parked at the high-water mark read again.
   void pump_idle();
   /// Bytes wait in the pump for the front end (which is behind).
-  bool holding() const { return mode_ != Mode::kDiscard && !pump_.idle(); }
+  bool holding() const { return mode_ != Mode::kDiscard && !pump_->idle(); }
+  /// From now on output goes to `pump`, copied (it seals what it sends). Frames already
+  /// queued in the old pump still leave through it.
+  void reroute(OutputPump& pump);
 
  private:
   friend class RankStream;
@@ -45,7 +48,7 @@ class OutputChannel {
   void resume();
 
   asio::io_context& io_;
-  OutputPump& pump_;
+  OutputPump* pump_;
   Mode mode_;
   bool paused_ = false;  // copying: the pump holds more than the high-water mark
   std::vector<RankStream*> parked_;

@@ -153,7 +153,7 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
                       (elastic_ && phase_ == Phase::kRunning && !elastic_stopping_);
   if (r && wanted && h.start_error.empty()) {
     diag_.verbose(r.value()->describe() + ": connected after " + since_start());
-    h.attach(std::move(r.value()));
+    h.attach(offer_route(std::move(r.value())));
     if (reading_paused_) h.link->pause_reading();
     return;
   }
@@ -164,6 +164,22 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   if (elastic_ && phase_ == Phase::kRunning) return host_lost(i, h.start_error);
   if (phase_ == Phase::kBetween) return check_reopened();
   check_started();
+}
+
+// Over SSH, ferryd is offered a direct route for its output (sshd then relays none of it);
+// the offer is ferryd's first frame, so its output moves before the ranks start.
+std::unique_ptr<Link> Job::Impl::offer_route(std::unique_ptr<Link> link) {
+  if (!opts_.direct_output || !link->relays_output()) return link;
+  OutputRouter::Offer offer;
+  std::string problem;
+  link = router_.route(std::move(link), offer, problem);
+  if (!problem.empty()) {
+    diag_.verbose(link->describe() + ": output stays on SSH: " + problem);
+    return link;
+  }
+  link->send(
+      wire::encode(wire::OutputRoute{offer.addresses, offer.port, offer.secret, offer.token}));
+  return link;
 }
 
 void Job::Impl::on_hello(size_t i) {

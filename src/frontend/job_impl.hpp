@@ -21,6 +21,7 @@
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
 #include "ferry/rendezvous/horovod_notice.hpp"
+#include "ferry/transport/output_route.hpp"
 #include "host_link.hpp"
 #include "rendezvous_service.hpp"
 
@@ -75,6 +76,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void start_timed_out();
   void daemon_stderr(size_t i, const std::string& line);
   void on_open(size_t i, Result<std::unique_ptr<Link>> r);
+  std::unique_ptr<Link> offer_route(std::unique_ptr<Link> link);
   void on_hello(size_t i) override;
   void check_started();
   void show_progress();
@@ -143,6 +145,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   Launchers launchers_;
   OutputSink& out_;
   Diagnostics& diag_;
+  OutputRouter router_{io_, [this](const std::string& line) { diag_.verbose(line); }};
   asio::signal_set signals_{io_};
   asio::steady_timer start_timer_{io_}, abort_timer_{io_}, beat_timer_{io_};
   asio::steady_timer progress_timer_{io_};

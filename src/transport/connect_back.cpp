@@ -1,7 +1,6 @@
 #include "ferry/transport/connect_back.hpp"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -15,37 +14,12 @@
 
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/common/text.hpp"
+#include "libcrypto.hpp"
 
 namespace ferry {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// OpenSSL's HMAC() and EVP_sha256(), loaded when first needed. ferryd links no crypto library:
-// only a ferryd started by srun proves the job secret, and libcrypto (already loaded in
-// ferryrun through libssh) would cost every other ferryd about 1.5 MiB of memory.
-using HmacFn = unsigned char* (*)(const void* md, const void* key, int key_len,
-                                  const unsigned char* data, size_t data_len, unsigned char* out,
-                                  unsigned int* out_len);
-using Sha256Fn = const void* (*)();
-struct LibCrypto {
-  HmacFn hmac = nullptr;
-  Sha256Fn sha256 = nullptr;
-};
-
-const LibCrypto& libcrypto() {
-  static const LibCrypto lib = [] {
-    LibCrypto l;
-    void* h = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = ::dlopen("libcrypto.so", RTLD_NOW | RTLD_LOCAL);
-    if (h) {
-      l.hmac = reinterpret_cast<HmacFn>(::dlsym(h, "HMAC"));
-      l.sha256 = reinterpret_cast<Sha256Fn>(::dlsym(h, "EVP_sha256"));
-    }
-    return l;
-  }();
-  return lib;
-}
 
 // Waits until `fd` is ready for `events` or the deadline passed.
 bool wait_fd(int fd, short events, Clock::time_point deadline) {
@@ -129,8 +103,8 @@ Result<UniqueFd> try_address(const std::string& addr, const ConnectBackTarget& t
 }  // namespace
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
-  const LibCrypto& c = libcrypto();
-  if (!c.hmac || !c.sha256) return "";
+  const libcrypto::Functions& c = libcrypto::get();
+  if (!c.have_hmac()) return "";
   unsigned char out[64];
   unsigned int len = 0;
   if (!c.hmac(c.sha256(), key.data(), static_cast<int>(key.size()),
@@ -139,10 +113,7 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<char*>(out), len);
 }
 
-bool have_hmac() {
-  const LibCrypto& c = libcrypto();
-  return c.hmac && c.sha256;
-}
+bool have_hmac() { return libcrypto::get().have_hmac(); }
 
 bool equal_secret(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -197,6 +168,180 @@ Result<ConnectBackTarget> connect_target_from_environment() {
   }
   if (t.node.size() > kMaxNodeName) t.node.resize(kMaxNodeName);
   return t;
+}
+
+}  // namespace ferry
+
+// ---- on an io_context ---------------------------------------------------------------------
+
+namespace ferry {
+namespace {
+
+using asio::ip::tcp;
+
+// ferryd's attempts, one address after another.
+class BackConnector : public std::enable_shared_from_this<BackConnector> {
+ public:
+  BackConnector(asio::io_context& io, ConnectBackTarget t,
+                std::function<void(Result<ConnectedBack>)> done)
+      : io_(io), t_(std::move(t)), done_(std::move(done)), sock_(io), timer_(io) {}
+
+  void next() {
+    if (at_ == t_.addresses.size())
+      return finish(make_error("cannot reach ferryrun: " +
+                               (problems_.empty() ? std::string("no address") : problems_)));
+    where_ = t_.addresses[at_] + ":" + std::to_string(t_.port);
+    std::error_code ec;
+    const auto addr = asio::ip::make_address_v4(t_.addresses[at_++], ec);
+    if (ec) return failed("not an IPv4 address");
+    sock_ = tcp::socket(io_);
+    sock_.open(tcp::v4(), ec);
+    if (ec) return failed(ec.message());
+    ::fcntl(sock_.native_handle(), F_SETFD, FD_CLOEXEC);  // before any rank is forked
+    timed_out_ = false;
+    timer_.expires_after(t_.timeout);
+    timer_.async_wait([self = shared_from_this()](std::error_code e) {
+      if (e) return;
+      self->timed_out_ = true;
+      std::error_code ignored;
+      self->sock_.close(ignored);
+    });
+    sock_.async_connect(tcp::endpoint(addr, t_.port),
+                        [self = shared_from_this()](std::error_code e) {
+                          if (e) return self->failed(e.message());
+                          self->greeting();
+                        });
+  }
+
+ private:
+  void greeting() {
+    in_.assign(8 + kNonceSize, '\0');
+    asio::async_read(sock_, asio::buffer(in_),
+                     [self = shared_from_this()](std::error_code e, size_t) {
+                       if (e) return self->failed("no greeting from ferryrun");
+                       self->answer();
+                     });
+  }
+
+  void answer() {
+    if (in_.compare(0, 8, kConnectMagic) != 0) return failed("not ferryrun");
+    nonce_f_ = in_.substr(8);
+    auto nonce_d = random_bytes(kNonceSize);
+    if (!nonce_d) return failed(nonce_d.error().message);
+    nonce_d_ = *nonce_d;
+    out_ = std::string(kConnectMagic) + nonce_d_ +
+           ferryd_proof(t_.secret, nonce_f_, nonce_d_, t_.node);
+    out_.push_back(static_cast<char>(t_.node.size() & 0xff));
+    out_ += t_.node;
+    asio::async_write(sock_, asio::buffer(out_),
+                      [self = shared_from_this()](std::error_code e, size_t) {
+                        if (e) return self->failed("connection lost");
+                        self->check_proof();
+                      });
+  }
+
+  void check_proof() {
+    in_.assign(kMacSize, '\0');
+    asio::async_read(
+        sock_, asio::buffer(in_), [self = shared_from_this()](std::error_code e, size_t) {
+          if (e) return self->failed("ferryrun refused this ferryd (wrong secret?)");
+          if (!equal_secret(self->in_,
+                            ferryrun_proof(self->t_.secret, self->nonce_d_, self->nonce_f_)))
+            return self->failed("the peer does not know the secret");
+          self->timer_.cancel();
+          std::error_code ignored;
+          self->sock_.set_option(tcp::no_delay(true), ignored);
+          self->sock_.non_blocking(true, ignored);
+          self->finish(ConnectedBack{UniqueFd(self->sock_.release(ignored)), self->nonce_f_,
+                                     self->nonce_d_});
+        });
+  }
+
+  void failed(const std::string& why) {
+    timer_.cancel();
+    std::error_code ignored;
+    sock_.close(ignored);
+    problems_ += (problems_.empty() ? "" : "; ") + where_ + ": " + (timed_out_ ? "timed out" : why);
+    next();
+  }
+
+  void finish(Result<ConnectedBack> r) {
+    auto done = std::move(done_);
+    done_ = nullptr;
+    if (done) done(std::move(r));
+  }
+
+  asio::io_context& io_;
+  ConnectBackTarget t_;
+  std::function<void(Result<ConnectedBack>)> done_;
+  tcp::socket sock_;
+  asio::steady_timer timer_;
+  size_t at_ = 0;
+  bool timed_out_ = false;
+  std::string where_, problems_, in_, out_, nonce_f_, nonce_d_;
+};
+
+}  // namespace
+
+void async_connect_back(asio::io_context& io, ConnectBackTarget target,
+                        std::function<void(Result<ConnectedBack>)> done) {
+  if (!have_hmac()) {
+    asio::post(io, [done = std::move(done)] {
+      done(make_error("cannot load libcrypto.so.3 (OpenSSL): the secret cannot be proved"));
+    });
+    return;
+  }
+  auto c = std::make_shared<BackConnector>(io, std::move(target), std::move(done));
+  asio::post(io, [c] { c->next(); });
+}
+
+void serve_connect_back(asio::io_context& io, const std::shared_ptr<tcp::socket>& s,
+                        ConnectBackCheck check, std::function<void(Result<AcceptedBack>)> done) {
+  auto nonce = random_bytes(kNonceSize);
+  if (!nonce) return done(nonce.error());
+  struct State {
+    std::string greeting, in, node, proof;
+    ConnectBackCheck check;
+    std::function<void(Result<AcceptedBack>)> done;
+  };
+  auto st = std::make_shared<State>();
+  st->greeting = std::string(kConnectMagic) + *nonce;
+  st->in.assign(8 + kNonceSize + kMacSize + 1, '\0');
+  st->check = std::move(check);
+  st->done = std::move(done);
+  auto timer = std::make_shared<asio::steady_timer>(io, st->check.timeout);
+  timer->async_wait([s](std::error_code ec) {
+    if (!ec) s->close(ec);
+  });
+  auto fail = [s, st, timer](const std::string& why) {
+    timer->cancel();
+    std::error_code ignored;
+    s->close(ignored);
+    st->done(make_error(why));
+  };
+  asio::async_write(*s, asio::buffer(st->greeting), [=](std::error_code ec, size_t) {
+    if (ec) return fail("lost before the handshake: " + ec.message());
+    asio::async_read(*s, asio::buffer(st->in), [=](std::error_code ec, size_t) {
+      if (ec || st->in.compare(0, 8, kConnectMagic) != 0)
+        return fail("a connection that is not a ferryd's");
+      st->node.assign(static_cast<unsigned char>(st->in.back()), '\0');
+      asio::async_read(*s, asio::buffer(st->node), [=](std::error_code ec, size_t) {
+        if (ec) return fail("a connection that is not a ferryd's");
+        const std::string nonce_f = st->greeting.substr(8);
+        const std::string nonce_d = st->in.substr(8, kNonceSize);
+        const std::string mac = st->in.substr(8 + kNonceSize, kMacSize);
+        auto secret = st->check.secret_of(st->node);
+        if (!secret || !equal_secret(mac, ferryd_proof(*secret, nonce_f, nonce_d, st->node)))
+          return fail("refused a connection claiming to be ferryd on '" + st->node + "'");
+        st->proof = ferryrun_proof(*secret, nonce_d, nonce_f);
+        asio::async_write(*s, asio::buffer(st->proof), [=](std::error_code ec, size_t) {
+          if (ec) return fail("connection from ferryd lost: " + ec.message());
+          timer->cancel();
+          st->done(AcceptedBack{st->node, nonce_f, nonce_d});
+        });
+      });
+    });
+  });
 }
 
 }  // namespace ferry

@@ -25,17 +25,10 @@ using asio::ip::tcp;
 // How long srun may run on after its ferryds are gone before it is waited for no more.
 constexpr auto kStepReapWait = std::chrono::hours(24 * 365);
 
-// This machine's IPv4 addresses, loopback last: where a ferryd may reach ferryrun.
-std::string own_addresses() {
-  auto entries = list_interface_addresses();
-  if (!entries) return "127.0.0.1";
-  std::string out, loop;
-  for (const auto& e : *entries) {
-    if (e.family != AF_INET) continue;
-    std::string& list = e.address.starts_with("127.") ? loop : out;
-    list += (list.empty() ? "" : ",") + e.address;
-  }
-  return out + (out.empty() || loop.empty() ? "" : ",") + loop;
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out;
 }
 
 // srun says this for --cpu-bind=none where the cluster's TaskPlugin binds nothing (task/none):
@@ -155,7 +148,7 @@ class SlurmLauncher::Impl {
     req.env.push_back(std::string(kConnectSecretVar) + "=" + secret_);
     req.env.push_back(std::string(kConnectPortVar) + "=" +
                       std::to_string(acceptor_.local_endpoint().port()));
-    req.env.push_back(std::string(kConnectAddrsVar) + "=" + own_addresses());
+    req.env.push_back(std::string(kConnectAddrsVar) + "=" + comma_list(own_ipv4_addresses()));
     auto path = resolve_command(opts_.srun, req.env, "");
     if (!path) {
       for (auto& p : batch) fail(*p, p->host.name + ": srun: " + path.error().message);
@@ -264,59 +257,37 @@ class SlurmLauncher::Impl {
 
   // ferryrun's half of the handshake (connect_back.hpp); a peer that fails it is dropped.
   void handshake(const std::shared_ptr<tcp::socket>& s) {
-    auto nonce = random_bytes(kNonceSize);
-    if (!nonce) return;
-    auto greeting = std::make_shared<std::string>(std::string(kConnectMagic) + *nonce);
-    auto in = std::make_shared<std::string>(8 + kNonceSize + kMacSize + 1, '\0');
-    auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::seconds(10));
-    timer->async_wait([s](std::error_code ec) {
-      if (!ec) s->close(ec);
+    ConnectBackCheck check;
+    check.secret_of = [this,
+                       alive = alive_](const std::string& node) -> std::optional<std::string> {
+      if (!*alive || !waiting_.contains(node)) return std::nullopt;
+      return secret_;
+    };
+    serve_connect_back(io_, s, std::move(check), [this, s, alive = alive_](Result<AcceptedBack> r) {
+      if (!*alive) return;
+      if (!r) {
+        if (opts_.verbose && opts_.log) opts_.log("slurm: " + r.error().message);
+        return;
+      }
+      authenticated(s, r->node);
     });
-    asio::async_write(
-        *s, asio::buffer(*greeting), [=, this, alive = alive_](std::error_code ec, size_t) {
-          if (!*alive || ec) return;
-          asio::async_read(*s, asio::buffer(*in), [=, this](std::error_code ec, size_t) {
-            if (!*alive || ec || in->compare(0, 8, kConnectMagic) != 0) return;
-            const size_t len = static_cast<unsigned char>(in->back());
-            auto node = std::make_shared<std::string>(len, '\0');
-            asio::async_read(*s, asio::buffer(*node), [=, this](std::error_code ec, size_t) {
-              if (!*alive || ec) return;
-              timer->cancel();
-              authenticated(s, *greeting, *in, *node);
-            });
-          });
-        });
   }
 
-  void authenticated(const std::shared_ptr<tcp::socket>& s, const std::string& greeting,
-                     const std::string& in, const std::string& node) {
-    const std::string nonce_f = greeting.substr(8);
-    const std::string nonce_d = in.substr(8, kNonceSize);
-    const std::string mac = in.substr(8 + kNonceSize, kMacSize);
+  void authenticated(const std::shared_ptr<tcp::socket>& s, const std::string& node) {
     auto it = waiting_.find(node);
-    if (!equal_secret(mac, ferryd_proof(secret_, nonce_f, nonce_d, node)) || it == waiting_.end()) {
-      if (opts_.verbose && opts_.log)
-        opts_.log("slurm: refused a connection claiming to be ferryd on '" + node + "'");
-      return;
-    }
-    auto proof = std::make_shared<std::string>(ferryrun_proof(secret_, nonce_d, nonce_f));
+    if (it == waiting_.end()) return;  // another connection for that node got there first
     std::shared_ptr<Pending> p = it->second;
     waiting_.erase(it);
     if (auto st = steps_.find(p->step); st != steps_.end()) ++st->second.connected;
-    asio::async_write(
-        *s, asio::buffer(*proof), [=, this, alive = alive_](std::error_code ec, size_t) {
-          if (!*alive) return;
-          if (ec) return fail(*p, p->host.name + ": connection from ferryd lost: " + ec.message());
-          std::error_code e1, e2;
-          const std::string peer = s->remote_endpoint(e1).address().to_string();
-          const std::string local = s->local_endpoint(e2).address().to_string();
-          s->set_option(tcp::no_delay(true), e1);
-          auto h = std::move(p->handler);
-          p->handler = nullptr;
-          if (h)
-            h(std::unique_ptr<Link>(
-                std::make_unique<TcpLink>(io_, std::move(*s), p->host.name, peer, local)));
-        });
+    std::error_code e1, e2;
+    const std::string peer = s->remote_endpoint(e1).address().to_string();
+    const std::string local = s->local_endpoint(e2).address().to_string();
+    s->set_option(tcp::no_delay(true), e1);
+    auto h = std::move(p->handler);
+    p->handler = nullptr;
+    if (h)
+      h(std::unique_ptr<Link>(
+          std::make_unique<TcpLink>(io_, std::move(*s), p->host.name, peer, local)));
   }
 
   asio::io_context& io_;

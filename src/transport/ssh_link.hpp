@@ -36,6 +36,7 @@ class SshLink : public Link {
   std::string peer_address() const override { return peer_; }
   std::string local_address() const override { return local_; }
   std::string describe() const override { return describe_; }
+  bool relays_output() const override { return true; }
 
   /// Batches of ferryd's output on their way to the loop, at most (bytes).
   static constexpr size_t kInFlight = size_t{1} << 20;

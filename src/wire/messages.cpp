@@ -50,6 +50,8 @@ const char* name_of(MsgType t) {
       return "start ranks";
     case MsgType::kStopRanks:
       return "stop ranks";
+    case MsgType::kOutputRoute:
+      return "output route";
   }
   return "unknown";
 }
@@ -185,6 +187,7 @@ FERRY_WIRE_MESSAGE(Heartbeat)
 FERRY_WIRE_MESSAGE(StdinAck)
 FERRY_WIRE_MESSAGE(StartRanks)
 FERRY_WIRE_MESSAGE(StopRanks)
+FERRY_WIRE_MESSAGE(OutputRoute)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

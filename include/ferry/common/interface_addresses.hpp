@@ -2,7 +2,7 @@
 /// \file
 /// This machine's network interfaces and their addresses, as getifaddrs(3) lists them: the
 /// one place that walks that list (ferryd's interface report, the local-name check, the
-/// Slurm launcher's connect-back addresses).
+/// connect-back addresses of the Slurm launcher and of direct output routes).
 
 #include <string>
 #include <vector>
@@ -23,5 +23,9 @@ struct InterfaceAddress {
 
 /// Every entry, in the kernel's order; an Error when getifaddrs(3) fails.
 Result<std::vector<InterfaceAddress>> list_interface_addresses();
+
+/// This machine's IPv4 addresses, loopback ones last: where another host may reach it
+/// ({"127.0.0.1"} when the list cannot be read).
+std::vector<std::string> own_ipv4_addresses();
 
 }  // namespace ferry

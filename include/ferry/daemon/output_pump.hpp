@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "ferry/output/sink.hpp"
+#include "ferry/transport/sealed_records.hpp"
 #include "ferry/wire/frame_batch.hpp"
 
 namespace ferry {
@@ -30,8 +33,16 @@ class OutputPump {
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
 
-  /// Whether output can be spliced: the stream is a pipe or a socket.
-  bool can_splice() const { return can_splice_; }
+  /// Whether output can be spliced: the stream is a pipe or a socket, not sealed.
+  bool can_splice() const { return can_splice_ && !sealer_; }
+
+  /// From now on the stream carries sealed records (sealed_records.hpp), the first one
+  /// holding `preamble`; nothing may be queued yet. Forwarding is then refused: seal needs
+  /// the bytes (room() and commit() instead).
+  void seal_with(RecordSealer sealer, std::string_view preamble);
+
+  /// Bytes queued since the start, written or not (a sealed stream: plaintext).
+  uint64_t accepted() const { return accepted_; }
 
   /// Queues one encoded frame.
   void send(std::string_view frame);
@@ -47,8 +58,8 @@ class OutputPump {
   void commit(int32_t rank, StreamId stream, size_t n);
 
   /// Bytes queued and not yet written (forwarded pipe bytes count too).
-  size_t queued() const { return queued_; }
-  bool idle() const { return pieces_.empty(); }
+  size_t queued() const { return queued_ + (sealed_.size() - sealed_at_); }
+  bool idle() const { return pieces_.empty() && sealed_at_ == sealed_.size(); }
 
   /// Forgets everything queued (the front end is gone); forwarded frames' `done` run.
   void drop();
@@ -65,6 +76,9 @@ class OutputPump {
 
   Piece& open_piece();
   void pump();
+  // One step of a sealed stream: writes sealed bytes, or seals the next record. False when
+  // the stream is full or broke.
+  bool pump_sealed();
   void wait_writable();
   void fail();
 
@@ -75,6 +89,10 @@ class OutputPump {
   bool big_pipe_ = false;  // the stream is a pipe grown to kOutPipe
   std::deque<Piece> pieces_;
   size_t queued_ = 0;
+  uint64_t accepted_ = 0;
+  std::optional<RecordSealer> sealer_;
+  std::string sealed_;  // records sealed and not yet written, from sealed_at_
+  size_t sealed_at_ = 0;
   bool pumping_ = false;
   bool waiting_ = false;
   bool broken_ = false;

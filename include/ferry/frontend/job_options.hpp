@@ -64,6 +64,9 @@ struct JobOptions {
   /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
   /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.
   int heartbeat_s = 0;
+  /// Offer every host reached over SSH a direct output route (transport/output_route.hpp):
+  /// its output then bypasses sshd. FERRY_OUTPUT_ROUTE=ssh turns it off.
+  bool direct_output = true;
   /// --max-restarts: after a failure, run the whole job again this many times at most.
   int max_restarts = 0;
   /// --min-hosts: a lost host leaves the job on the others if at least this many remain

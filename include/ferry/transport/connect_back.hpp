@@ -9,7 +9,11 @@
 /// The secret, port and addresses reach ferryd in its environment (never on a command line):
 /// kConnectSecretVar, kConnectPortVar, kConnectAddrsVar.
 
+#include <asio.hpp>
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +61,34 @@ struct ConnectBackTarget {
 /// ferryd's side: connects to the first address that answers, runs the handshake, and returns
 /// the socket, ready for the framed protocol. Blocking (ferryd has no loop yet).
 Result<UniqueFd> connect_back(const ConnectBackTarget& target);
+
+/// A finished handshake: the socket, and both nonces (they key a sealed output route).
+struct ConnectedBack {
+  UniqueFd fd;
+  std::string nonce_f, nonce_d;
+};
+
+/// ferryd's side on a running io_context: each address in turn (target.timeout each, connect
+/// and handshake), then `done` with the first that passed or every address's reason. The
+/// socket is close-on-exec and non-blocking.
+void async_connect_back(asio::io_context& io, ConnectBackTarget target,
+                        std::function<void(Result<ConnectedBack>)> done);
+
+/// ferryrun's side of one connection: who may connect under which secret.
+/// `secret_of(node)`: the secret the named ferryd must prove, or nothing to refuse it.
+struct ConnectBackCheck {
+  std::function<std::optional<std::string>(const std::string& node)> secret_of;
+  std::chrono::milliseconds timeout{10000};  ///< for the whole handshake
+};
+/// The peer that passed: its node name and the nonces.
+struct AcceptedBack {
+  std::string node;
+  std::string nonce_f, nonce_d;
+};
+/// Runs ferryrun's half of the handshake on `sock` (just accepted), then `done`: the peer
+/// (ferryrun's proof already written), or a one-line reason it was dropped.
+void serve_connect_back(asio::io_context& io, const std::shared_ptr<asio::ip::tcp::socket>& sock,
+                        ConnectBackCheck check, std::function<void(Result<AcceptedBack>)> done);
 
 /// The target from ferryd's environment (kConnect*Var, SLURM_LAUNCH_NODE_IPADDR first, the
 /// node from SLURMD_NODENAME else the host name); the secret variable is removed from the

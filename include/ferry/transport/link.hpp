@@ -43,6 +43,9 @@ class Link {
   virtual std::string local_address() const { return ""; }
   /// "host:port" for messages, or "localhost".
   virtual std::string describe() const = 0;
+  /// Whether ferryd's output passes a relay that costs CPU per byte (sshd): then a direct
+  /// output route (output_route.hpp) is worth offering.
+  virtual bool relays_output() const { return false; }
 };
 
 /// How ferryd is started on a host.

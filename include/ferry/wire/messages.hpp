@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 7;
+inline constexpr uint32_t kProtocolVersion = 8;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -48,6 +48,7 @@ enum class MsgType : uint8_t {
   kStdinAck = 18,        ///< d→f: this many kStdin bytes were written to the rank or dropped
   kStartRanks = 19,      ///< f→d: more ranks for the running job (elastic: new slots here)
   kStopRanks = 20,       ///< f→d: stop these ranks; the job goes on (elastic: slots removed)
+  kOutputRoute = 21,     ///< f→d: send your frames over a sealed connection back to ferryrun
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -328,9 +329,25 @@ struct StopRanks {
   }
 };
 
+/// Where ferryd may send its frames instead of its stdout (the SSH channel): a TCP connection
+/// back to ferryrun, opened with the connect-back handshake under `secret` with `token` as the
+/// node name, then sealed (AES-128-GCM records, transport/sealed_records.hpp). ferryd tries
+/// the addresses in order; if none answers, its frames stay on stdout.
+struct OutputRoute {
+  static constexpr MsgType kType = MsgType::kOutputRoute;
+  std::vector<std::string> addresses;
+  uint16_t port = 0;
+  std::string secret;
+  std::string token;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.addresses, m.port, m.secret, m.token);
+  }
+};
+
 /// What ferryd may receive.
 using ToDaemon = std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply,
-                              PmiBarrierDone, StartRanks, StopRanks>;
+                              PmiBarrierDone, StartRanks, StopRanks, OutputRoute>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
                              PmiBarrier, PmiAbort, StdinAck, Done>;

@@ -1,0 +1,53 @@
+#pragma once
+// Private to src/transport/: OpenSSL's libcrypto, loaded on first use with dlopen. ferryd links
+// no crypto library: libcrypto (already loaded in ferryrun through libssh) costs a process about
+// 1.5 MiB, which only a ferryd that proves a secret (srun's connect-back) or seals its output
+// (a direct output route) pays.
+
+#include <cstddef>
+
+namespace ferry::libcrypto {
+
+using HmacFn = unsigned char* (*)(const void* md, const void* key, int key_len,
+                                  const unsigned char* data, size_t data_len, unsigned char* out,
+                                  unsigned int* out_len);
+using MdFn = const void* (*)();
+using CipherFn = const void* (*)();
+using CtxNewFn = void* (*)();
+using CtxFreeFn = void (*)(void* ctx);
+using InitFn = int (*)(void* ctx, const void* cipher, void* engine, const unsigned char* key,
+                       const unsigned char* iv);
+using UpdateFn = int (*)(void* ctx, unsigned char* out, int* out_len, const unsigned char* in,
+                         int in_len);
+using FinalFn = int (*)(void* ctx, unsigned char* out, int* out_len);
+using CtrlFn = int (*)(void* ctx, int type, int arg, void* ptr);
+
+// EVP_CIPHER_CTX_ctrl commands (openssl/evp.h).
+inline constexpr int kGcmGetTag = 0x10;
+inline constexpr int kGcmSetTag = 0x11;
+
+struct Functions {
+  HmacFn hmac = nullptr;
+  MdFn sha256 = nullptr;
+  CipherFn aes_128_gcm = nullptr;
+  CtxNewFn ctx_new = nullptr;
+  CtxFreeFn ctx_free = nullptr;
+  InitFn encrypt_init = nullptr;
+  UpdateFn encrypt_update = nullptr;
+  FinalFn encrypt_final = nullptr;
+  InitFn decrypt_init = nullptr;
+  UpdateFn decrypt_update = nullptr;
+  FinalFn decrypt_final = nullptr;
+  CtrlFn ctrl = nullptr;
+
+  bool have_hmac() const { return hmac && sha256; }
+  bool have_gcm() const {
+    return aes_128_gcm && ctx_new && ctx_free && encrypt_init && encrypt_update && encrypt_final &&
+           decrypt_init && decrypt_update && decrypt_final && ctrl;
+  }
+};
+
+/// The functions, loaded once; a missing library leaves them null.
+const Functions& get();
+
+}  // namespace ferry::libcrypto

@@ -1,0 +1,322 @@
+#include "ferry/transport/output_route.hpp"
+
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "ferry/common/interface_addresses.hpp"
+#include "ferry/common/random_bytes.hpp"
+#include "ferry/common/text.hpp"
+#include "ferry/transport/connect_back.hpp"
+#include "ferry/transport/sealed_records.hpp"
+
+namespace ferry {
+namespace {
+
+using asio::ip::tcp;
+
+// The route's read buffer: room for several records, so one read takes what the kernel holds.
+constexpr size_t kRouteBuffer = size_t{1} << 20;
+// How long a ferryd has to finish the handshake once connected.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
+
+class RoutedLink;
+
+}  // namespace
+
+class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
+ public:
+  Impl(asio::io_context& io, std::function<void(const std::string&)> log)
+      : io_(io), log_(std::move(log)) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    std::error_code ignored;
+    acceptor_.close(ignored);
+  }
+
+  asio::io_context& io() { return io_; }
+  void log(const std::string& line) {
+    if (log_) log_(line);
+  }
+
+  Status listen() {
+    if (acceptor_.is_open()) return {};
+    if (!have_record_cipher() || !have_hmac())
+      return make_error("cannot load AES-GCM and HMAC from libcrypto.so.3 (OpenSSL)");
+    std::error_code ec;
+    acceptor_.open(tcp::v4(), ec);
+    if (!ec) acceptor_.bind(tcp::endpoint(tcp::v4(), 0), ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      acceptor_.close(ec);
+      return make_error("cannot listen for output routes: " + ec.message());
+    }
+    accept();
+    return {};
+  }
+
+  uint16_t port() const {
+    std::error_code ec;
+    return acceptor_.local_endpoint(ec).port();
+  }
+
+  void add(const std::string& token, const std::string& secret, RoutedLink* link) {
+    waiting_[token] = {secret, link};
+  }
+  void remove(const std::string& token) { waiting_.erase(token); }
+
+ private:
+  void accept() {
+    acceptor_.async_accept([self = weak_from_this()](std::error_code ec, tcp::socket s) {
+      auto me = self.lock();
+      if (!me || !me->acceptor_.is_open()) return;
+      if (!ec) me->handshake(std::make_shared<tcp::socket>(std::move(s)));
+      me->accept();
+    });
+  }
+
+  void handshake(const std::shared_ptr<tcp::socket>& s);
+
+  asio::io_context& io_;
+  std::function<void(const std::string&)> log_;
+  tcp::acceptor acceptor_{io_};
+  struct Waiting {
+    std::string secret;
+    RoutedLink* link;
+  };
+  std::map<std::string, Waiting> waiting_;  // by token
+};
+
+namespace {
+
+// The link the job holds: `inner` (SSH) for everything, and ferryd's frames from the route
+// once it opened, after the bytes ferryd queued on SSH before it.
+class RoutedLink final : public Link {
+ public:
+  RoutedLink(std::shared_ptr<OutputRouter::Impl> router, std::unique_ptr<Link> inner,
+             std::string token)
+      : router_(std::move(router)),
+        inner_(std::move(inner)),
+        token_(std::move(token)),
+        side_(router_->io()) {}
+  ~RoutedLink() override {
+    *alive_ = false;
+    router_->remove(token_);
+  }
+  RoutedLink(const RoutedLink&) = delete;
+  RoutedLink& operator=(const RoutedLink&) = delete;
+
+  void start(DataHandler on_data, ClosedHandler on_closed) override {
+    on_data_ = std::move(on_data);
+    on_closed_ = std::move(on_closed);
+    inner_->start([this](std::string_view bytes) { from_ssh(bytes); },
+                  [this](const std::string& reason) { ssh_ended(reason); });
+  }
+  void send(std::string bytes) override { inner_->send(std::move(bytes)); }
+  void pause_reading() override {
+    paused_ = true;
+    inner_->pause_reading();
+  }
+  void resume_reading() override {
+    paused_ = false;
+    inner_->resume_reading();
+    if (side_open_)
+      asio::post(router_->io(), [this, alive = alive_] {
+        if (*alive) pump_side();
+      });
+  }
+  void close() override {
+    if (closed_) return;
+    closed_ = true;
+    on_closed_ = nullptr;
+    router_->remove(token_);
+    inner_->close();
+    std::error_code ignored;
+    side_.close(ignored);
+  }
+  std::string peer_address() const override { return inner_->peer_address(); }
+  std::string local_address() const override { return inner_->local_address(); }
+  std::string describe() const override { return inner_->describe(); }
+
+  // The route's connection passed the handshake, keyed by `opener`.
+  void attach(tcp::socket s, RecordOpener opener) {
+    router_->remove(token_);
+    if (closed_ || ssh_done_) return;  // too late: ferryd is gone, its route with it
+    side_ = std::move(s);
+    opener_.emplace(std::move(opener));
+    side_open_ = true;
+    buf_.resize(kRouteBuffer);
+    router_->log(inner_->describe() + ": output on a direct route from " + peer_of_side());
+    pump_side();
+  }
+
+ private:
+  std::string peer_of_side() const {
+    std::error_code ec;
+    auto ep = side_.remote_endpoint(ec);
+    return ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+  }
+
+  void from_ssh(std::string_view bytes) {
+    if (closed_) return;
+    ssh_seen_ += bytes.size();
+    if (boundary_ && ssh_seen_ > *boundary_)
+      return fail("ferryd wrote to SSH after its output route opened");
+    on_data_(bytes);
+    if (!closed_ && boundary_ && ssh_seen_ == *boundary_) pump_side();
+  }
+
+  // Opens and delivers what the route holds, as far as allowed; reads when it needs more.
+  void pump_side() {
+    while (side_open_ && !closed_ && !paused_) {
+      if (boundary_ && ssh_seen_ < *boundary_) return;  // SSH's bytes first
+      std::string_view plain;
+      auto took = opener_->open(std::span<char>(buf_.data() + start_, end_ - start_), plain);
+      if (!took) return fail("output route: " + took.error().message);
+      if (*took == 0) return read_side();
+      start_ += *took;
+      if (!boundary_) {
+        if (plain.size() != 8) return fail("output route: no byte count first");
+        uint64_t n = 0;
+        for (char c : plain) n = (n << 8) | static_cast<unsigned char>(c);
+        boundary_ = n;
+        if (ssh_seen_ > n) return fail("ferryd wrote to SSH after its output route opened");
+        continue;
+      }
+      if (!plain.empty()) on_data_(plain);
+    }
+  }
+
+  void read_side() {
+    if (reading_ || side_eof_) return side_eof_ ? side_ended() : void();
+    if (start_ == end_) start_ = end_ = 0;
+    if (buf_.size() - end_ < kMaxRecord + kRecordHeader + kRecordTag) {
+      std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+      end_ -= start_;
+      start_ = 0;
+    }
+    reading_ = true;
+    side_.async_read_some(asio::buffer(buf_.data() + end_, buf_.size() - end_),
+                          [this, alive = alive_](std::error_code ec, size_t n) {
+                            if (!*alive) return;
+                            reading_ = false;
+                            if (closed_) return;
+                            end_ += n;
+                            if (ec == asio::error::eof)
+                              side_eof_ = true;
+                            else if (ec)
+                              return fail("output route: " + ec.message());
+                            if (n > 0) return pump_side();
+                            side_ended();
+                          });
+  }
+
+  // The route reached EOF with nothing left to open.
+  void side_ended() {
+    if (start_ != end_) return fail("output route: ended inside a record");
+    side_open_ = false;
+    side_done_ = true;
+    if (ssh_done_) report(ssh_reason_);
+  }
+
+  void ssh_ended(const std::string& reason) {
+    ssh_done_ = true;
+    ssh_reason_ = reason;
+    // A failed SSH connection is the host's end; a clean one waits for the route to drain
+    // (ferryd exited: the route's EOF follows its last record).
+    if (!side_open_ || !reason.empty()) return report(reason);
+    if (boundary_ && ssh_seen_ < *boundary_)
+      return report("SSH ended before ferryd's output on it did");
+  }
+
+  void fail(const std::string& why) { report(why); }
+
+  void report(const std::string& reason) {
+    auto cb = std::move(on_closed_);
+    on_closed_ = nullptr;
+    std::error_code ignored;
+    side_.close(ignored);
+    side_open_ = false;
+    if (cb) cb(reason);
+  }
+
+  std::shared_ptr<OutputRouter::Impl> router_;
+  std::unique_ptr<Link> inner_;
+  std::string token_;
+  tcp::socket side_;
+  std::optional<RecordOpener> opener_;
+  std::vector<char> buf_;
+  size_t start_ = 0, end_ = 0;  // unopened bytes of buf_
+  std::optional<uint64_t> boundary_;
+  uint64_t ssh_seen_ = 0;
+  bool side_open_ = false, side_done_ = false, side_eof_ = false, reading_ = false;
+  bool paused_ = false, closed_ = false, ssh_done_ = false;
+  std::string ssh_reason_;
+  DataHandler on_data_;
+  ClosedHandler on_closed_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace
+
+void OutputRouter::Impl::handshake(const std::shared_ptr<tcp::socket>& s) {
+  ConnectBackCheck check;
+  check.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kHandshakeTimeout);
+  check.secret_of = [self =
+                         weak_from_this()](const std::string& token) -> std::optional<std::string> {
+    auto me = self.lock();
+    if (!me) return std::nullopt;
+    auto it = me->waiting_.find(token);
+    if (it == me->waiting_.end()) return std::nullopt;
+    return it->second.secret;
+  };
+  serve_connect_back(
+      io_, s, std::move(check), [self = weak_from_this(), s](Result<AcceptedBack> r) {
+        auto me = self.lock();
+        if (!me) return;
+        if (!r) return me->log("output route: " + r.error().message);
+        auto it = me->waiting_.find(r->node);
+        if (it == me->waiting_.end()) return;  // closed meanwhile
+        auto opener =
+            RecordOpener::create(output_route_key(it->second.secret, r->nonce_f, r->nonce_d));
+        if (!opener) return me->log("output route: " + opener.error().message);
+        std::error_code ignored;
+        s->set_option(tcp::no_delay(true), ignored);
+        it->second.link->attach(std::move(*s), std::move(*opener));
+      });
+}
+
+OutputRouter::OutputRouter(asio::io_context& io, std::function<void(const std::string&)> log)
+    : impl_(std::make_shared<Impl>(io, std::move(log))) {}
+OutputRouter::~OutputRouter() = default;
+
+std::unique_ptr<Link> OutputRouter::route(std::unique_ptr<Link> inner, Offer& offer,
+                                          std::string& problem) {
+  if (Status st = impl_->listen(); !st) {
+    problem = st.error().message;
+    return inner;
+  }
+  auto secret = random_bytes(32);
+  auto token = random_bytes(16);
+  if (!secret || !token) {
+    problem = (secret ? token.error() : secret.error()).message;
+    return inner;
+  }
+  offer = Offer{};
+  offer.port = impl_->port();
+  offer.secret = hex_text(*secret);
+  offer.token = hex_text(*token);
+  // The address this host was reached from first; loopback only when that was loopback (a
+  // container's port on this machine): elsewhere it is the host's own.
+  const std::string via = inner->local_address();
+  if (!via.empty()) offer.addresses.push_back(via);
+  const bool loop_ok = via.empty() || via.starts_with("127.");
+  for (const auto& a : own_ipv4_addresses())
+    if (a != via && (loop_ok || !a.starts_with("127."))) offer.addresses.push_back(a);
+  auto link = std::make_unique<RoutedLink>(impl_, std::move(inner), offer.token);
+  impl_->add(offer.token, offer.secret, link.get());
+  return link;
+}
+
+}  // namespace ferry
