@@ -19,6 +19,8 @@ constexpr int kOutPipe = 1 << 20;
 // a splice per 16 KiB. After this pause sshd has taken up to a pipe's worth; the pause
 // caps the stream at kOutPipe per kRetry (1 GB/s), far above what sshd encrypts.
 constexpr auto kRetry = std::chrono::microseconds(1000);
+// A sealed stream seals this much at a time (in records of kMaxRecord), then writes it in one go.
+constexpr size_t kSealBatch = size_t{256} << 10;
 
 }  // namespace
 
@@ -146,9 +148,9 @@ bool OutputPump::pump_sealed() {
     return true;
   }
   if (pieces_.empty()) return false;
-  // Everything queued goes into records of at most kMaxRecord, sealed in one go: one write
-  // then carries them all.
-  while (!pieces_.empty() && sealed_.size() < kMaxRecord) {
+  // What is queued goes into records of at most kMaxRecord, up to kSealBatch sealed in one
+  // go: one write then carries them all.
+  while (!pieces_.empty() && sealed_.size() < kSealBatch) {
     Piece& p = pieces_.front();
     const std::string_view rest = p.bytes.bytes().substr(p.written, kMaxRecord);
     if (!rest.empty()) {

@@ -16,7 +16,8 @@ namespace {
 using asio::ip::tcp;
 
 // The route's read buffer: room for several records, so one read takes what the kernel holds.
-constexpr size_t kRouteBuffer = size_t{1} << 20;
+// Not zeroed: its pages cost memory only once a stream has used them.
+constexpr size_t kRouteBuffer = size_t{256} << 10;
 // How long a ferryd has to finish the handshake once connected.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 
@@ -146,7 +147,7 @@ class RoutedLink final : public Link {
     side_ = std::move(s);
     opener_.emplace(std::move(opener));
     side_open_ = true;
-    buf_.resize(kRouteBuffer);
+    buf_ = std::make_unique_for_overwrite<char[]>(kRouteBuffer);  // not zeroed
     router_->log(inner_->describe() + ": output on a direct route from " + peer_of_side());
     pump_side();
   }
@@ -172,7 +173,7 @@ class RoutedLink final : public Link {
     while (side_open_ && !closed_ && !paused_) {
       if (boundary_ && ssh_seen_ < *boundary_) return;  // SSH's bytes first
       std::string_view plain;
-      auto took = opener_->open(std::span<char>(buf_.data() + start_, end_ - start_), plain);
+      auto took = opener_->open(std::span<char>(buf_.get() + start_, end_ - start_), plain);
       if (!took) return fail("output route: " + took.error().message);
       if (*took == 0) return read_side();
       start_ += *took;
@@ -191,13 +192,13 @@ class RoutedLink final : public Link {
   void read_side() {
     if (reading_ || side_eof_) return side_eof_ ? side_ended() : void();
     if (start_ == end_) start_ = end_ = 0;
-    if (buf_.size() - end_ < kMaxRecord + kRecordHeader + kRecordTag) {
-      std::memmove(buf_.data(), buf_.data() + start_, end_ - start_);
+    if (kRouteBuffer - end_ < kMaxRecord + kRecordHeader + kRecordTag) {
+      std::memmove(buf_.get(), buf_.get() + start_, end_ - start_);
       end_ -= start_;
       start_ = 0;
     }
     reading_ = true;
-    side_.async_read_some(asio::buffer(buf_.data() + end_, buf_.size() - end_),
+    side_.async_read_some(asio::buffer(buf_.get() + end_, kRouteBuffer - end_),
                           [this, alive = alive_](std::error_code ec, size_t n) {
                             if (!*alive) return;
                             reading_ = false;
@@ -246,7 +247,7 @@ class RoutedLink final : public Link {
   std::string token_;
   tcp::socket side_;
   std::optional<RecordOpener> opener_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;
   size_t start_ = 0, end_ = 0;  // unopened bytes of buf_
   std::optional<uint64_t> boundary_;
   uint64_t ssh_seen_ = 0;
