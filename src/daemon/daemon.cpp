@@ -43,6 +43,9 @@ uint16_t find_free_port() {
   return ntohs(a.sin_port);
 }
 
+// A direct output route is opened once this much output went to stdout.
+constexpr uint64_t kRouteAfter = uint64_t{1} << 20;
+
 bool env_flag(const char* name) {
   const char* v = ::getenv(name);
   return v && *v && std::string_view(v) != "0";
@@ -180,13 +183,18 @@ class Daemon::Impl {
         *msg);
   }
 
-  // ferryrun offers a direct route for the output (once): frames go there as soon as it is
-  // open; until then, and if it never opens, they go on over stdout.
+  // ferryrun offers a direct route for the output (once). It is opened only once this ferryd
+  // has queued kRouteAfter bytes: a job that prints little pays neither the connection nor
+  // libcrypto. From then on frames go there as soon as it is open; until then, and if it
+  // never opens, they go on over stdout.
   void route_output(const wire::OutputRoute& offer) {
     if (route_offered_) return;
     route_offered_ = true;
-    open_output_route(io_, offer, [this, alive = alive_](Result<OpenedRoute> r) {
-      if (*alive) route_opened(std::move(r));
+    pump_.when_accepted(kRouteAfter, [this, offer, alive = alive_] {
+      if (!*alive || front_gone_) return;
+      open_output_route(io_, offer, [this, alive](Result<OpenedRoute> r) {
+        if (*alive) route_opened(std::move(r));
+      });
     });
   }
 

@@ -41,6 +41,21 @@ OutputPump::Piece& OutputPump::open_piece() {
   return pieces_.back();
 }
 
+void OutputPump::count(size_t n) {
+  accepted_ += n;
+  if (watch_ && accepted_ > watch_at_) {
+    // Posted: the caller is in the middle of queuing.
+    asio::post(out_.get_executor(), std::move(watch_));
+    watch_ = nullptr;
+  }
+}
+
+void OutputPump::when_accepted(uint64_t bytes, std::function<void()> fn) {
+  watch_at_ = bytes;
+  watch_ = std::move(fn);
+  count(0);
+}
+
 void OutputPump::seal_with(RecordSealer sealer, std::string_view preamble) {
   sealer_ = std::move(sealer);
   sealer_->seal(preamble, sealed_);
@@ -51,7 +66,7 @@ void OutputPump::send(std::string_view frame) {
   if (broken_) return;
   open_piece().bytes.append(frame);
   queued_ += frame.size();
-  accepted_ += frame.size();
+  count(frame.size());
   pump();
 }
 
@@ -67,7 +82,7 @@ void OutputPump::forward(int pipe_fd, int32_t rank, StreamId stream, size_t n,
   p.splice_left = n;
   p.done = std::move(done);
   queued_ += wire::kOutputHeader + n;
-  accepted_ += wire::kOutputHeader + n;
+  count(wire::kOutputHeader + n);
   pump();
 }
 
@@ -77,7 +92,7 @@ void OutputPump::commit(int32_t rank, StreamId stream, size_t n) {
   if (broken_) return;
   pieces_.back().bytes.commit_output(rank, static_cast<uint8_t>(stream), n);
   queued_ += wire::kOutputHeader + n;
-  accepted_ += wire::kOutputHeader + n;
+  count(wire::kOutputHeader + n);
   pump();
 }
 

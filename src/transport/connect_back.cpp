@@ -322,11 +322,12 @@ void serve_connect_back(asio::io_context& io, const std::shared_ptr<tcp::socket>
   asio::async_write(*s, asio::buffer(st->greeting), [=](std::error_code ec, size_t) {
     if (ec) return fail("lost before the handshake: " + ec.message());
     asio::async_read(*s, asio::buffer(st->in), [=](std::error_code ec, size_t) {
-      if (ec || st->in.compare(0, 8, kConnectMagic) != 0)
+      if (ec) return fail("a connection closed during the handshake: " + ec.message());
+      if (st->in.compare(0, 8, kConnectMagic) != 0)
         return fail("a connection that is not a ferryd's");
       st->node.assign(static_cast<unsigned char>(st->in.back()), '\0');
       asio::async_read(*s, asio::buffer(st->node), [=](std::error_code ec, size_t) {
-        if (ec) return fail("a connection that is not a ferryd's");
+        if (ec) return fail("a connection closed during the handshake: " + ec.message());
         const std::string nonce_f = st->greeting.substr(8);
         const std::string nonce_d = st->in.substr(8, kNonceSize);
         const std::string mac = st->in.substr(8 + kNonceSize, kMacSize);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 24_output_route: output leaves sshd out. Every host reached over SSH is offered a direct
-# route back to ferryrun; its ferryd connects (the handshake under a per-host secret) and
-# sends its frames there, sealed. Shown here: both hosts take the route and every rank's
+# route back to ferryrun; once it has sent 1 MiB of output, its ferryd connects (the
+# handshake under a per-host secret) and sends its frames there, sealed. Shown here: both hosts take the route and every rank's
 # output arrives whole and in order; a host that cannot connect back (its firewall resets
 # every new outgoing TCP connection) keeps its output on SSH, nothing lost, and --verbose
 # says why; FERRY_OUTPUT_ROUTE=ssh offers no route at all.
@@ -17,16 +17,19 @@ walled=fnode2
 unwall() { ip netns exec "$walled" nft delete table inet ferry_e2e_route 2>/dev/null || true; }
 trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
 
-expected=$(seq 1 200000)
+expected=$(seq 1 400000)
 check_ranks() {  # check_ranks P WHAT
   local r
   for r in 0 1 2 3; do
     [[ $(rank_lines "$T/$1.out" "$r" stdout) == "$expected" ]] ||
-      fail "$2: rank $r's output is not seq 1 200000, whole and in order"
+      fail "$2: rank $r's output is not seq 1 400000, whole and in order"
   done
   assert_eq 0 "$(grep -cv '^\[[0-3]\]<stdout>:' "$T/$1.out" || true)" "$2: untagged lines"
 }
-job=(--ssh-config "$SSHCFG" --verbose -np 4 -H fnode1:2,fnode2:2 seq 1 200000)
+# ferryd opens its route after 1 MiB of output: each host's first half (2 x 1.3 MB) goes
+# over SSH, and in the pause the route opens (or fails), so the second half takes it.
+job=(--ssh-config "$SSHCFG" --verbose -np 4 -H fnode1:2,fnode2:2
+  sh -c 'seq 1 200000; sleep 1; seq 200001 400000')
 
 # Both hosts connect back.
 run_capture A -- "$FERRYRUN" "${job[@]}"

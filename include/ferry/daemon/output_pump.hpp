@@ -43,6 +43,8 @@ class OutputPump {
 
   /// Bytes queued since the start, written or not (a sealed stream: plaintext).
   uint64_t accepted() const { return accepted_; }
+  /// Runs `fn` once, as soon as accepted() passes `bytes` (at once if it already has).
+  void when_accepted(uint64_t bytes, std::function<void()> fn);
 
   /// Queues one encoded frame.
   void send(std::string_view frame);
@@ -90,6 +92,9 @@ class OutputPump {
   std::deque<Piece> pieces_;
   size_t queued_ = 0;
   uint64_t accepted_ = 0;
+  uint64_t watch_at_ = 0;
+  std::function<void()> watch_;  // when_accepted's
+  void count(size_t n);
   std::optional<RecordSealer> sealer_;
   std::string sealed_;  // records sealed and not yet written, from sealed_at_
   size_t sealed_at_ = 0;

@@ -78,14 +78,15 @@ TEST(DaemonOutputRoute, OutputMovesToTheRouteMidStreamLosingAndReorderingNothing
   wire::HostSpec s;
   s.job_id = "route-switch";
   s.argv = {"/bin/sh", "-c",
-            "seq 1 100000; while [ ! -e \"$0\" ]; do sleep 0.01; done; seq 100001 " +
+            "seq 1 200000; while [ ! -e \"$0\" ]; do sleep 0.01; done; seq 200001 " +
                 std::to_string(kLines),
             flag};
   s.world_size = 2;
   s.binding.bind_to = BindTo::kNone;
   for (int r = 0; r < 2; ++r) s.ranks.push_back({r, {}, {}});
   fe.send(s);
-  // The route is offered once output flows on stdout.
+  // The route is offered once output flows on stdout; ferryd opens it after 1 MiB of it
+  // (each rank's first part is 1.3 MB).
   ASSERT_TRUE(fe.run_until([&] { return !fe.output(0, StreamId::kStdout).empty(); }));
   fe.send(wire::OutputRoute{{"127.0.0.1"}, acceptor.local_endpoint().port(), kSecret, kToken});
   // ferryd stops its loop once everything it queued was written; the route then holds the
