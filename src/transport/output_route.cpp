@@ -1,5 +1,8 @@
 #include "ferry/transport/output_route.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -15,9 +18,10 @@ namespace {
 
 using asio::ip::tcp;
 
-// The route's read buffer: room for several records, so one read takes what the kernel holds.
-// Not zeroed: its pages cost memory only once a stream has used them.
-constexpr size_t kRouteBuffer = size_t{256} << 10;
+// One read from a route: up to this much, into the router's scratch buffer, which all its
+// routes share (they are read on one thread, one at a time). A route keeps only what a read
+// left unopened (at most a record, unless the console or SSH holds it back).
+constexpr size_t kRouteRead = size_t{1} << 20;
 // How long a ferryd has to finish the handshake once connected.
 constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 
@@ -37,6 +41,12 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
   }
 
   asio::io_context& io() { return io_; }
+  /// The shared read buffer: kRouteRead plus room for a record left over from the last read.
+  char* scratch() {
+    if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kScratch);
+    return scratch_.get();
+  }
+  static constexpr size_t kScratch = kRouteRead + kMaxRecord + kRecordHeader + kRecordTag;
   void log(const std::string& line) {
     if (log_) log_(line);
   }
@@ -84,9 +94,10 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
   tcp::acceptor acceptor_{io_};
   struct Waiting {
     std::string secret;
-    RoutedLink* link;
+    RoutedLink* link = nullptr;
   };
   std::map<std::string, Waiting> waiting_;  // by token
+  std::unique_ptr<char[]> scratch_;
 };
 
 namespace {
@@ -145,9 +156,10 @@ class RoutedLink final : public Link {
     router_->remove(token_);
     if (closed_ || ssh_done_) return;  // too late: ferryd is gone, its route with it
     side_ = std::move(s);
+    std::error_code ignored;
+    side_.non_blocking(true, ignored);  // read_side() reads it directly
     opener_.emplace(std::move(opener));
     side_open_ = true;
-    buf_ = std::make_unique_for_overwrite<char[]>(kRouteBuffer);  // not zeroed
     router_->log(inner_->describe() + ": output on a direct route from " + peer_of_side());
     pump_side();
   }
@@ -168,54 +180,85 @@ class RoutedLink final : public Link {
     if (!closed_ && boundary_ && ssh_seen_ == *boundary_) pump_side();
   }
 
-  // Opens and delivers what the route holds, as far as allowed; reads when it needs more.
+  // Opens and delivers what a read left, as far as allowed (the console may pause the link;
+  // SSH's bytes come first); reads again once it is all delivered.
   void pump_side() {
+    if (!side_open_ || closed_) return;
+    const size_t used = open_records(held_.data(), held_.size());
+    held_.erase(0, used);
+    next_read();
+  }
+
+  // Opens the records in `data` in place and delivers each; returns the bytes used. Stops at
+  // an unfinished record, or when delivering must wait.
+  size_t open_records(char* data, size_t len) {
+    size_t at = 0;
     while (side_open_ && !closed_ && !paused_) {
-      if (boundary_ && ssh_seen_ < *boundary_) return;  // SSH's bytes first
+      if (boundary_ && ssh_seen_ < *boundary_) break;  // SSH's bytes first
       std::string_view plain;
-      auto took = opener_->open(std::span<char>(buf_.get() + start_, end_ - start_), plain);
-      if (!took) return fail("output route: " + took.error().message);
-      if (*took == 0) return read_side();
-      start_ += *took;
+      auto took = opener_->open(std::span<char>(data + at, len - at), plain);
+      if (!took) {
+        fail("output route: " + took.error().message);
+        break;
+      }
+      if (*took == 0) break;
+      at += *took;
       if (!boundary_) {
-        if (plain.size() != 8) return fail("output route: no byte count first");
+        if (plain.size() != 8) {
+          fail("output route: no byte count first");
+          break;
+        }
         uint64_t n = 0;
         for (char c : plain) n = (n << 8) | static_cast<unsigned char>(c);
         boundary_ = n;
-        if (ssh_seen_ > n) return fail("ferryd wrote to SSH after its output route opened");
+        if (ssh_seen_ > n) fail("ferryd wrote to SSH after its output route opened");
         continue;
       }
       if (!plain.empty()) on_data_(plain);
     }
+    return at;
   }
 
-  void read_side() {
-    if (reading_ || side_eof_) return side_eof_ ? side_ended() : void();
-    if (start_ == end_) start_ = end_ = 0;
-    if (kRouteBuffer - end_ < kMaxRecord + kRecordHeader + kRecordTag) {
-      std::memmove(buf_.get(), buf_.get() + start_, end_ - start_);
-      end_ -= start_;
-      start_ = 0;
+  // Reads again if everything held was delivered (else pump_side() comes back: resume, or
+  // SSH caught up), or ends the route at EOF.
+  void next_read() {
+    if (!side_open_ || closed_ || waiting_read_) return;
+    const bool blocked = paused_ || (boundary_ && ssh_seen_ < *boundary_);
+    if (side_eof_) {
+      if (!blocked) side_ended();
+      return;
     }
-    reading_ = true;
-    side_.async_read_some(asio::buffer(buf_.get() + end_, kRouteBuffer - end_),
-                          [this, alive = alive_](std::error_code ec, size_t n) {
-                            if (!*alive) return;
-                            reading_ = false;
-                            if (closed_) return;
-                            end_ += n;
-                            if (ec == asio::error::eof)
-                              side_eof_ = true;
-                            else if (ec)
-                              return fail("output route: " + ec.message());
-                            if (n > 0) return pump_side();
-                            side_ended();
-                          });
+    if (blocked || held_.size() > kMaxRecord + kRecordHeader + kRecordTag) return;
+    waiting_read_ = true;
+    side_.async_wait(tcp::socket::wait_read, [this, alive = alive_](std::error_code ec) {
+      if (!*alive) return;
+      waiting_read_ = false;
+      if (closed_ || !side_open_) return;
+      if (ec) return fail("output route: " + ec.message());
+      read_side();
+    });
+  }
+
+  // One read into the router's scratch buffer, after what was held; opens what it can and
+  // keeps the rest.
+  void read_side() {
+    char* buf = router_->scratch();
+    const size_t have = held_.size();
+    std::memcpy(buf, held_.data(), have);
+    const ssize_t n = ::read(side_.native_handle(), buf + have, kRouteRead);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return next_read();
+    if (n < 0) return fail(std::string("output route: ") + std::strerror(errno));
+    if (n == 0) side_eof_ = true;
+    const size_t total = have + static_cast<size_t>(n);
+    const size_t used = open_records(buf, total);
+    if (closed_ || !side_open_) return;
+    held_.assign(buf + used, total - used);
+    next_read();
   }
 
   // The route reached EOF with nothing left to open.
   void side_ended() {
-    if (start_ != end_) return fail("output route: ended inside a record");
+    if (!held_.empty()) return fail("output route: ended inside a record");
     side_open_ = false;
     side_done_ = true;
     if (ssh_done_) report(ssh_reason_);
@@ -247,11 +290,10 @@ class RoutedLink final : public Link {
   std::string token_;
   tcp::socket side_;
   std::optional<RecordOpener> opener_;
-  std::unique_ptr<char[]> buf_;
-  size_t start_ = 0, end_ = 0;  // unopened bytes of buf_
+  std::string held_;  // read, not yet opened or delivered
   std::optional<uint64_t> boundary_;
   uint64_t ssh_seen_ = 0;
-  bool side_open_ = false, side_done_ = false, side_eof_ = false, reading_ = false;
+  bool side_open_ = false, side_done_ = false, side_eof_ = false, waiting_read_ = false;
   bool paused_ = false, closed_ = false, ssh_done_ = false;
   std::string ssh_reason_;
   DataHandler on_data_;

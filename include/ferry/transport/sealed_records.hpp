@@ -24,8 +24,8 @@ namespace ferry {
 
 inline constexpr size_t kRecordHeader = 4;
 inline constexpr size_t kRecordTag = 16;
-/// Largest plaintext of one record: small enough that the reader's buffer holds several.
-inline constexpr size_t kMaxRecord = size_t{64} << 10;
+/// Largest plaintext of one record.
+inline constexpr size_t kMaxRecord = size_t{256} << 10;
 inline constexpr size_t kRouteKeySize = 16;
 
 /// The record key of a connection: HMAC-SHA256(secret, "ferry output" F D), first 16 bytes;
