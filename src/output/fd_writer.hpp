@@ -50,6 +50,9 @@ class FdWriter {
     size_ += n;
     return at;
   }
+  /// Gives back the last `n` bytes of what extend() handed out (scratch room the caller
+  /// wrote past its data).
+  void shrink(std::size_t n) { size_ -= n; }
   /// Writes the buffer out, or hands it to the WriteBehind without waiting.
   void flush();
 

@@ -2,6 +2,7 @@
 // every length around the block size and the buffer, come out exactly as one at a time.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -58,6 +59,46 @@ TEST(ConsoleBlocks, HeldStartOfALineGoesBeforeItsRest) {
   std::string want = "[0]<stdout>:abcdef\n";
   for (int i = 0; i < 5000; ++i) want += "[0]<stdout>:line" + std::to_string(i) + "\n";
   EXPECT_EQ(con.cout.text(), want);
+}
+
+// Short lines are copied in fixed 16- and 64-byte moves and prefixes in one 32-byte move,
+// writing past the line into room the next one overwrites: lengths around those sizes, a
+// prefix longer than 32 bytes (a timestamp), and writes that end a few bytes after a line
+// start (no 16 bytes left to read) must still come out exactly.
+TEST(ConsoleBlocks, ShortLinesAroundTheFixedCopySizesMatchLineByLine) {
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  std::mt19937 rng(11);
+  std::vector<std::string> lines;
+  std::string stream;
+  for (int i = 0; i < 30000; ++i) {
+    std::string l(rng() % 140, static_cast<char>('a' + i % 26));
+    lines.push_back(l);
+    stream += l + "\n";
+  }
+  const struct {
+    TagStyle style;
+    bool stamp;
+    const char* prefix;
+  } cases[] = {
+      {TagStyle::kMpich, false, "[3] "},
+      {TagStyle::kHorovod, false, "[3]<stdout>:"},
+      {TagStyle::kOpenMpi, true, "Tue Nov 14 22:13:20 2023[1,3]<stdout>:"},
+  };
+  for (const auto& c : cases) {
+    for (std::size_t chunk : {std::size_t{1} << 20, std::size_t{4099}, std::size_t{17}}) {
+      OutputOptions o = with_tag(c.style);
+      o.timestamps = c.stamp;
+      o.line_cap = 1 << 20;
+      Console con(o);
+      con.out.set_clock([] { return std::time_t{1700000000}; });
+      for (std::size_t at = 0; at < stream.size(); at += chunk)
+        con.out.write(3, StreamId::kStdout, std::string_view(stream).substr(at, chunk));
+      con.out.close_stream(3, StreamId::kStdout);
+      con.out.flush();
+      ASSERT_EQ(con.cout.text(), tagged(lines, c.prefix)) << c.prefix << ", chunks of " << chunk;
+    }
+  }
 }
 
 }  // namespace
