@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
+#include "ferry/wire/codec.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
@@ -88,6 +90,33 @@ void OutputPump::forward(int pipe_fd, int32_t rank, StreamId stream, size_t n,
 
 std::span<char> OutputPump::room(size_t max) { return open_piece().bytes.output_room(max); }
 
+size_t OutputPump::frame_data_limit(size_t max) const {
+  return sealer_ ? std::min(max, kMaxRecord - wire::kOutputHeader) : max;
+}
+
+size_t OutputPump::next_record(Piece& p) {
+  const std::string_view b = p.bytes.bytes();
+  if (p.frame_rest > 0) {  // the rest of a frame the last record cut
+    const size_t take = std::min(p.frame_rest, kMaxRecord);
+    p.frame_rest -= take;
+    return take;
+  }
+  size_t at = p.written;
+  while (b.size() - at >= 4) {
+    const size_t frame = 4 + size_t{wire::Decoder(b.substr(at, 4)).u32()};
+    if (frame > b.size() - at) break;  // not a whole frame (not expected): cut by size
+    if (at + frame - p.written > kMaxRecord) {
+      if (at > p.written) break;
+      p.frame_rest = frame - kMaxRecord;  // a frame larger than a record: cut it
+      return kMaxRecord;
+    }
+    at += frame;
+  }
+  // Record boundaries never change what arrives, only whether the front end has to join
+  // a frame; bytes that do not parse as frames go in records of kMaxRecord.
+  return at > p.written ? at - p.written : std::min(b.size() - p.written, kMaxRecord);
+}
+
 void OutputPump::commit(int32_t rank, StreamId stream, size_t n) {
   if (broken_) return;
   pieces_.back().bytes.commit_output(rank, static_cast<uint8_t>(stream), n);
@@ -163,11 +192,11 @@ bool OutputPump::pump_sealed() {
     return true;
   }
   if (pieces_.empty()) return false;
-  // What is queued goes into records of at most kMaxRecord, up to kSealBatch sealed in one
-  // go: one write then carries them all.
+  // What is queued goes into records of whole frames, at most kMaxRecord each, up to
+  // kSealBatch sealed in one go: one write then carries them all.
   while (!pieces_.empty() && sealed_.size() < kSealBatch) {
     Piece& p = pieces_.front();
-    const std::string_view rest = p.bytes.bytes().substr(p.written, kMaxRecord);
+    const std::string_view rest = p.bytes.bytes().substr(p.written, next_record(p));
     if (!rest.empty()) {
       sealer_->seal(rest, sealed_);
       p.written += rest.size();

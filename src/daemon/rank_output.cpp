@@ -195,7 +195,8 @@ void RankStream::copy() {
     return;
   held_ = false;
   last_frame_ = std::chrono::steady_clock::now();
-  const size_t want = std::clamp(static_cast<size_t>(std::max(avail, 0)), kReadChunk, kMaxForward);
+  const size_t want = channel_.pump_->frame_data_limit(
+      std::clamp(static_cast<size_t>(std::max(avail, 0)), kReadChunk, kMaxForward));
   auto room = channel_.pump_->room(want);
   ssize_t n = ::read(fd_.get(), room.data(), room.size());
   if (n > 0) {

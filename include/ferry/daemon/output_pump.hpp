@@ -58,6 +58,10 @@ class OutputPump {
   /// then commit() the bytes read into it.
   std::span<char> room(size_t max);
   void commit(int32_t rank, StreamId stream, size_t n);
+  /// The most data an Output frame should carry: on a sealed stream, what fits one record
+  /// with its header (records end at frame ends, so the front end never has to join a
+  /// frame from two records); else `max`.
+  size_t frame_data_limit(size_t max) const;
 
   /// Bytes queued and not yet written (forwarded pipe bytes count too).
   size_t queued() const { return queued_ + (sealed_.size() - sealed_at_); }
@@ -73,11 +77,14 @@ class OutputPump {
     size_t written = 0;
     int splice_fd = -1;
     size_t splice_left = 0;
+    size_t frame_rest = 0;  // sealed: bytes left of a frame larger than a record
     std::function<void()> done;
   };
 
   Piece& open_piece();
   void pump();
+  // Sealed: how much of `p` the next record takes (whole frames up to kMaxRecord).
+  static size_t next_record(Piece& p);
   // One step of a sealed stream: writes sealed bytes, or seals the next record. False when
   // the stream is full or broke.
   bool pump_sealed();

@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "ferry/daemon/output_pump.hpp"
+#include "ferry/transport/sealed_records.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
@@ -141,6 +143,69 @@ TEST(OutputPump, ABrokenStreamIsReportedAndDropsWhatWasQueued) {
   pump.send(wire::encode(wire::Done{}));  // after breaking: ignored
   io.poll();
   EXPECT_EQ(1, broken);
+}
+
+// A sealed stream that was full while frames piled up: each record still holds whole
+// frames (the front end never joins one from two records), a frame larger than a record
+// is cut over several, and every byte arrives in order.
+TEST(OutputPump, SealedRecordsEndAtFrameEnds) {
+  asio::io_context io;
+  Pipe out;
+  OutputPump pump(io, out.w, {nullptr, [] { FAIL() << "broken"; }});
+  const std::string key(kRouteKeySize, 'k');
+  auto sealer = RecordSealer::create(key);
+  ASSERT_TRUE(sealer) << sealer.error().message;
+  ASSERT_GT(::fcntl(out.w, F_SETPIPE_SZ, 4096), 0);
+  pump.seal_with(std::move(*sealer), "preamble");
+  EXPECT_EQ(pump.frame_data_limit(size_t{1} << 20), kMaxRecord - wire::kOutputHeader);
+  // Frames of 100 KB (not a divisor of a record), then one of 600 KB, then small ones.
+  std::string want;
+  auto put = [&](char c, size_t n) {
+    auto room = pump.room(n);
+    std::memset(room.data(), c, n);
+    pump.commit(1, StreamId::kStdout, n);
+    want += std::string(n, c);
+  };
+  for (int i = 0; i < 12; ++i) put(static_cast<char>('a' + i), 100000);
+  put('z', 600000);
+  for (int i = 0; i < 50; ++i) put(static_cast<char>('A' + i % 26), 1000 + i);
+  std::string got;
+  for (int i = 0; i < 5000 && !pump.idle(); ++i) {
+    got += read_now(out.r);
+    io.run_for(std::chrono::milliseconds(1));
+  }
+  got += read_now(out.r);
+  ASSERT_TRUE(pump.idle());
+
+  auto opener = RecordOpener::create(key);
+  ASSERT_TRUE(opener);
+  std::string joined;
+  wire::FrameReader reader;
+  size_t at = 0, records = 0, cut = 0;
+  while (at < got.size()) {
+    std::string_view plain;
+    auto took = opener->open(std::span<char>(got.data() + at, got.size() - at), plain);
+    ASSERT_TRUE(took) << took.error().message;
+    ASSERT_GT(*took, 0u) << "the stream ends inside a record";
+    at += *took;
+    if (records++ == 0) {
+      EXPECT_EQ(plain, "preamble");
+      continue;
+    }
+    EXPECT_LE(plain.size(), kMaxRecord);
+    reader.feed(plain);
+    while (true) {
+      auto f = reader.next_view();
+      ASSERT_TRUE(f) << f.error().message;
+      if (!*f) break;
+    }
+    if (reader.buffered() != 0) ++cut;  // this record ended inside a frame
+    joined += plain;
+  }
+  EXPECT_EQ(cut, 2u) << "only the 600 KB frame is cut, over three records";
+  std::string data;
+  for (const auto& f : frames_of(joined)) data += wire::decode<wire::OutputView>(f)->data;
+  EXPECT_TRUE(data == want) << "bytes lost or out of order";
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // ferryd moving its output onto a direct route while ranks write: the test plays ferryrun on
 // stdout and on the route (the real handshake, the real record opener). Whatever ferryd
 // queued on stdout before the switch stays there, the route's first record counts exactly
-// those bytes, and each rank's output, stdout's part then the route's, is whole and in order.
+// those bytes, each record holds whole frames, and each rank's output, stdout's part then
+// the route's, is whole and in order.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
@@ -128,6 +129,19 @@ TEST(DaemonOutputRoute, OutputMovesToTheRouteMidStreamLosingAndReorderingNothing
   for (const auto& f : fe.frames()) stdout_bytes += 5 + f.frame.payload.size();
   EXPECT_EQ(boundary, stdout_bytes) << "the count must be every byte ferryd wrote to stdout";
 
+  // Records end at frame ends (the front end then never joins a frame from two records):
+  // each record alone is whole frames.
+  for (size_t i = 1; i < plains.size(); ++i) {
+    wire::FrameReader one;
+    one.feed(plains[i]);
+    for (;;) {
+      auto f = one.next_view();
+      ASSERT_TRUE(f) << f.error().message;
+      if (!*f) break;
+    }
+    ASSERT_EQ(one.buffered(), 0u) << "record " << i << " of " << plains.size()
+                                  << " ends inside a frame";
+  }
   wire::FrameReader reader;
   for (size_t i = 1; i < plains.size(); ++i) reader.feed(plains[i]);
   std::string routed[2];
