@@ -288,7 +288,10 @@ TEST(RealProc, AuthenticatesAChildStartedWithTheSecretAndMeasuresTheCost) {
   using Clock = std::chrono::steady_clock;
   auto time_it = [&](ProcPeerIdentifier& who, int n) {
     auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) EXPECT_TRUE(PeerAuthenticator(who, *secret).authenticate(c));
+    for (int i = 0; i < n; ++i) {
+      auto r = PeerAuthenticator(who, *secret).authenticate(c);
+      EXPECT_TRUE(r) << r.error().message << " (path " << who.last_path() << ")";
+    }
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
   };
   double warm = time_it(ids, 200);  // netlink lookup, found among recent pids
