@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <utility>
 
 #include "ferry/wire/codec.hpp"
@@ -135,16 +136,10 @@ void OutputPump::pump() {
   while (!sealer_ && !pieces_.empty() && !broken_) {
     Piece& p = pieces_.front();
     if (p.written < p.bytes.size()) {
-      auto rest = p.bytes.bytes().substr(p.written);
-      ssize_t n = ::write(out_.native_handle(), rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) break;
-      if (n <= 0) {
-        fail();
-        break;
-      }
-      p.written += static_cast<size_t>(n);
-      queued_ -= static_cast<size_t>(n);
+      const auto n = write_some(p.bytes.bytes().substr(p.written));
+      if (!n) break;
+      p.written += *n;
+      queued_ -= *n;
       continue;
     }
     if (p.splice_left > 0) {
@@ -174,17 +169,20 @@ void OutputPump::pump() {
   }
 }
 
+std::optional<size_t> OutputPump::write_some(std::string_view bytes) {
+  const ssize_t n = ::write(out_.native_handle(), bytes.data(), bytes.size());
+  if (n > 0) return static_cast<size_t>(n);
+  if (n < 0 && errno == EINTR) return 0;
+  if (n < 0 && errno == EAGAIN) return std::nullopt;
+  fail();
+  return std::nullopt;
+}
+
 bool OutputPump::pump_sealed() {
   if (sealed_at_ < sealed_.size()) {
-    const ssize_t n =
-        ::write(out_.native_handle(), sealed_.data() + sealed_at_, sealed_.size() - sealed_at_);
-    if (n < 0 && errno == EINTR) return true;
-    if (n < 0 && errno == EAGAIN) return false;
-    if (n <= 0) {
-      fail();
-      return false;
-    }
-    sealed_at_ += static_cast<size_t>(n);
+    const auto n = write_some(std::string_view(sealed_).substr(sealed_at_));
+    if (!n) return false;
+    sealed_at_ += *n;
     if (sealed_at_ == sealed_.size()) {
       sealed_.clear();
       sealed_at_ = 0;

@@ -142,9 +142,7 @@ void RankStream::splice() {
   const int fd = fd_.get();
   int avail = 0;
   if (::ioctl(fd, FIONREAD, &avail) == 0 && avail > 0) {
-    if (static_cast<size_t>(avail) < kHoldBelow && hold()) return;
-    held_ = false;
-    last_frame_ = std::chrono::steady_clock::now();
+    if (hold(static_cast<size_t>(avail))) return;
     state_ = State::kForwarding;
     channel_.pump_->forward(fd, rank_, id_,
                             std::min<size_t>(static_cast<size_t>(avail), kMaxForward),
@@ -157,11 +155,17 @@ void RankStream::splice() {
   wait();
 }
 
-// Holds a streaming rank's few bytes for kHold (once), then pulls again; false when the
-// bytes go out now. The pipe is large enough (see RankLauncher) that the rank rarely
-// blocks meanwhile; it is not watched, and pull() looks at it when the time is up.
-bool RankStream::hold() {
-  if (held_ || std::chrono::steady_clock::now() - last_frame_ > kStreaming) return false;
+// Holds a streaming rank's few bytes (`avail`, under kHoldBelow) for kHold (once), then
+// pulls again; false when the bytes go out now, a frame starting. The pipe is large enough
+// (see RankLauncher) that the rank rarely blocks meanwhile; it is not watched, and pull()
+// looks at it when the time is up.
+bool RankStream::hold(size_t avail) {
+  const auto now = std::chrono::steady_clock::now();
+  if (avail == 0 || avail >= kHoldBelow || held_ || now - last_frame_ > kStreaming) {
+    held_ = false;
+    last_frame_ = now;
+    return false;
+  }
   held_ = true;
   hold_timer_.expires_after(kHold);
   hold_timer_.async_wait([this](std::error_code ec) {
@@ -190,11 +194,8 @@ void RankStream::copy() {
   // As splicing: a streaming rank's few bytes wait a moment, and what the pipe holds is
   // read in one go (large records, few wake-ups).
   int avail = 0;
-  if (::ioctl(fd_.get(), FIONREAD, &avail) == 0 && avail > 0 &&
-      static_cast<size_t>(avail) < kHoldBelow && hold())
-    return;
-  held_ = false;
-  last_frame_ = std::chrono::steady_clock::now();
+  if (::ioctl(fd_.get(), FIONREAD, &avail) != 0) avail = 0;
+  if (hold(static_cast<size_t>(std::max(avail, 0)))) return;
   const size_t want = channel_.pump_->frame_data_limit(
       std::clamp(static_cast<size_t>(std::max(avail, 0)), kReadChunk, kMaxForward));
   auto room = channel_.pump_->room(want);

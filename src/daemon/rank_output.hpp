@@ -84,7 +84,7 @@ class RankStream {
   void wait();
   void pull();
   void splice();
-  bool hold();
+  bool hold(size_t avail);
   void forwarded();
   void copy();
   void drain();

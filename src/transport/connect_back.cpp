@@ -1,106 +1,15 @@
 #include "ferry/transport/connect_back.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/common/text.hpp"
 #include "libcrypto.hpp"
 
 namespace ferry {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Waits until `fd` is ready for `events` or the deadline passed.
-bool wait_fd(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (r > 0) return true;
-    if (r < 0 && errno != EINTR) return false;
-  }
-}
-
-bool read_exact(int fd, char* out, size_t n, Clock::time_point deadline) {
-  size_t got = 0;
-  while (got < n) {
-    if (!wait_fd(fd, POLLIN, deadline)) return false;
-    const ssize_t r = ::read(fd, out + got, n - got);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (r <= 0) return false;
-    got += static_cast<size_t>(r);
-  }
-  return true;
-}
-
-bool write_all(int fd, std::string_view data, Clock::time_point deadline) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    if (!wait_fd(fd, POLLOUT, deadline)) return false;
-    const ssize_t r = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (r <= 0) return false;
-    sent += static_cast<size_t>(r);
-  }
-  return true;
-}
-
-// One attempt at one address; the socket is blocking again once it returns.
-Result<UniqueFd> try_address(const std::string& addr, const ConnectBackTarget& t) {
-  const std::string where = addr + ":" + std::to_string(t.port);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(t.port);
-  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1)
-    return make_error(where + ": not an IPv4 address");
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd) return make_error(where + ": socket: " + std::strerror(errno));
-  const auto deadline = Clock::now() + t.timeout;
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS)
-    return make_error(where + ": " + std::strerror(errno));
-  if (!wait_fd(fd.get(), POLLOUT, deadline)) return make_error(where + ": connect timed out");
-  int err = 0;
-  socklen_t len = sizeof err;
-  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) return make_error(where + ": " + std::strerror(err));
-
-  std::string hello(8 + kNonceSize, '\0');
-  if (!read_exact(fd.get(), hello.data(), hello.size(), deadline))
-    return make_error(where + ": no greeting from ferryrun");
-  if (hello.compare(0, 8, kConnectMagic) != 0) return make_error(where + ": not ferryrun");
-  const std::string nonce_f = hello.substr(8);
-  auto nonce_d = random_bytes(kNonceSize);
-  if (!nonce_d) return nonce_d.error();
-  std::string reply =
-      std::string(kConnectMagic) + *nonce_d + ferryd_proof(t.secret, nonce_f, *nonce_d, t.node);
-  reply.push_back(static_cast<char>(t.node.size() & 0xff));
-  reply += t.node;
-  if (!write_all(fd.get(), reply, deadline)) return make_error(where + ": connection lost");
-  std::string mac(kMacSize, '\0');
-  if (!read_exact(fd.get(), mac.data(), mac.size(), deadline))
-    return make_error(where + ": ferryrun refused this ferryd (wrong job secret?)");
-  if (!equal_secret(mac, ferryrun_proof(t.secret, *nonce_d, nonce_f)))
-    return make_error(where + ": the peer does not know the job secret");
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  const int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-}  // namespace
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
   const libcrypto::Functions& c = libcrypto::get();
@@ -134,16 +43,16 @@ std::string ferryrun_proof(std::string_view secret, std::string_view nonce_d,
 }
 
 Result<UniqueFd> connect_back(const ConnectBackTarget& target) {
-  if (!have_hmac())
-    return make_error("cannot load libcrypto.so.3 (OpenSSL): the job secret cannot be proved");
-  if (target.addresses.empty()) return make_error("no address of ferryrun to connect to");
-  std::string problems;
-  for (const auto& a : target.addresses) {
-    auto fd = try_address(a, target);
-    if (fd) return fd;
-    problems += (problems.empty() ? "" : "; ") + fd.error().message;
-  }
-  return make_error("cannot reach ferryrun: " + problems);
+  // The asynchronous handshake on a loop of its own: one implementation of ferryd's side.
+  asio::io_context io;
+  std::optional<Result<ConnectedBack>> out;
+  async_connect_back(io, target, [&](Result<ConnectedBack> r) { out = std::move(r); });
+  io.run();
+  if (!out) return make_error("cannot reach ferryrun: the handshake did not finish");
+  if (!*out) return (*out).error();
+  UniqueFd fd = std::move((*out)->fd);
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
 }
 
 Result<ConnectBackTarget> connect_target_from_environment() {
@@ -170,11 +79,6 @@ Result<ConnectBackTarget> connect_target_from_environment() {
   return t;
 }
 
-}  // namespace ferry
-
-// ---- on an io_context ---------------------------------------------------------------------
-
-namespace ferry {
 namespace {
 
 using asio::ip::tcp;

@@ -83,6 +83,9 @@ class OutputPump {
 
   Piece& open_piece();
   void pump();
+  // One write(2) of `bytes`: how many went (0: interrupted), or nothing when the stream is
+  // full or broke (fail() was called).
+  std::optional<size_t> write_some(std::string_view bytes);
   // Sealed: how much of `p` the next record takes (whole frames up to kMaxRecord).
   static size_t next_record(Piece& p);
   // One step of a sealed stream: writes sealed bytes, or seals the next record. False when
