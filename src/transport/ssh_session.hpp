@@ -116,6 +116,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
 
   // ssh_session.cpp
   void arm();
+  void ack_now();
   void on_io();
   void sync_fd();
   /// Writes what libssh holds for the socket, as far as it takes it; true when bytes are

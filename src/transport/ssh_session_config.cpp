@@ -77,6 +77,12 @@ Status SshSession::configure() {
   // (knownhosts.c); we want the true state and apply the policy ourselves.
   int strict = 1;
   ssh_options_set(s, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strict);
+  // TCP_NODELAY: libssh writes a handshake's packets one send() each (KEXINIT then
+  // KEX_ECDH_INIT, NEWKEYS then SERVICE_REQUEST, ...). With Nagle on, the second waits
+  // for the ACK of the first, which the server delays by its delayed-ACK timer (40 ms on
+  // Linux) when it has nothing to send back: three such waits made most of a launch.
+  int nodelay = 1;
+  ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay);
   accept_new_ = options_.accept_new_host_keys ||
                 strict_host_key_accepts_new(
                     ssh_config_value(options_.config_file, host_.name, "StrictHostKeyChecking"));

@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <asio/post.hpp>
@@ -88,10 +90,22 @@ void SshSession::run_open() {
     sync_fd();
     if (step == Step::kStop) return;
     if (step == Step::kAgain) {
+      ack_now();
       arm();
       return;
     }
   }
+}
+
+// sshd leaves Nagle on for sessions without a terminal, and sends some handshake messages
+// back to back (after authentication: its host key notice, then the reply we wait for). The
+// second then waits for our ACK of the first, which Linux delays up to 40 ms when we have
+// nothing to send. TCP_QUICKACK sends an ACK that is due at once; it is not sticky, so it is
+// set each time we go back to waiting for the server during the open.
+void SshSession::ack_now() {
+  if (!sd_.is_open()) return;
+  int one = 1;
+  setsockopt(sd_.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
 }
 
 SshSession::Step SshSession::connect_step() {

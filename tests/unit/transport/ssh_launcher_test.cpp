@@ -5,6 +5,7 @@
 #include "ferry/transport/ssh_launcher.hpp"
 
 #include <gtest/gtest.h>
+#include <netinet/tcp.h>
 
 #include <cstdio>
 
@@ -168,6 +169,36 @@ TEST_P(SshLauncherTest, EchoesOneMegabyteByteExact) {
   link->close();  // safe twice
   link.reset();
   io.run_for(200ms);
+}
+
+// The client's socket to sshd has TCP_NODELAY: libssh sends a handshake's messages one
+// send() each, and with Nagle on, a second message waits for the ACK of the first, which the
+// server delays (40 ms on Linux) when it has nothing to send; several such waits made most
+// of a launch. Checked on this process's own sockets to the test sshd.
+TEST_P(SshLauncherTest, TheConnectionToSshdSendsWithoutNagle) {
+  asio::io_context io;
+  SshLauncher launcher(io, options(make_config(known_line("host_key"))));
+  std::string error;
+  auto link = open(io, launcher, host("h1"), ferryd(), &error);
+  ASSERT_TRUE(link) << error;
+  int to_sshd = 0;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_in peer{};
+    socklen_t len = sizeof(peer);
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+        peer.sin_family != AF_INET || ntohs(peer.sin_port) != port_)
+      continue;
+    ++to_sshd;
+    int nodelay = 0;
+    socklen_t optlen = sizeof(nodelay);
+    ASSERT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &optlen), 0);
+    EXPECT_EQ(nodelay, 1) << "fd " << fd << " to sshd sends with Nagle on";
+  }
+  EXPECT_EQ(to_sshd, 1) << "one connection to the test sshd expected";
+  link->close();
+  link.reset();
+  io.run_for(100ms);
 }
 
 TEST_P(SshLauncherTest, FourHostsOpenInParallel) {
