@@ -6,9 +6,12 @@
 
 #include <bit>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 namespace ferry {
 namespace {
@@ -35,9 +38,7 @@ int prefix_of(const sockaddr* mask) {
   return bits;
 }
 
-}  // namespace
-
-Result<std::vector<InterfaceAddress>> list_interface_addresses() {
+Result<std::vector<InterfaceAddress>> read_interface_addresses() {
   ifaddrs* raw = nullptr;
   if (::getifaddrs(&raw) != 0)
     return make_error(std::string("getifaddrs: ") + std::strerror(errno));
@@ -63,6 +64,23 @@ Result<std::vector<InterfaceAddress>> list_interface_addresses() {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<InterfaceAddress>> list_interface_addresses() {
+  using Clock = std::chrono::steady_clock;
+  static std::mutex mutex;
+  static std::optional<std::vector<InterfaceAddress>> last;
+  static Clock::time_point read_at;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto now = Clock::now();
+  if (last && now - read_at < std::chrono::milliseconds(kInterfaceListFreshMs)) return *last;
+  auto fresh = read_interface_addresses();
+  if (!fresh) return fresh;  // an error is not kept: the next call tries again
+  last = *fresh;
+  read_at = now;
+  return fresh;
 }
 
 std::vector<std::string> own_ipv4_addresses() {

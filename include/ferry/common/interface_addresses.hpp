@@ -21,8 +21,14 @@ struct InterfaceAddress {
   bool link_local = false;  ///< IPv6 fe80::/10
 };
 
-/// Every entry, in the kernel's order; an Error when getifaddrs(3) fails.
+/// Every entry, in the kernel's order; an Error when getifaddrs(3) fails. A list read less
+/// than kInterfaceListFresh ago is answered again: getifaddrs(3) dumps every link with its
+/// statistics, which costs a millisecond or more on a machine with hundreds of veth or
+/// bridge ports (a Docker or Kubernetes node), and a launch asks once or twice per host.
 Result<std::vector<InterfaceAddress>> list_interface_addresses();
+
+/// How long list_interface_addresses() answers from the list it last read (milliseconds).
+inline constexpr int kInterfaceListFreshMs = 1000;
 
 /// This machine's IPv4 addresses, loopback ones last: where another host may reach it
 /// ({"127.0.0.1"} when the list cannot be read).
