@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <pwd.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -214,9 +217,16 @@ class TestSshd {
                    "\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
                    "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
                    "PermitRootLogin prohibit-password\nMaxStartups 64\nLogLevel ERROR\n");
+    const std::string bashrc = root_bashrc();
+    if (!bashrc.empty()) {
+      const char* path = std::getenv("PATH");
+      write_text(dir_ / "bashrc", "# ferry test sshd: root's .bashrc for its sessions\nexport PATH='" +
+                                      std::string(path ? path : "/usr/bin:/bin") + "'\n");
+    }
     pid_t pid = fork();
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the test binary
+      if (!bashrc.empty()) mask_bashrc(bashrc, dir_ / "bashrc");
       int log = ::open((dir_ / "sshd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
       dup2(log, 2);
       // sshd re-executes itself and insists on an absolute argv[0].
@@ -235,6 +245,24 @@ class TestSshd {
     }
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
+  }
+
+  // bash run by sshd sources ~/.bashrc even for `ssh host cmd`, and this machine's may be
+  // heavy or hang (a pyenv init waiting on a lock left by a killed shell): the sessions'
+  // shells would then time out what the tests time. Like the simulated cluster's nodes, this
+  // sshd gets its own mount namespace in which root's .bashrc is one line setting the test's
+  // PATH; the real file is not touched. Where that fails the real one stays.
+  static std::string root_bashrc() {
+    const passwd* pw = getpwuid(0);
+    if (pw == nullptr || pw->pw_dir == nullptr) return "";
+    std::string path = std::string(pw->pw_dir) + "/.bashrc";
+    return access(path.c_str(), F_OK) == 0 ? path : "";
+  }
+
+  static void mask_bashrc(const std::string& bashrc, const fs::path& replacement) {
+    if (unshare(CLONE_NEWNS) != 0) return;
+    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return;
+    mount(replacement.c_str(), bashrc.c_str(), nullptr, MS_BIND, nullptr);
   }
 
   fs::path dir_;
