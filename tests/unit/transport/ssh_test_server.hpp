@@ -6,9 +6,9 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <pwd.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -220,8 +220,9 @@ class TestSshd {
     const std::string bashrc = root_bashrc();
     if (!bashrc.empty()) {
       const char* path = std::getenv("PATH");
-      write_text(dir_ / "bashrc", "# ferry test sshd: root's .bashrc for its sessions\nexport PATH='" +
-                                      std::string(path ? path : "/usr/bin:/bin") + "'\n");
+      write_text(dir_ / "bashrc",
+                 "# ferry test sshd: root's .bashrc for its sessions\nexport PATH='" +
+                     std::string(path ? path : "/usr/bin:/bin") + "'\n");
     }
     pid_t pid = fork();
     if (pid == 0) {
