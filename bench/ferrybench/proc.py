@@ -19,17 +19,25 @@ class RunResult:
     start_epoch: float    # time.time() just before the fork
     timed_out: bool
     hang_info: str = ""   # what on_timeout() said before the kill
+    out_bytes: int = 0    # bytes written to stdout (with reuse_stdout: the file is longer)
 
 
 def timed_run(cmd: list[str], stdout: Path, stderr: Path, env: dict[str, str],
-              timeout_s: float, on_start=None, on_timeout=None) -> RunResult:
+              timeout_s: float, on_start=None, on_timeout=None,
+              reuse_stdout: bool = False) -> RunResult:
     """Runs cmd with stdin /dev/null and stdout/stderr to files.
 
     `on_start(pid)` is called right after the fork (the samplers use it). A command running
     past `timeout_s` gets SIGKILL, and its process group too; `on_timeout()` is called
     first and its text kept, so a hang can be described while it is still hanging.
+
+    `reuse_stdout`: the command writes over `stdout` from its start, which is not truncated,
+    so the file's pages are reused (see `Sink` in throughput.py); `out_bytes` says how much
+    of it this run wrote.
     """
-    with open(stdout, "wb") as out, open(stderr, "wb") as err:
+    flags = os.O_WRONLY | os.O_CREAT | (0 if reuse_stdout else os.O_TRUNC)
+    with open(os.open(stdout, flags, 0o644), "wb", closefd=True) as out, \
+            open(stderr, "wb") as err:
         start_epoch = time.time()
         start = time.monotonic()
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
@@ -38,6 +46,9 @@ def timed_run(cmd: list[str], stdout: Path, stderr: Path, env: dict[str, str],
         info: list[str] = []
 
         def kill() -> None:
+            if reuse_stdout:
+                info.append(f"{os.lseek(out.fileno(), 0, os.SEEK_CUR)} bytes of output "
+                            "had arrived; ")
             if on_timeout:
                 try:
                     info.append(on_timeout())
@@ -61,5 +72,7 @@ def timed_run(cmd: list[str], stdout: Path, stderr: Path, env: dict[str, str],
             timer.cancel()
         wall = time.monotonic() - start
         p.returncode = os.waitstatus_to_exitcode(status)
+        # The child wrote through the same open file description: its offset is ours.
+        written = os.lseek(out.fileno(), 0, os.SEEK_CUR)
     return RunResult(p.returncode, wall, usage.ru_utime + usage.ru_stime, start_epoch,
-                     killed.is_set(), "".join(info))
+                     killed.is_set(), "".join(info), written)

@@ -1,8 +1,9 @@
 """Output throughput: ranks on the hosts write lines as fast as they can.
 
 Each case is H hosts x P ranks per host, every rank writing M MB of L-byte lines
-(`lines.py`: the generator and the check). The launcher's stdout goes to a file on tmpfs;
-after the run (untimed) every line is checked: it must be one rank's line, under that
+(`lines.py`: the generator and the check). The launcher's stdout goes to a file on tmpfs
+that every run writes over from its start (`Sink`: no run pays for new pages); after the
+run (untimed) every line it wrote is checked: it must be one rank's line, under that
 rank's tag when tags are on, and each rank must have exactly its line count. Wall time
 covers the whole job, launch included. Torn lines do not fail the benchmark for the peers
 (both tear lines under load; that is a finding, reported as its own row); lost bytes are
@@ -62,6 +63,36 @@ def variants(ctx: Context, with_peer_tags: bool) -> list[Variant]:
     return out
 
 
+class Sink:
+    """The file every timed run's stdout goes to: one file on tmpfs for the whole section,
+    filled once with zeros up front and written over by each run, never truncated.
+
+    A file created afresh for each run gets new page-cache pages, and on a virtual machine
+    whose host takes freed memory back (free page reporting, as on these build machines)
+    the first touch of a new page is slow: writing 1 GB to a new tmpfs file took 2.4 s of
+    system time here, against 0.27 s into pages freed just before and not yet handed back.
+    Which run got which pages then decided much of its time, and a launcher writing more
+    bytes (tags) paid more of it. Writing over pages already in the file costs each
+    launcher only the copy of its bytes.
+    """
+
+    def __init__(self, path, size: int):
+        self.path = path
+        chunk = bytes(4 << 20)
+        with open(path, "wb") as f:
+            for _ in range((size + len(chunk) - 1) // len(chunk)):
+                f.write(chunk)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def sink_size(cases) -> int:
+    """Bytes enough for the largest case's output with the longest tag written per line
+    (`[1,NNN]<stdout>:`, 16 bytes; 20 allowed)."""
+    return max(h * p * (int(mb * 1_000_000) // line) * (line + 20) for h, p, mb, line in cases)
+
+
 def case_name(hosts: int, ppn: int, mb: float, line: int) -> str:
     return f"{hosts} hosts x {ppn} ranks x {mb:g} MB, {line}-byte lines"
 
@@ -90,12 +121,16 @@ def run(ctx: Context) -> None:
         if cluster.nodes < need:
             ctx.results.notes.append(f"throughput skipped: needs {need} hosts")
             return
-        for i, (hosts, ppn, mb, line) in enumerate(cases):
-            run_case(ctx, cluster, hosts, ppn, mb, line, cols if i == 0 else
-                     [v for v in cols if not v.key.endswith("-tagged")])
+        sink = Sink(ctx.work / "tp.out", sink_size(cases))
+        try:
+            for i, (hosts, ppn, mb, line) in enumerate(cases):
+                run_case(ctx, cluster, sink, hosts, ppn, mb, line, cols if i == 0 else
+                         [v for v in cols if not v.key.endswith("-tagged")])
+        finally:
+            sink.remove()
 
 
-def run_case(ctx: Context, cluster, hosts_n: int, ppn: int, mb: float, line: int,
+def run_case(ctx: Context, cluster, sink: Sink, hosts_n: int, ppn: int, mb: float, line: int,
              cols: list[Variant]) -> None:
     s = ctx.sizes
     ranks = hosts_n * ppn
@@ -110,7 +145,7 @@ def run_case(ctx: Context, cluster, hosts_n: int, ppn: int, mb: float, line: int
     for rnd in range(s.throughput_rounds):
         k = rnd % len(cols)
         for v in cols[k:] + cols[:k]:
-            out = ctx.work / f"tp-{v.key}.out"
+            out = sink.path
             err = ctx.work / f"tp-{v.key}.err"
             cmd = v.tool.command(hosts, ranks, argv, tagged=v.tagged)
             ctx.log(f"  throughput: {case}: round {rnd + 1}/{s.throughput_rounds} {v.key}")
@@ -121,7 +156,8 @@ def run_case(ctx: Context, cluster, hosts_n: int, ppn: int, mb: float, line: int
                 watch.start()
 
             r = timed_run(cmd, out, err, cluster.env(), timeout_s=s.run_timeout_s,
-                          on_start=started, on_timeout=lambda: ctx.hang_report(out, total))
+                          on_start=started, on_timeout=lambda: ctx.hang_report(),
+                          reuse_stdout=True)
             watch.stop.set()
             watch.join()
             if r.rc != 0:
@@ -129,12 +165,10 @@ def run_case(ctx: Context, cluster, hosts_n: int, ppn: int, mb: float, line: int
                          f"in throughput {case}, round {rnd + 1}"
                          + (f" (killed after {s.run_timeout_s} s; {r.hang_info})"
                             if r.timed_out else f": {err.read_text(errors='replace')[-300:]}"))
-                out.unlink(missing_ok=True)
                 ctx.check_idle(f"throughput {v.key}")
                 continue
-            c = check_output(out, ranks, v.tagged, line)
+            c = check_output(out, ranks, v.tagged, line, length=r.out_bytes)
             ctx.debug(f"{v.key}: {r.wall_s:.2f} s, {c.describe(ranks, lines)}")
-            out.unlink(missing_ok=True)
             err.unlink(missing_ok=True)
             if v.tool is ctx.ferry() and not (c.lossless(ranks, lines) and c.intact(ranks, lines)):
                 ctx.fail(f"ferryrun lost or tore output in throughput {case} ({v.label}), "
