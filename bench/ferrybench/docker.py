@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .context import Context
-from .proc import timed_run
+from .proc import Sink, timed_run
 from .results import BenchError
 from .throughput import GEN, LINE, check_output
 
@@ -434,14 +434,15 @@ def throughput(ctx: Context, layouts: list[Layout], front: list[str], hostfiles,
     rate = ctx.results.metric(SECTION, case, "throughput", "MB/s", lower_is_better=False)
     cpu = ctx.results.metric(SECTION, case, "front-end CPU", "s")
     torn = ctx.results.metric(SECTION, case, "torn lines", "lines")
+    sink = Sink(ctx.work / "dt.out", ranks * lines * LINE)
     for rnd in range(s.docker_rounds):
         for lay in rotated(layouts, rnd):
-            out = ctx.work / f"dt-{lay.key}.out"
+            out = sink.path
             err = ctx.work / f"dt-{lay.key}.err"
             cmd = lay.argv(ctx, front, hostfiles[lay.key], ranks, ["sh", "-c", GEN, str(lines)])
             ctx.log(f"  docker: {case}: round {rnd + 1}/{s.docker_rounds} {lay.key}")
             r = timed_run(cmd, out, err, ctx.cluster.env(), timeout_s=s.run_timeout_s,
-                          on_timeout=lambda: ctx.hang_report(out, ranks * lines * LINE))
+                          on_timeout=lambda: ctx.hang_report(), reuse_stdout=True)
             try:
                 if r.rc != 0:
                     ctx.fail(f"ferryrun {'hung' if r.timed_out else f'exited {r.rc}'} in docker "
@@ -449,7 +450,7 @@ def throughput(ctx: Context, layouts: list[Layout], front: list[str], hostfiles,
                              + (f" (killed after {s.run_timeout_s} s; {r.hang_info})"
                                 if r.timed_out else f": {err.read_text(errors='replace')[-300:]}"))
                     continue
-                c = check_output(out, ranks, False)
+                c = check_output(out, ranks, False, length=r.out_bytes)
                 ctx.debug(f"{lay.key}: {r.wall_s:.2f} s, {c.describe(ranks, lines)}")
                 if not (c.lossless(ranks, lines) and c.intact(ranks, lines)):
                     ctx.fail(f"ferryrun lost or tore output in docker throughput on "
@@ -460,6 +461,6 @@ def throughput(ctx: Context, layouts: list[Layout], front: list[str], hostfiles,
                 rate.add(lay.key, rnd, total_mb / r.wall_s)
                 cpu.add(lay.key, rnd, r.cpu_s)
             finally:
-                out.unlink(missing_ok=True)
                 err.unlink(missing_ok=True)
                 idle(ctx, lay, f"docker throughput on {lay.label}")
+    sink.remove()

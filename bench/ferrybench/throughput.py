@@ -26,7 +26,7 @@ from .context import Context
 from .cpu_split import CpuSplit
 from .lines import LINE, GEN, check_output, gen_argv, rank_line  # noqa: F401 (re-exported)
 from .peers import FerryRun, Tool
-from .proc import timed_run
+from .proc import Sink, timed_run
 
 SECTION = "throughput"
 CPU_SECTION = "throughput-cpu"
@@ -61,30 +61,6 @@ def variants(ctx: Context, with_peer_tags: bool) -> list[Variant]:
         out += [Variant(t.key + "-tagged", t.label + " tagged", t, True) for t in peers
                 if not isinstance(t, FerryRun)]
     return out
-
-
-class Sink:
-    """The file every timed run's stdout goes to: one file on tmpfs for the whole section,
-    filled once with zeros up front and written over by each run, never truncated.
-
-    A file created afresh for each run gets new page-cache pages, and on a virtual machine
-    whose host takes freed memory back (free page reporting, as on these build machines)
-    the first touch of a new page is slow: writing 1 GB to a new tmpfs file took 2.4 s of
-    system time here, against 0.27 s into pages freed just before and not yet handed back.
-    Which run got which pages then decided much of its time, and a launcher writing more
-    bytes (tags) paid more of it. Writing over pages already in the file costs each
-    launcher only the copy of its bytes.
-    """
-
-    def __init__(self, path, size: int):
-        self.path = path
-        chunk = bytes(4 << 20)
-        with open(path, "wb") as f:
-            for _ in range((size + len(chunk) - 1) // len(chunk)):
-                f.write(chunk)
-
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 def sink_size(cases) -> int:
