@@ -246,9 +246,26 @@ void ProcPeerIdentifier::remember(pid_t pid) {
 }
 
 Result<pid_t> ProcPeerIdentifier::peer_pid(const TcpConnection& conn) {
-  auto sock = find_socket(conn);
-  if (!sock) return sock.error();
-  const std::string link = "socket:[" + std::to_string(sock->inode) + "]";
+  // The socket's inode and the processes' fd tables are read at different moments, so a
+  // holder that does not show is looked for once more, socket lookup included, before the
+  // connection is refused (a refused gloo or PMI request fails the rank's job).
+  auto first = find_socket(conn);
+  if (!first) return first.error();
+  auto pid = find_holder(*first);
+  if (!pid || *pid > 0) return pid;
+  auto again = find_socket(conn);
+  if (!again) return again.error();
+  pid = find_holder(*again);
+  if (!pid || *pid > 0) return pid;
+  return make_error("no readable process holds the client socket (uid " +
+                    std::to_string(again->uid) + ", socket inode " + std::to_string(first->inode) +
+                    ", then " + std::to_string(again->inode) + " looked up again)");
+}
+
+// The process holding `sock`, 0 when none shows: recent peers first, then the ranks' process
+// trees, then every process of the socket's owner.
+Result<pid_t> ProcPeerIdentifier::find_holder(const SocketEntry& sock) {
+  const std::string link = "socket:[" + std::to_string(sock.inode) + "]";
   std::set<pid_t> tried;
   auto try_pid = [&](pid_t p) {
     if (!tried.insert(p).second) return false;
@@ -266,26 +283,20 @@ Result<pid_t> ProcPeerIdentifier::peer_pid(const TcpConnection& conn) {
       remember(p);
       return p;
     }
-  // Last resort: every process of the socket's owner.
   auto pids = list_pids(root_);
   if (!pids) return pids.error();
-  pid_t found = 0;
   for (pid_t p : *pids) {
     if (tried.contains(p)) continue;
     struct stat st {};
     const std::string dir = root_ + "/" + std::to_string(p);
-    if (::stat(dir.c_str(), &st) != 0 || st.st_uid != sock->uid) continue;
+    if (::stat(dir.c_str(), &st) != 0 || st.st_uid != sock.uid) continue;
     if (try_pid(p)) {
-      found = p;
-      break;
+      last_path_ = "scan";
+      remember(p);
+      return p;
     }
   }
-  if (found == 0)
-    return make_error("no readable process holds the client socket (uid " +
-                      std::to_string(sock->uid) + ")");
-  last_path_ = "scan";
-  remember(found);
-  return found;
+  return 0;
 }
 
 Result<std::vector<std::string>> ProcPeerIdentifier::environment(pid_t pid) {

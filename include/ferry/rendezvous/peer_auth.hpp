@@ -71,6 +71,7 @@ class ProcPeerIdentifier : public PeerIdentifier {
     uint32_t uid = 0;
   };
   Result<SocketEntry> find_socket(const TcpConnection& conn) const;
+  Result<pid_t> find_holder(const SocketEntry& sock);
   bool holds_socket(pid_t pid, const std::string& link) const;
   std::vector<pid_t> descendants(const std::vector<pid_t>& roots) const;
   void remember(pid_t pid);

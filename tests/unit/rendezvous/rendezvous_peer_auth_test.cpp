@@ -170,7 +170,12 @@ TEST_F(FakeProc, UnknownOrClosedSocketsAreRefused) {
   EXPECT_FALSE(ids.peer_pid(c));
   c.client_port = 51002;
   tcp_table(51002, 40000, 4242, 5);  // a socket nobody in this tree holds
-  EXPECT_FALSE(ids.peer_pid(c));
+  auto none = ids.peer_pid(c);
+  ASSERT_FALSE(none);
+  // Looked up twice before giving up; the message says which socket it was.
+  EXPECT_NE(none.error().message.find("socket inode 4242, then 4242 looked up again"),
+            std::string::npos)
+      << none.error().message;
 }
 
 TEST_F(FakeProc, ReadsIpv4MappedEntriesOfTcp6) {
