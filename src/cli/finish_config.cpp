@@ -250,6 +250,10 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
 
   std::vector<std::string> items;
   if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);
+  // Open MPI's settings in this environment reach every rank, as mpirun forwards them.
+  if (raw.who != Personality::kHorovodrun)
+    for (char** e = environ; e && *e; ++e)
+      if (std::string_view(*e).starts_with("OMPI_MCA_")) items.emplace_back(*e);
   items.insert(items.end(), file.exports.begin(), file.exports.end());
   items.insert(items.end(), generated.begin(), generated.end());
   items.insert(items.end(), raw.exports.begin(), raw.exports.end());

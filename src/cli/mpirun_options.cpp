@@ -3,6 +3,7 @@
 
 #include "cli_parts.hpp"
 #include "ferry/cli/ssh_args.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry::cli_detail {
 
@@ -42,7 +43,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   // Read before CLI11 parses (its value may start with '-'); listed here for --help.
   app.add_option("--mca", raw.mca_help,
                  "MCA parameter: plm_rsh_args \"-p 2222 -i key -l user\" sets SSH "
-                 "options; others are accepted and ignored")
+                 "options; others reach the ranks as OMPI_MCA_<name>=<value>")
       ->expected(2)
       ->group("Job");
   app.add_option("--ssh-port", cfg.ssh.port, "SSH port for hosts that name none (ferry)")
@@ -61,6 +62,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 }
 
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
+  std::vector<std::string> mca_exports;
   for (const auto& [key, value] : raw.mca) {
     if (key == "plm_rsh_args" || key == "orte_rsh_args") {
       Status st = apply_plm_rsh_args(value, cfg.ssh, cfg.job.heartbeat_s, raw.notes);
@@ -82,9 +84,17 @@ Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
         return make_error("--mca " + key + " '" + value +
                           "': ferry reaches hosts with its own SSH client only");
     } else {
-      raw.notes.push_back("--mca " + key + " " + value + ": accepted, no effect in ferry");
+      // Open MPI's ranks read every other parameter from their environment, as mpirun
+      // passes it. The TCP interface lists choose ferry's interface too (NCCL, gloo,
+      // MASTER_ADDR), unless --network-interface did.
+      mca_exports.push_back("OMPI_MCA_" + key + "=" + value);
+      if ((key == "btl_tcp_if_include" || key == "oob_tcp_if_include") &&
+          cfg.job.network_interfaces.empty())
+        for (const auto& name : split(value, ','))
+          if (auto n = trim(name); !n.empty()) cfg.job.network_interfaces.emplace_back(n);
     }
   }
+  raw.exports.insert(raw.exports.begin(), mca_exports.begin(), mca_exports.end());
   if (!raw.prefix.empty() && raw.ferryd.empty()) {
     std::string p = raw.prefix;
     while (p.size() > 1 && p.back() == '/') p.pop_back();

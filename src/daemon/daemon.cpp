@@ -22,6 +22,7 @@
 #include "ferry/wire/frame.hpp"
 #include "ferry/wire/messages.hpp"
 #include "output_route.hpp"
+#include "pmix_service.hpp"
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
 #include "rank_set.hpp"
@@ -86,7 +87,10 @@ class Daemon::Impl {
             io, [this](const wire::KvRequest& r) { queue(wire::encode(r)); },
             [this](const std::string& line) {
               if (spec_.verbose) log(host_ + ": " + line);
-            }) {}
+            }),
+        pmix_(
+            io, guard_, [this](const std::string& frame) { queue(frame); },
+            [this](const std::string& line) { log(line); }) {}
 
   ~Impl() { *alive_ = false; }
   Impl(const Impl&) = delete;
@@ -173,6 +177,13 @@ class Daemon::Impl {
               if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
             },
             [this](wire::StartRanks& m) { on_start_ranks(std::move(m)); },
+            [this](wire::PmixFenceDone& m) {
+              if (auto s = pmix_.fence_done(m); !s) fatal(s.error().message);
+            },
+            [this](wire::PmixModexRequest& m) { pmix_.modex_request(m); },
+            [this](wire::PmixModexReply& m) {
+              if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
+            },
             [this](wire::OutputRoute& r) { route_output(r); },
             [this](wire::StopRanks& m) {
               for (int32_t rank : m.ranks)
@@ -235,7 +246,7 @@ class Daemon::Impl {
       guard_.set_job(tag_);
     }
     start_rendezvous();
-    launcher_.prepare(spec_, tag_, pmi_.get());
+    launcher_.prepare(spec_, tag_, pmi_.get(), pmix_.begin(spec_));
     bool stdin_here = false;
     for (size_t i = 0; i < spec_.ranks.size(); ++i) {
       ranks_.add(spec_.ranks[i].rank, i);
@@ -339,6 +350,8 @@ class Daemon::Impl {
   // ---- exits and the end --------------------------------------------------------------
 
   void rank_reported(const Rank& r, const wire::Exited& e) {
+    if (auto why = pmix_.exit_failure(r.rank, e); !why.empty())
+      queue(wire::encode(wire::Failure{r.rank, why}));
     if (spec_.error_files && (e.exit_code != 0 || e.signal != 0)) {
       wire::Exited with_file = e;
       with_file.error_file = launcher_.error_file(r.local);
@@ -448,6 +461,7 @@ class Daemon::Impl {
   KvProxy kv_;
   std::unique_ptr<PmiProxy> pmi_;
   std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
+  PmixService pmix_;
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <utility>
 
 #include "ferry/binding/report.hpp"
@@ -33,6 +34,23 @@ void size_output_pipe(int fd, size_t ranks) {
   if (want > kPipeMin) ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(want));
 }
 
+// Open MPI 4.1 takes a PMIx server's world only when one of its "schizo" components claims the
+// launch (Slurm's, Flux's, LSF's); the generic one declares every other process a singleton,
+// whatever PMIx variables it has. Leaving those out makes MPI_Init use PMIx (its ess/pmi), as
+// under srun. And the rank is bound already (or deliberately not): MPI_Init must not bind it
+// again. A value the user set wins.
+std::vector<std::string> open_mpi_direct_launch(const std::vector<std::string>& env) {
+  std::vector<std::string> out;
+  for (const char* kv :
+       {"OMPI_MCA_schizo=^orte,slurm,flux,jsm", "OMPI_MCA_orte_bound_at_launch=1"}) {
+    const std::string_view name(kv, std::string_view(kv).find('=') + 1);
+    if (std::none_of(env.begin(), env.end(),
+                     [&](const std::string& e) { return e.starts_with(name); }))
+      out.emplace_back(kv);
+  }
+  return out;
+}
+
 std::vector<std::string> own_environment() {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
@@ -52,9 +70,11 @@ RankLauncher::~RankLauncher() {
 
 void RankLauncher::load_devices() { binder_.load_from_environment(); }
 
-void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
+void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi,
+                           PmixServer* pmix) {
   spec_ = &spec;
   pmi_ = pmi;
+  pmix_ = pmix;
   prepared_ = spec.ranks.size();
   base_env_ = own_environment();
   wdir_ = spec.wdir;
@@ -171,10 +191,20 @@ std::string RankLauncher::error_file(size_t local) const {
   return std::move(*text);
 }
 
-// The rank's extra arguments and, with PMI on, its end of a PMI socket pair.
+// The rank's extra arguments and, with PMI on, its end of a PMI socket pair (MPICH) and its
+// PMIx variables (Open MPI). Each family reads only its own variables.
 void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
   req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
-  if (!pmi_ || local >= prepared_) return;
+  if (local >= prepared_) return;
+  if (pmix_) {
+    auto env = pmix_->rank_environment(rl.rank);
+    if (env)
+      req.env = merge_environment({req.env, *env, open_mpi_direct_launch(req.env)});
+    else
+      log_(host_ + ": rank " + std::to_string(rl.rank) +
+           " starts without PMIx: " + env.error().message);
+  }
+  if (!pmi_) return;
   auto fd = pmi_->open_rank(rl.rank);
   if (!fd) {
     log_(host_ + ": rank " + std::to_string(rl.rank) +

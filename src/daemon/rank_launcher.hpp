@@ -14,6 +14,7 @@
 #include "ferry/binding/plan.hpp"
 #include "ferry/common/result.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
+#include "ferry/daemon/pmix_server.hpp"
 #include "ferry/process/spawner.hpp"
 #include "ferry/process/unique_fd.hpp"
 #include "ferry/wire/messages.hpp"
@@ -41,8 +42,10 @@ class RankLauncher {
   void load_devices();
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
-  /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.
-  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
+  /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets, `pmix`
+  /// (or null) their PMIx environment.
+  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi,
+               PmixServer* pmix);
   /// Starts entry `local` of the spec's ranks, or says why it cannot run. Entries added to
   /// the spec after prepare() (ranks that joined the running job) start without a PMI
   /// socket (PMI's world is the spec's) and without a binding of their own.
@@ -66,6 +69,7 @@ class RankLauncher {
   HostBinder binder_;
   const wire::HostSpec* spec_ = nullptr;
   PmiProxy* pmi_ = nullptr;
+  PmixServer* pmix_ = nullptr;
   size_t prepared_ = 0;  // the spec's ranks at prepare(); later entries joined the job
   std::string wdir_;
   std::vector<std::string> base_env_;  // ferryd's own environment

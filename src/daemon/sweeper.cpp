@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "ferry/common/environ.hpp"
@@ -78,6 +80,7 @@ bool Guard::start() {
   }
   std::string job_id;
   std::vector<pid_t> pgids;
+  std::vector<std::string> dirs;
   std::string buf;
   bool released = false;
   char chunk[4096];
@@ -94,9 +97,15 @@ bool Guard::start() {
       if (line.starts_with("pgid ")) pgids.push_back(std::atoi(line.c_str() + 5));
       if (line == "forget") pgids.clear();
       if (line == "release") released = true;
+      if (line.starts_with("dir ")) dirs.push_back(line.substr(4));
     }
   }
-  if (!released) sweep_job(job_id, pgids, std::chrono::seconds(2));  // no loop to hold up here
+  if (released) _exit(0);
+  sweep_job(job_id, pgids, std::chrono::seconds(2));  // no loop to hold up here
+  for (const auto& d : dirs) {
+    std::error_code ignored;
+    std::filesystem::remove_all(d, ignored);
+  }
   _exit(0);
 }
 
@@ -111,6 +120,10 @@ void Guard::set_job(const std::string& job_id) { send("job " + job_id + "\n"); }
 void Guard::add_pgid(pid_t pgid) { send("pgid " + std::to_string(pgid) + "\n"); }
 
 void Guard::forget_pgids() { send("forget\n"); }
+
+void Guard::add_dir(const std::string& path) {
+  if (path.find('\n') == std::string::npos) send("dir " + path + "\n");
+}
 
 void Guard::release() { send("release\n"); }
 

@@ -116,6 +116,9 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::StdinAck& a) { ev.on_stdin_ack(i, a.bytes); },
                  [&](const wire::KvRequest& q) { ev.on_kv_request(i, q); },
                  [&](const wire::PmiBarrier& b) { ev.on_pmi_barrier(i, b); },
+                 [&](const wire::PmixFence& f) { ev.on_pmix_fence(i, f); },
+                 [&](const wire::PmixModexRequest& r) { ev.on_pmix_modex_request(i, r); },
+                 [&](const wire::PmixModexReply& r) { ev.on_pmix_modex_reply(i, r); },
                  [&](const wire::Log& l) { ev.on_log(i, l.line); },
                  [&](const wire::Done& d) {
                    if (d.free_port) free_port = d.free_port;

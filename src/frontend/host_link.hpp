@@ -33,6 +33,9 @@ class HostEvents {
   virtual void on_kv_request(size_t host, const wire::KvRequest& q) = 0;
   virtual void on_pmi_barrier(size_t host, const wire::PmiBarrier& b) = 0;
   virtual void on_pmi_abort(size_t host, const wire::PmiAbort& a) = 0;
+  virtual void on_pmix_fence(size_t host, const wire::PmixFence& f) = 0;
+  virtual void on_pmix_modex_request(size_t host, const wire::PmixModexRequest& r) = 0;
+  virtual void on_pmix_modex_reply(size_t host, const wire::PmixModexReply& r) = 0;
   virtual void on_log(size_t host, const std::string& line) = 0;
   virtual void on_done(size_t host, const wire::Done& d) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.

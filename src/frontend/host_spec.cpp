@@ -51,6 +51,9 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.pmi = true;
   spec.world_size = placement.world_size;
   spec.pmi_process_mapping = shared.pmi_process_mapping;
+  spec.node_names = shared.node_names;
+  spec.node_index = host.index;
+  spec.node_of_rank = shared.node_of_rank;
   spec.binding = opts.binding;
   spec.binding.devices = devices_for_host(opts, plan.host);
   spec.attempt = shared.attempt;

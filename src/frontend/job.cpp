@@ -300,6 +300,22 @@ void Job::Impl::on_pmi_barrier(size_t i, const wire::PmiBarrier& b) {
   if (auto s = rdv_->pmi_barrier(hosts_[i]->attempt_index, b); !s) on_broken(i, s.error().message);
 }
 
+void Job::Impl::on_pmix_fence(size_t i, const wire::PmixFence& f) {
+  if (!rdv_ || !in_attempt(i)) return on_broken(i, "PMIx fence outside a running job");
+  if (auto s = rdv_->pmix_fence(hosts_[i]->attempt_index, f); !s) on_broken(i, s.error().message);
+}
+
+void Job::Impl::on_pmix_modex_request(size_t i, const wire::PmixModexRequest& r) {
+  if (!rdv_ || !in_attempt(i)) return on_broken(i, "PMIx request outside a running job");
+  rdv_->pmix_modex_request(hosts_[i]->attempt_index, r);
+}
+
+void Job::Impl::on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) {
+  if (!rdv_ || !in_attempt(i)) return on_broken(i, "PMIx answer outside a running job");
+  if (auto s = rdv_->pmix_modex_reply(hosts_[i]->attempt_index, r); !s)
+    on_broken(i, s.error().message);
+}
+
 // ferryd starts its lines with its own host name; say the host once when that is the name the user
 // gave too.
 void Job::Impl::on_log(size_t i, const std::string& line) {

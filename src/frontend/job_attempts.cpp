@@ -64,16 +64,23 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
     diag_.raw(diag_.program() + ": " + how + " on " + world_text(attempt_) + "\n");
   }
   phase_ = Phase::kRunning;
-  rdv_ = std::make_unique<RendezvousService>(attempt_.placement, [this](const std::string& frame) {
-    for (size_t m : attempt_.members) hosts_[m]->send_running(frame);
-  });
+  rdv_ = std::make_unique<RendezvousService>(
+      attempt_.placement,
+      [this](const std::string& frame) {
+        for (size_t m : attempt_.members) hosts_[m]->send_running(frame);
+      },
+      [this](int j, const std::string& frame) {
+        if (j >= 0 && static_cast<size_t>(j) < attempt_.members.size())
+          hosts_[attempt_.members[j]]->send_running(frame);
+      });
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
   if (first && opts_.elastic.on()) elastic_begin();
   choose_network();
   const SharedSpec shared = shared_spec();
   for (size_t j = 0; j < attempt_.members.size(); ++j) {
     HostLink& h = *hosts_[attempt_.members[j]];
-    HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports)};
+    HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports),
+                  static_cast<uint32_t>(j)};
     h.link->send(wire::encode(make_host_spec(opts_, attempt_.placement, in, shared)));
     h.spec_sent = true;
   }
@@ -100,6 +107,16 @@ SharedSpec Job::Impl::shared_spec() {
     s.env.emplace_back("FERRY_ATTEMPT=" + std::to_string(attempt_.number));
   }
   if (opts_.elastic.on()) s.env.emplace_back("HOROVOD_ELASTIC=1");
+  // PMIx for Open MPI ranks (not in horovodrun's elastic mode, whose world changes): the
+  // names the ferryds gave, and each rank's host.
+  if (!opts_.elastic.on()) {
+    for (size_t m : attempt_.members) s.node_names.push_back(hosts_[m]->hello_msg.hostname);
+    s.node_of_rank.assign(static_cast<size_t>(attempt_.placement.world_size), 0);
+    for (size_t j = 0; j < attempt_.placement.hosts.size(); ++j)
+      for (const auto& r : attempt_.placement.hosts[j].ranks)
+        if (r.rank >= 0 && r.rank < attempt_.placement.world_size)
+          s.node_of_rank[r.rank] = static_cast<uint32_t>(j);
+  }
   s.attempt = static_cast<uint32_t>(attempt_.number);
   s.restartable = policy_.enabled();
   return s;

@@ -150,7 +150,8 @@ void Job::Impl::elastic_host_ready(size_t i) {
   h.begin_attempt(h.plan, j);
   choose_network();
   const SharedSpec shared = shared_spec();
-  HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports)};
+  HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports),
+                static_cast<uint32_t>(j)};
   wire::HostSpec spec = make_host_spec(opts_, attempt_.placement, in, shared);
   for (auto& rl : spec.ranks)
     if (const RankSlot* slot = h.slot(rl.rank)) rl = elastic_launch(h, *slot);

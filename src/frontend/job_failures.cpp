@@ -107,6 +107,7 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
   if (policy_.enabled() && !h.lost && (h.done || !in_attempt(i)))
     diag_.error("lost host " + h.name() + " (" + why + ") between attempts");
   h.lost = true;
+  if (rdv_ && in_attempt(i)) rdv_->host_lost(hosts_[i]->attempt_index);
   if (elastic_ && !elastic_stopping_ && !in_attempt(i)) elastic_host_lost(i);  // never started
   if (phase_ == Phase::kBetween) return check_reopened();
   if (!in_attempt(i) || h.done) return check_attempt_over();

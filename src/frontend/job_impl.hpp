@@ -88,6 +88,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_stdin_ack(size_t i, uint32_t bytes) override;
   void on_kv_request(size_t i, const wire::KvRequest& q) override;
   void on_pmi_barrier(size_t i, const wire::PmiBarrier& b) override;
+  void on_pmix_fence(size_t i, const wire::PmixFence& f) override;
+  void on_pmix_modex_request(size_t i, const wire::PmixModexRequest& r) override;
+  void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
   void on_log(size_t i, const std::string& line) override;
   void on_done(size_t i, const wire::Done& d) override;
   RankWhere where(size_t i, int rank) const;

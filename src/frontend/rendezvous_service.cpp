@@ -1,13 +1,34 @@
 #include "rendezvous_service.hpp"
 
+#include <algorithm>
+
 #include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/rendezvous/peer_auth.hpp"
 
 namespace ferry {
 
+namespace {
+
+// The host (placement index) of every rank.
+std::vector<uint32_t> host_of_rank(const Placement& placement) {
+  std::vector<uint32_t> out(static_cast<std::size_t>(std::max(placement.world_size, 0)), 0);
+  for (std::size_t h = 0; h < placement.hosts.size(); ++h)
+    for (const auto& r : placement.hosts[h].ranks)
+      if (r.rank >= 0 && r.rank < placement.world_size) out[r.rank] = static_cast<uint32_t>(h);
+  return out;
+}
+
+// PMIX_ERR_NOT_FOUND and PMIX_ERR_UNREACH, for requests that cannot be answered.
+constexpr int32_t kPmixNotFound = -46;
+constexpr int32_t kPmixUnreachable = -25;
+
+}  // namespace
+
 RendezvousService::RendezvousService(const Placement& placement,
-                                     std::function<void(const std::string&)> broadcast)
+                                     std::function<void(const std::string&)> broadcast,
+                                     std::function<void(int, const std::string&)> send_to)
     : broadcast_(std::move(broadcast)),
+      send_to_(std::move(send_to)),
       pmi_(static_cast<int>(placement.hosts.size()),
            [this](uint32_t epoch, const std::vector<PmiKv>& kvs) {
              wire::PmiBarrierDone done;
@@ -17,7 +38,12 @@ RendezvousService::RendezvousService(const Placement& placement,
                done.values.push_back(kv.value);
              }
              broadcast_(wire::encode(done));
-           }) {
+           }),
+      pmix_fences_(static_cast<int>(placement.hosts.size()),
+                   [this](uint32_t seq, const std::string& data) {
+                     broadcast_(wire::encode(wire::PmixFenceDone{{seq, data}}));
+                   }),
+      pmix_modex_(host_of_rank(placement)) {
   declare_horovod_scopes(kv_, placement);
 }
 
@@ -66,6 +92,28 @@ Status RendezvousService::pmi_barrier(int host, const wire::PmiBarrier& b) {
   puts.reserve(b.keys.size());
   for (std::size_t i = 0; i < b.keys.size(); ++i) puts.push_back({b.keys[i], b.values[i]});
   return pmi_.host_barrier(host, b.epoch, std::move(puts));
+}
+
+Status RendezvousService::pmix_fence(int host, const wire::PmixFence& f) {
+  return pmix_fences_.host_fence(host, f.seq, f.data);
+}
+
+void RendezvousService::pmix_modex_request(int host, const wire::PmixModexRequest& r) {
+  auto hop = pmix_modex_.request(host, r.id, r.rank);
+  if (!hop) return send_to_(host, wire::encode(wire::PmixModexReply{r.id, kPmixNotFound, {}}));
+  send_to_(hop->host, wire::encode(wire::PmixModexRequest{hop->id, r.rank}));
+}
+
+Status RendezvousService::pmix_modex_reply(int host, const wire::PmixModexReply& r) {
+  auto hop = pmix_modex_.reply(host, r.id);
+  if (!hop) return hop.error();
+  send_to_(hop->host, wire::encode(wire::PmixModexReply{hop->id, r.status, r.data}));
+  return {};
+}
+
+void RendezvousService::host_lost(int host) {
+  for (const auto& hop : pmix_modex_.host_lost(host))
+    send_to_(hop.host, wire::encode(wire::PmixModexReply{hop.id, kPmixUnreachable, {}}));
 }
 
 }  // namespace ferry

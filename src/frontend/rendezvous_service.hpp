@@ -15,14 +15,17 @@
 #include "ferry/rendezvous/kv_store.hpp"
 #include "ferry/rendezvous/nic_choice.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
+#include "ferry/rendezvous/pmix_job.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
 
 class RendezvousService {
  public:
-  /// `broadcast(frame)` sends a frame to every host still connected (PMI barrier answers).
-  RendezvousService(const Placement& placement, std::function<void(const std::string&)> broadcast);
+  /// `broadcast(frame)` sends a frame to every host still connected (PMI barrier and PMIx
+  /// fence answers); `send_to(host, frame)` to one host (placement index) if still connected.
+  RendezvousService(const Placement& placement, std::function<void(const std::string&)> broadcast,
+                    std::function<void(int host, const std::string&)> send_to);
 
   /// Makes the job secret; an Error if the system has no randomness.
   Status init();
@@ -52,13 +55,30 @@ class RendezvousService {
   /// Hosts whose PMI barrier report is missing (for diagnostics).
   std::vector<int> pmi_missing() const { return pmi_.missing_hosts(); }
 
+  /// Host `host`'s ferryd reports a PMIx fence; answers every host once all arrived. An Error
+  /// means that ferryd is broken.
+  Status pmix_fence(int host, const wire::PmixFence& f);
+  /// Hosts whose PMIx fence report is missing (for diagnostics).
+  std::vector<int> pmix_missing() const { return pmix_fences_.missing_hosts(); }
+  /// Host `host` asks for a rank's PMIx data: forwarded to that rank's host, or answered with
+  /// an error at once for a rank not in the job.
+  void pmix_modex_request(int host, const wire::PmixModexRequest& r);
+  /// Host `host` answers a forwarded request: sent back to the asker. An Error for an answer
+  /// nobody asked for (that ferryd is broken).
+  Status pmix_modex_reply(int host, const wire::PmixModexReply& r);
+  /// Host `host` is gone: the requests it was asked are answered with an error.
+  void host_lost(int host);
+
   /// KV requests served so far.
   uint64_t kv_requests() const { return kv_requests_; }
 
  private:
   std::function<void(const std::string&)> broadcast_;
+  std::function<void(int, const std::string&)> send_to_;
   KvStore kv_;
   PmiJob pmi_;
+  PmixFences pmix_fences_;
+  PmixModexRouter pmix_modex_;
   NicChoice choice_;
   std::string secret_;
   uint64_t kv_requests_ = 0;

@@ -52,6 +52,14 @@ const char* name_of(MsgType t) {
       return "stop ranks";
     case MsgType::kOutputRoute:
       return "output route";
+    case MsgType::kPmixFence:
+      return "PMIx fence";
+    case MsgType::kPmixFenceDone:
+      return "PMIx fence done";
+    case MsgType::kPmixModexRequest:
+      return "PMIx modex request";
+    case MsgType::kPmixModexReply:
+      return "PMIx modex reply";
   }
   return "unknown";
 }
@@ -188,6 +196,10 @@ FERRY_WIRE_MESSAGE(StdinAck)
 FERRY_WIRE_MESSAGE(StartRanks)
 FERRY_WIRE_MESSAGE(StopRanks)
 FERRY_WIRE_MESSAGE(OutputRoute)
+FERRY_WIRE_MESSAGE(PmixFence)
+FERRY_WIRE_MESSAGE(PmixFenceDone)
+FERRY_WIRE_MESSAGE(PmixModexRequest)
+FERRY_WIRE_MESSAGE(PmixModexReply)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

@@ -54,6 +54,8 @@ class Guard {
   /// The process groups told so far are gone (an attempt ended and was swept): the guard
   /// forgets them and stays on guard for the next attempt's.
   void forget_pgids();
+  /// A directory of ferryd's to remove (after the sweep) if ferryd dies without cleaning up.
+  void add_dir(const std::string& path);
   /// ferryd cleaned up itself: the guard exits without sweeping (a finished rank's pgid
   /// may be reused by an unrelated process once its group is empty).
   void release();

@@ -21,6 +21,10 @@ struct SharedSpec {
   std::string pmi_process_mapping;  ///< PMI_process_mapping of the whole placement
   uint32_t attempt = 0;             ///< which run of the job (stdin goes to the first only)
   bool restartable = false;         ///< ferryd keeps serving after Done; error files on
+  /// PMIx: every host's name as its ferryd reported it, in placement order, and each rank's
+  /// host index (empty: no PMIx).
+  std::vector<std::string> node_names{};
+  std::vector<uint32_t> node_of_rank{};
 };
 
 /// A fresh random job id (16 hex digits): FERRY_JOB_ID, and the PMI kvsname.
@@ -32,6 +36,7 @@ struct HostInputs {
   bool local = false;              ///< started without SSH (see decide_host_reach)
   /// NIC and Horovod variables for this host's ranks (RendezvousService::host_environment).
   std::vector<std::string> env;
+  uint32_t index = 0;  ///< the host's index in the placement
 };
 
 /// The devices `host`'s ranks may use: its own `host_devices` entry (same name, user and port; two

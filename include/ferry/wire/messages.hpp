@@ -23,32 +23,36 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 8;
+inline constexpr uint32_t kProtocolVersion = 9;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
 enum class MsgType : uint8_t {
-  kHello = 1,            ///< d→f, first frame: who and what version
-  kHostSpec = 2,         ///< f→d: this host's part of the job
-  kStarted = 3,          ///< d→f: a rank was forked
-  kOutput = 4,           ///< d→f: bytes of a rank's stdout/stderr
-  kExited = 5,           ///< d→f: a rank ended
-  kStdin = 6,            ///< f→d: bytes for the stdin rank; empty = EOF
-  kSignal = 7,           ///< f→d: deliver a signal to every rank
-  kTerminate = 8,        ///< f→d: SIGTERM all, SIGKILL after the grace period (0 = now)
-  kDone = 9,             ///< d→f: every rank reaped; ferryd exits, or waits (keep_serving)
-  kFailure = 10,         ///< d→f: a rank or the host failed outside the rank's own code
-  kLog = 11,             ///< d→f: a diagnostic line for the user
-  kHeartbeat = 12,       ///< both ways, every HostSpec::heartbeat_ms while a job runs
-  kKvRequest = 13,       ///< d→f: a rank's Horovod KV request (already authenticated)
-  kKvReply = 14,         ///< f→d: the store's answer to one kKvRequest
-  kPmiBarrier = 15,      ///< d→f: every local rank entered PMI barrier `epoch`; its puts
-  kPmiBarrierDone = 16,  ///< f→d: every host's puts of barrier `epoch`; release the ranks
-  kPmiAbort = 17,        ///< d→f: a rank called PMI abort: abort the job with its code
-  kStdinAck = 18,        ///< d→f: this many kStdin bytes were written to the rank or dropped
-  kStartRanks = 19,      ///< f→d: more ranks for the running job (elastic: new slots here)
-  kStopRanks = 20,       ///< f→d: stop these ranks; the job goes on (elastic: slots removed)
-  kOutputRoute = 21,     ///< f→d: send your frames over a sealed connection back to ferryrun
+  kHello = 1,              ///< d→f, first frame: who and what version
+  kHostSpec = 2,           ///< f→d: this host's part of the job
+  kStarted = 3,            ///< d→f: a rank was forked
+  kOutput = 4,             ///< d→f: bytes of a rank's stdout/stderr
+  kExited = 5,             ///< d→f: a rank ended
+  kStdin = 6,              ///< f→d: bytes for the stdin rank; empty = EOF
+  kSignal = 7,             ///< f→d: deliver a signal to every rank
+  kTerminate = 8,          ///< f→d: SIGTERM all, SIGKILL after the grace period (0 = now)
+  kDone = 9,               ///< d→f: every rank reaped; ferryd exits, or waits (keep_serving)
+  kFailure = 10,           ///< d→f: a rank or the host failed outside the rank's own code
+  kLog = 11,               ///< d→f: a diagnostic line for the user
+  kHeartbeat = 12,         ///< both ways, every HostSpec::heartbeat_ms while a job runs
+  kKvRequest = 13,         ///< d→f: a rank's Horovod KV request (already authenticated)
+  kKvReply = 14,           ///< f→d: the store's answer to one kKvRequest
+  kPmiBarrier = 15,        ///< d→f: every local rank entered PMI barrier `epoch`; its puts
+  kPmiBarrierDone = 16,    ///< f→d: every host's puts of barrier `epoch`; release the ranks
+  kPmiAbort = 17,          ///< d→f: a rank called PMI abort: abort the job with its code
+  kStdinAck = 18,          ///< d→f: this many kStdin bytes were written to the rank or dropped
+  kStartRanks = 19,        ///< f→d: more ranks for the running job (elastic: new slots here)
+  kStopRanks = 20,         ///< f→d: stop these ranks; the job goes on (elastic: slots removed)
+  kOutputRoute = 21,       ///< f→d: send your frames over a sealed connection back to ferryrun
+  kPmixFence = 22,         ///< d→f: every local rank entered PMIx fence `seq`; their data
+  kPmixFenceDone = 23,     ///< f→d: every host's data of fence `seq`; release the ranks
+  kPmixModexRequest = 24,  ///< both: a rank's PMIx data is wanted (d→f asks, f→d forwards)
+  kPmixModexReply = 25,    ///< both: the answer to one kPmixModexRequest
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -111,12 +115,18 @@ struct HostSpec {
   /// name Horovod's gloo cannot use fails them before they start; otherwise ferryd only
   /// warns (see own_name.hpp).
   bool horovod = false;
+  /// PMIx (Open MPI's runtime): the name of every host of the attempt as its ferryd reported
+  /// it (Hello::hostname), in placement order, and this host's index there. Empty: no PMIx.
+  std::vector<std::string> node_names;
+  uint32_t node_index = 0;
+  /// The placement index of every global rank's host (world_size entries).
+  std::vector<uint32_t> node_of_rank;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
-                    m.error_files, m.horovod);
+                    m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank);
   }
 };
 
@@ -240,6 +250,49 @@ struct PmiAbort {
   }
 };
 
+/// d→f: every local rank of this host entered PMIx fence number `seq` (1, 2, ... per
+/// attempt); `data` is what the host's PMIx server collected from them (opaque bytes).
+struct PmixFence {
+  static constexpr MsgType kType = MsgType::kPmixFence;
+  uint32_t seq = 0;
+  std::string data;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.seq, m.data);
+  }
+};
+
+/// f→d: every host's `data` of fence `seq`, concatenated in host order: release the ranks.
+struct PmixFenceDone : PmixFence {
+  static constexpr MsgType kType = MsgType::kPmixFenceDone;
+};
+
+/// A rank asks for the PMIx data of global rank `rank` on another host (direct modex).
+/// ferryd → ferryrun: the asker's ferryd, `id` its own number; ferryrun → ferryd: forwarded
+/// to the host of `rank`, `id` ferryrun's number.
+struct PmixModexRequest {
+  static constexpr MsgType kType = MsgType::kPmixModexRequest;
+  uint32_t id = 0;
+  int32_t rank = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id, m.rank);
+  }
+};
+
+/// The answer to the PmixModexRequest with the same `id`, back the way it came: `status` is
+/// a PMIx status (0 success), `data` the rank's data as its host's server packed it.
+struct PmixModexReply {
+  static constexpr MsgType kType = MsgType::kPmixModexReply;
+  uint32_t id = 0;
+  int32_t status = 0;
+  std::string data;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id, m.status, m.data);
+  }
+};
+
 /// Bytes for the stdin rank; empty means EOF.
 struct Stdin {
   static constexpr MsgType kType = MsgType::kStdin;
@@ -346,11 +399,13 @@ struct OutputRoute {
 };
 
 /// What ferryd may receive.
-using ToDaemon = std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply,
-                              PmiBarrierDone, StartRanks, StopRanks, OutputRoute>;
+using ToDaemon =
+    std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
+                 StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
-using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
-                             PmiBarrier, PmiAbort, StdinAck, Done>;
+using ToFront =
+    std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
+                 PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply>;
 
 /// One frame of message `M`.
 template <class M>

@@ -39,9 +39,14 @@ Built build(const JobOptions& o, std::vector<bool> local = {}) {
   auto placed = place_ranks(o.hosts, o.np, o.oversubscribe, o.placement);
   EXPECT_TRUE(placed.ok()) << placed.error().message;
   SharedSpec shared{"00000000000000ab", {"WORLD_SIZE=4"}, "s3cret", "(vector,(0,2,2))"};
+  shared.node_names = {"node-a", "node-b"};
+  shared.node_of_rank = {0, 0, 1, 1};
   Built b;
   for (size_t i = 0; i < placed->hosts.size(); ++i) {
-    HostInputs in{&placed->hosts[i], i < local.size() && local[i], {"NCCL_SOCKET_IFNAME=eth0"}};
+    HostInputs in{&placed->hosts[i],
+                  i < local.size() && local[i],
+                  {"NCCL_SOCKET_IFNAME=eth0"},
+                  static_cast<uint32_t>(i)};
     b.specs.push_back(make_host_spec(o, *placed, in, shared));
   }
   return b;
@@ -208,6 +213,17 @@ TEST(MakeHostSpec, Rules) {
     Built b = build(o, c.local);
     ASSERT_EQ(b.specs.size(), 2u);
     c.check(b.specs);
+  }
+}
+
+TEST(MakeHostSpec, PmixFactsAreTheSharedOnesWithTheHostsOwnIndex) {
+  const Built b = build(base_options());
+  ASSERT_EQ(b.specs.size(), 2u);
+  for (uint32_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(b.specs[i].node_names, (std::vector<std::string>{"node-a", "node-b"}));
+    EXPECT_EQ(b.specs[i].node_of_rank, (std::vector<uint32_t>{0, 0, 1, 1}));
+    EXPECT_EQ(b.specs[i].node_index, i);
+    EXPECT_TRUE(b.specs[i].pmi);
   }
 }
 

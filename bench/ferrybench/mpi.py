@@ -1,0 +1,136 @@
+"""Open MPI jobs: ferryrun (ferryd's PMIx server) next to Open MPI's own mpirun.
+
+The same program, built here with mpicc.openmpi (bench/mpi_bench.c), under both launchers
+on the simulated cluster:
+
+- launch: the wall time of an `MPI_Init; MPI_Barrier; MPI_Finalize` job, cold (fresh SSH
+  connections and daemons every run), measured with hyperfine, on the launch cases
+  (4 hosts x 2 ranks, 8 x 4); the tools interleaved in a rotated order every round;
+- latency: the job's own figures, printed by rank 0: a ping-pong of 8 bytes between two
+  ranks on one host and on two hosts, and an 8-byte MPI_Allreduce over 8 ranks on one host
+  and on 4 hosts x 2. Where the launcher places and binds the ranks must not slow MPI: the
+  figures should be level within noise.
+
+MPICH's hydra is not in this section: it cannot start Open MPI programs. Both launchers'
+ranks get OMPI_MCA_btl=self,vader,tcp (no InfiniBand here) and
+OMPI_MCA_mpi_yield_when_idle=1: the simulated hosts share this machine's CPUs, so ranks that
+spin while they wait would measure the scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from .cluster import host_list
+from .context import Context
+
+SECTION = "mpi"
+SOURCE = Path(__file__).resolve().parent.parent / "mpi_bench.c"
+MCA = {"OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_mpi_yield_when_idle": "1"}
+# (label, hosts, ranks per host, mode)
+LATENCY_CASES = [("ping-pong, one host", 1, 2, "pingpong"),
+                 ("ping-pong, two hosts", 2, 1, "pingpong"),
+                 ("allreduce 8 ranks, one host", 1, 8, "allreduce"),
+                 ("allreduce 8 ranks, 4 hosts x 2", 4, 2, "allreduce")]
+
+
+def run(ctx: Context) -> None:
+    tools = [t for t in ctx.tools if t.key in ("ferryrun", "baseline", "openmpi")]
+    if not any(t.key == "openmpi" for t in tools):
+        ctx.results.notes.append("mpi: skipped (Open MPI's mpirun is not available)")
+        return
+    if not shutil.which("mpicc.openmpi"):
+        ctx.results.notes.append("mpi: skipped (mpicc.openmpi not installed: libopenmpi-dev)")
+        return
+    prog = ctx.work / "mpi_bench"
+    build = subprocess.run(["mpicc.openmpi", "-O2", "-o", str(prog), str(SOURCE)],
+                           capture_output=True, text=True)
+    if build.returncode != 0:
+        ctx.fail(f"mpi: mpicc.openmpi could not build mpi_bench.c: {build.stderr[-300:]}")
+        return
+    s = ctx.sizes
+    nodes = max([h for h, _ in s.launch_cases] + [4])
+    with ctx.cluster.session(nodes, "Open MPI jobs") as cluster:
+        env = dict(cluster.env(), **MCA)
+        for hosts_n, per_host in s.launch_cases:
+            if hosts_n <= cluster.nodes:
+                launch_case(ctx, tools, env, prog, hosts_n, per_host)
+        for label, hosts_n, per_host, mode in LATENCY_CASES:
+            latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode)
+
+
+def job(tool, hosts, np, argv):
+    cmd = tool.command(hosts, np, argv)
+    if tool.key == "openmpi" and np > sum(s for _, s in hosts):
+        cmd.insert(1, "--oversubscribe")
+    return cmd
+
+
+def launch_case(ctx, tools, env, prog, hosts_n, per_host):
+    s = ctx.sizes
+    case = f"{hosts_n} hosts x {per_host} ranks"
+    hosts = host_list(hosts_n, per_host)
+    metric = ctx.results.metric(SECTION, case, "wall time of MPI_Init+Barrier+Finalize", "s")
+    for t in tools:  # a warm-up run that also checks the world
+        r = subprocess.run(job(t, hosts, hosts_n * per_host, [str(prog), "init"]),
+                           capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
+                           timeout=s.run_timeout_s)
+        if r.returncode != 0 or f"size {hosts_n * per_host}" not in r.stdout:
+            ctx.fail(f"mpi {case}: {t.label} did not run one world (exit {r.returncode}): "
+                     f"{(r.stdout + r.stderr).strip()[-300:]}")
+            return
+    for rnd in range(s.launch_rounds):
+        order = [t for t in ctx.rotated(rnd) if t in tools]
+        ctx.log(f"  mpi: {case}: round {rnd + 1}/{s.launch_rounds}")
+        json_path = ctx.out / "raw" / f"mpi-{hosts_n}x{per_host}-round{rnd + 1}.json"
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = ["hyperfine", "-N", "--runs", str(s.launch_runs), "--style", "basic",
+               "--export-json", str(json_path)]
+        for t in order:
+            cmd += ["--command-name", t.key,
+                    shlex.join(job(t, hosts, hosts_n * per_host, [str(prog), "init"]))]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                               stdin=subprocess.DEVNULL,
+                               timeout=s.run_timeout_s * len(order) * s.launch_runs)
+        except subprocess.TimeoutExpired:
+            ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
+            ctx.check_idle(f"mpi {case} round {rnd + 1}")
+            continue
+        if r.returncode != 0:
+            ctx.fail(f"mpi {case}, round {rnd + 1}: a launcher failed: {r.stderr.strip()[-300:]}")
+            ctx.check_idle(f"mpi {case} round {rnd + 1}")
+            continue
+        for res in json.loads(json_path.read_text())["results"]:
+            for value in res["times"]:
+                metric.add(res["command"], rnd, value)
+        ctx.check_idle(f"mpi {case} round {rnd + 1}")
+
+
+def latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode):
+    s = ctx.sizes
+    iters = 2000 if s.launch_rounds > 2 else 300
+    hosts = host_list(hosts_n, per_host) if per_host <= 2 else [("fnode1", per_host)]
+    metric = ctx.results.metric(SECTION, label, "latency", "us")
+    for rnd in range(s.launch_rounds):
+        for t in [t for t in ctx.rotated(rnd) if t in tools]:
+            try:
+                r = subprocess.run(job(t, hosts, hosts_n * per_host, [str(prog), mode, str(iters)]),
+                                   capture_output=True, text=True, env=env,
+                                   stdin=subprocess.DEVNULL, timeout=s.run_timeout_s)
+            except subprocess.TimeoutExpired:
+                ctx.fail(f"mpi {label}: {t.label} hung")
+                ctx.check_idle(f"mpi {label}")
+                continue
+            m = re.search(r"latency_us ([0-9.]+)", r.stdout)
+            if r.returncode != 0 or not m:
+                ctx.fail(f"mpi {label}: {t.label} failed (exit {r.returncode}): "
+                         f"{(r.stdout + r.stderr).strip()[-300:]}")
+                continue
+            metric.add(t.key, rnd, float(m.group(1)))
+            ctx.check_idle(f"mpi {label}")

@@ -1,0 +1,66 @@
+/* bench/mpi_bench.c: the MPI jobs of bench/run's mpi section (built there with
+ * mpicc.openmpi). Rank 0 prints one result line.
+ *
+ *   mpi_bench init            MPI_Init, MPI_Barrier, MPI_Finalize: what a launch costs an
+ *                             MPI job (its PMIx wire-up included)
+ *   mpi_bench pingpong N      ranks 0 and 1 bounce 8 bytes N times (after N/10 warm-up):
+ *                             "latency_us X", half a round trip
+ *   mpi_bench allreduce N     every rank, MPI_Allreduce of one double N times (after N/10
+ *                             warm-up): "latency_us X", the slowest rank's mean
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double pingpong(int rank, int n) {
+  char buf[8] = {0};
+  double start = 0;
+  for (int i = -n / 10; i < n; ++i) {
+    if (i == 0) start = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Send(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      MPI_Recv(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  return (MPI_Wtime() - start) / n / 2 * 1e6;
+}
+
+static double allreduce(int n) {
+  double x = 1, y = 0, start = 0;
+  for (int i = -n / 10; i < n; ++i) {
+    if (i == 0) start = MPI_Wtime();
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+  double mine = (MPI_Wtime() - start) / n * 1e6, slowest = 0;
+  MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return slowest;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* mode = argc > 1 ? argv[1] : "init";
+  const int n = argc > 2 ? atoi(argv[2]) : 1000;
+  if (strcmp(mode, "init") == 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) printf("size %d\n", size);
+  } else if (strcmp(mode, "pingpong") == 0 && size >= 2) {
+    double us = pingpong(rank, n);
+    if (rank == 0) printf("latency_us %.3f\n", us);
+  } else if (strcmp(mode, "allreduce") == 0) {
+    double us = allreduce(n);
+    if (rank == 0) printf("latency_us %.3f\n", us);
+  } else {
+    if (rank == 0) fprintf(stderr, "mpi_bench: unknown mode %s (or too few ranks)\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  fflush(stdout);
+  MPI_Finalize();
+  return 0;
+}

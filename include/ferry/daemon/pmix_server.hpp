@@ -1,0 +1,78 @@
+#pragma once
+/// \file
+/// ferryd's PMIx server, for Open MPI programs (and mpi4py on them): libpmix's server (loaded
+/// at run time, see src/daemon/pmix_library.hpp) with ferry's answers to its upcalls. It
+/// registers each attempt's namespace (job, node and process facts, from a PmixNamespace),
+/// gives every rank its PMIx environment, and serves:
+///  - fences: once every local rank entered one, a PmixFence frame with their data goes to
+///    the front end; its PmixFenceDone (every host's data) releases them;
+///  - direct modex: a local rank wants a remote rank's data: a PmixModexRequest goes out,
+///    its PmixModexReply answers; and the front end may ask for a local rank's data;
+///  - abort: a PmiAbort frame (the job ends with the rank's status);
+///  - finalize tracking: which ranks called PMIx_Init and not yet PMIx_Finalize.
+/// Spawn, connect, publish and lookup are not offered: libpmix answers them "not supported".
+///
+/// libpmix runs its own progress thread; every upcall is handed to the io_context's thread,
+/// where all of this class's state lives. The server's files (its rendezvous files and the
+/// ranks' session directories) live in a private directory (0700) that the destructor
+/// removes. There is one PMIx server per process: create at most one PmixServer at a time.
+
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+#include "ferry/rendezvous/pmix_job.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+class PmixServer {
+ public:
+  struct Events {
+    /// A frame for the front end (kPmixFence, kPmixModexRequest, kPmixModexReply, kPmiAbort).
+    std::function<void(std::string frame)> send;
+  };
+
+  /// Loads libpmix and starts its server as node `node_name`, its files in a new private
+  /// directory under `tmp_root`. An Error when the host has no libpmix or it would not start.
+  static Result<std::unique_ptr<PmixServer>> start(asio::io_context& io,
+                                                   const std::string& node_name,
+                                                   const std::string& tmp_root, Events events);
+  ~PmixServer();
+  PmixServer(const PmixServer&) = delete;
+  PmixServer& operator=(const PmixServer&) = delete;
+
+  /// The server's private directory (removed by the destructor).
+  const std::string& directory() const;
+  /// libpmix's version line, for --verbose.
+  std::string version() const;
+
+  /// Registers the attempt's namespace; the previous attempt's is deregistered first (what it
+  /// still waited for is answered with an error).
+  Status begin(const PmixNamespace& ns);
+  /// The PMIx variables of local rank `rank` of the current namespace ("K=V"); registers it
+  /// as a client of this server.
+  Result<std::vector<std::string>> rank_environment(int rank);
+
+  /// The front end's answer to this host's fence `seq`: release the local ranks. An Error
+  /// when no such fence waits.
+  Status fence_done(const wire::PmixFenceDone& m);
+  /// The front end asks for local rank `m.rank`'s data (for another host's rank).
+  void modex_request(const wire::PmixModexRequest& m);
+  /// The answer to a request this server sent. An Error for an unknown id.
+  Status modex_reply(const wire::PmixModexReply& m);
+
+  /// Whether `rank` called PMIx_Init (MPI_Init) in this attempt and not yet PMIx_Finalize.
+  bool unfinalized(int rank) const;
+
+  struct State;  // shared with libpmix's upcalls
+
+ private:
+  explicit PmixServer(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace ferry

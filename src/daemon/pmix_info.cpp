@@ -1,0 +1,81 @@
+#include "pmix_info.hpp"
+
+#include <cstring>
+
+namespace ferry {
+
+pmix_info_t& PmixInfoList::added(std::vector<pmix_info_t>& to, const char* key) {
+  pmix_info_t& i = to.emplace_back();
+  std::memset(&i, 0, sizeof i);
+  std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
+  return i;
+}
+
+void PmixInfoList::add(std::vector<pmix_info_t>& to, const char* key, const std::string& v) {
+  pmix_info_t& i = added(to, key);
+  i.value.type = PMIX_STRING;
+  i.value.data.string = strings_.emplace_back(v).data();
+}
+
+void PmixInfoList::add_u32(std::vector<pmix_info_t>& to, const char* key, uint32_t v) {
+  pmix_info_t& i = added(to, key);
+  i.value.type = PMIX_UINT32;
+  i.value.data.uint32 = v;
+}
+
+void PmixInfoList::add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v) {
+  pmix_info_t& i = added(to, key);
+  i.value.type = PMIX_UINT16;
+  i.value.data.uint16 = v;
+}
+
+// Node ranks equal local ranks: one job per node. Open MPI 4.1 requires the local and node
+// ranks, the job size and max procs; it reads the local size and peers to wire up shared
+// memory between the ranks of a node.
+PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
+  const auto nodes = static_cast<uint32_t>(ns.nodes.size());
+  const auto local = static_cast<uint32_t>(ns.local_ranks.size());
+  add(job_, PMIX_JOBID, ns.nspace);
+  add_u32(job_, PMIX_JOB_SIZE, ns.job_size);
+  add_u32(job_, PMIX_UNIV_SIZE, ns.job_size);
+  add_u32(job_, PMIX_MAX_PROCS, ns.job_size);
+  add_u32(job_, PMIX_APPNUM, 0);
+  add_u32(job_, PMIX_JOB_NUM_APPS, 1);
+  add_u32(job_, PMIX_NUM_NODES, nodes);
+  add(job_, PMIX_NODE_MAP, ns.node_map);
+  add(job_, PMIX_PROC_MAP, ns.proc_map);
+  add(job_, PMIX_TMPDIR, tmpdir);
+  {
+    pmix_info_t& i = added(job_, PMIX_TDIR_RMCLEAN);
+    i.value.type = PMIX_BOOL;
+    i.value.data.flag = true;
+  }
+  add(job_, PMIX_LOCAL_PEERS, ns.local_peers);
+  add_u32(job_, PMIX_LOCAL_SIZE, local);
+  add_u32(job_, PMIX_NODE_SIZE, local);
+  // One array per rank; reserved first, so that the pointers into them stay valid.
+  procs_.resize(ns.procs.size());
+  arrays_.resize(ns.procs.size());
+  for (size_t k = 0; k < ns.procs.size(); ++k) {
+    const PmixProc& p = ns.procs[k];
+    auto& v = procs_[k];
+    v.reserve(6);
+    pmix_info_t& r = added(v, PMIX_RANK);
+    r.value.type = PMIX_PROC_RANK;
+    r.value.data.rank = static_cast<pmix_rank_t>(p.rank);
+    add_u32(v, PMIX_NODEID, p.node);
+    add_u16(v, PMIX_LOCAL_RANK, p.local_rank);
+    add_u16(v, PMIX_NODE_RANK, p.local_rank);
+    add_u32(v, PMIX_APPNUM, 0);
+    add(v, PMIX_HOSTNAME, ns.nodes[p.node]);
+    pmix_data_array_t& a = arrays_[k];
+    a.type = PMIX_INFO;
+    a.size = v.size();
+    a.array = v.data();
+    pmix_info_t& entry = added(job_, PMIX_PROC_INFO_ARRAY);
+    entry.value.type = PMIX_DATA_ARRAY;
+    entry.value.data.darray = &a;
+  }
+}
+
+}  // namespace ferry

@@ -1,0 +1,35 @@
+#pragma once
+// Private to src/daemon/: the PMIx server library (libpmix.so.2, Open MPI's runtime
+// interface), loaded with dlopen when a job first needs it. ferryd links no libpmix: a host
+// without it still runs every other job, and a job that never starts a PMIx server pays
+// nothing for it. The declarations come from libpmix-dev's headers, so a signature that
+// changes there fails to compile here.
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <string>
+
+namespace ferry::libpmix {
+
+struct Functions {
+  decltype(&PMIx_server_init) server_init = nullptr;
+  decltype(&PMIx_server_finalize) server_finalize = nullptr;
+  decltype(&PMIx_server_register_nspace) register_nspace = nullptr;
+  decltype(&PMIx_server_deregister_nspace) deregister_nspace = nullptr;
+  decltype(&PMIx_server_register_client) register_client = nullptr;
+  decltype(&PMIx_server_setup_fork) setup_fork = nullptr;
+  decltype(&PMIx_server_dmodex_request) dmodex_request = nullptr;
+  decltype(&PMIx_Error_string) error_string = nullptr;
+  decltype(&PMIx_Get_version) get_version = nullptr;
+
+  bool complete() const {
+    return server_init && server_finalize && register_nspace && deregister_nspace &&
+           register_client && setup_fork && dmodex_request && error_string && get_version;
+  }
+};
+
+/// The functions, loaded once; null when the host has no usable libpmix (`why` says why).
+const Functions* get(std::string& why);
+
+}  // namespace ferry::libpmix

@@ -1,0 +1,73 @@
+#include "pmix_service.hpp"
+
+#include <cstdlib>
+
+#include "ferry/rendezvous/pmix_job.hpp"
+
+namespace ferry {
+namespace {
+
+// PMIX_ERR_NOT_FOUND, for a request that reaches a host without PMIx.
+constexpr int32_t kNotFound = -46;
+
+}  // namespace
+
+PmixService::PmixService(asio::io_context& io, Guard& guard,
+                         std::function<void(const std::string&)> send,
+                         std::function<void(const std::string&)> log)
+    : io_(io), guard_(guard), send_(std::move(send)), log_(std::move(log)) {}
+
+PmixServer* PmixService::begin(const wire::HostSpec& spec) {
+  on_ = false;
+  if (!spec.pmi || spec.node_names.empty()) return nullptr;
+  auto ns = make_pmix_namespace(pmix_nspace_name(spec.job_id, spec.attempt), spec.node_of_rank,
+                                spec.node_names, spec.node_index);
+  if (!ns) {
+    log_(ns.error().message);
+    return nullptr;
+  }
+  const std::string& node = ns->nodes[ns->node];
+  if (!server_ && !tried_) {
+    tried_ = true;
+    const char* tmp = std::getenv("TMPDIR");
+    auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp",
+                               {[this](std::string frame) { send_(frame); }});
+    if (!s) {
+      if (spec.verbose) log_(node + ": Open MPI ranks get no PMIx: " + s.error().message);
+      return nullptr;
+    }
+    server_ = std::move(*s);
+    guard_.add_dir(server_->directory());
+    if (spec.verbose) log_(node + ": PMIx server " + server_->version());
+  }
+  if (!server_) return nullptr;
+  if (auto st = server_->begin(*ns); !st) {
+    log_(node + ": " + st.error().message);
+    return nullptr;
+  }
+  on_ = true;
+  return server_.get();
+}
+
+Status PmixService::fence_done(const wire::PmixFenceDone& m) {
+  if (!on_) return make_error("a PMIx fence answer arrived, but PMIx is off");
+  return server_->fence_done(m);
+}
+
+void PmixService::modex_request(const wire::PmixModexRequest& m) {
+  if (!on_) return send_(wire::encode(wire::PmixModexReply{m.id, kNotFound, {}}));
+  server_->modex_request(m);
+}
+
+Status PmixService::modex_reply(const wire::PmixModexReply& m) {
+  if (!on_) return make_error("a PMIx data answer arrived, but PMIx is off");
+  return server_->modex_reply(m);
+}
+
+std::string PmixService::exit_failure(int rank, const wire::Exited& e) const {
+  // A non-zero status fails the rank already, and says more.
+  if (!on_ || e.signal != 0 || e.exit_code != 0 || !server_->unfinalized(rank)) return "";
+  return "it exited (status 0) after MPI_Init without calling MPI_Finalize";
+}
+
+}  // namespace ferry

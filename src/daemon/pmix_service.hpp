@@ -1,0 +1,47 @@
+#pragma once
+// Private to src/daemon/: PMIx on ferryd's side of the session, attempt by attempt. The
+// server starts with the first attempt whose spec asks for PMIx and serves every later one,
+// each under a namespace of its own; a host without libpmix runs its jobs without it
+// (--verbose says why), since ranks that are not Open MPI's never miss it.
+
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ferry/common/result.hpp"
+#include "ferry/daemon/pmix_server.hpp"
+#include "ferry/daemon/sweeper.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+class PmixService {
+ public:
+  /// `send`: a frame for the front end; `log`: a line for the user. `guard` removes the
+  /// server's directory if ferryd dies without doing so.
+  PmixService(asio::io_context& io, Guard& guard, std::function<void(const std::string&)> send,
+              std::function<void(const std::string&)> log);
+
+  /// Sets PMIx up for `spec`'s attempt: the server that gives its ranks their environment,
+  /// or null when this attempt's ranks get none.
+  PmixServer* begin(const wire::HostSpec& spec);
+
+  Status fence_done(const wire::PmixFenceDone& m);
+  void modex_request(const wire::PmixModexRequest& m);
+  Status modex_reply(const wire::PmixModexReply& m);
+
+  /// Why rank `rank`, which ended as `e` says, failed in PMIx's eyes ("" when it did not):
+  /// it called MPI_Init (PMIx_Init) and exited without MPI_Finalize, whatever its status.
+  std::string exit_failure(int rank, const wire::Exited& e) const;
+
+ private:
+  asio::io_context& io_;
+  Guard& guard_;
+  std::function<void(const std::string&)> send_, log_;
+  std::unique_ptr<PmixServer> server_;
+  bool tried_ = false;
+  bool on_ = false;  // the current attempt's ranks have PMIx
+};
+
+}  // namespace ferry

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# 65_openmpi_pmix: Open MPI programs (Debian's default MPI, compiled here with
+# mpicc.openmpi) run as one job under ferryrun alone, through ferryd's PMIx server: 8 ranks
+# on 4 hosts see one world (distinct ranks, allgather, allreduce, alltoall, a ring), and
+# MPI_COMM_TYPE_SHARED groups exactly the ranks of each host, sharing memory. An unchanged
+# mpirun line through the `mpirun` link passes --mca settings on. MPI_Abort(..., 7) ends the
+# job with 7; a rank killed mid-job, or leaving after MPI_Init without MPI_Finalize (exit
+# 0), fails it. Nothing is left on any host, the PMIx servers' directories included.
+# shellcheck disable=SC2154 # W_rc etc. come from run_capture
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cluster
+require_nodes 4
+command -v mpicc.openmpi >/dev/null ||
+  fail "mpicc.openmpi is not installed (apt-get install libopenmpi-dev)"
+
+tok=$(unique_token)
+mpicc.openmpi -O2 -o "$T/mpi_world" "$FERRY_SRC/tests/e2e/programs/mpi_world.c" ||
+  fail "mpicc.openmpi could not build mpi_world.c"
+hosts=fnode1:2,fnode2:2,fnode3:2,fnode4:2
+pmix_dirs() { find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'ferry-pmix-*' 2>/dev/null | sort; }
+dirs_before=$(pmix_dirs)
+
+# One world of 8.
+run_capture W --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 8 -H "$hosts" \
+  "$T/mpi_world" "$tok"
+assert_eq 0 "$W_rc" "ferryrun exit code (8 Open MPI ranks)"
+for r in 0 1 2 3 4 5 6 7; do
+  assert_eq "mpi world $r/8 local $((r % 2))/2 host=fnode$((r / 2 + 1)) ok" \
+    "$(rank_lines "$T/W.out" "$r" stdout)" "rank $r"
+done
+echo "8-rank Open MPI job (4 hosts): ${W_secs}s"
+
+# Round-robin placement: the shared communicator follows the hosts, not rank blocks.
+run_capture R --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  --map-by node "$T/mpi_world" "$tok"
+assert_eq 0 "$R_rc" "ferryrun exit code (--map-by node)"
+for r in 0 1 2 3; do
+  assert_eq "mpi world $r/4 local $((r / 2))/2 host=fnode$((r % 2 + 1)) ok" \
+    "$(rank_lines "$T/R.out" "$r" stdout)" "rank $r by node"
+done
+
+# An unchanged Open MPI command line through the mpirun link: --mca and -x reach the ranks.
+ln -s "$FERRYRUN" "$T/mpirun"
+run_capture M --timeout 120 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 8 -H "$hosts" \
+  --mca btl ^openib -mca btl_tcp_if_include eth0 "$T/mpi_world" "$tok"
+assert_eq 0 "$M_rc" "mpirun link exit code"
+# (untagged, as mpirun prints without --tag-output)
+assert_eq "$(for r in 0 1 2 3 4 5 6 7; do echo "mpi world $r/8 local $((r % 2))/2 host=fnode$((r / 2 + 1)) ok"; done)" \
+  "$(sort -t/ -k1.11n "$T/M.out")" "8 ranks in one world through the mpirun link"
+run_capture E --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 2 \
+  -H fnode1,fnode2 --mca btl ^openib -mca btl_tcp_if_include eth0 \
+  sh -c 'echo "btl=$OMPI_MCA_btl if=$OMPI_MCA_btl_tcp_if_include nccl=$NCCL_SOCKET_IFNAME"'
+assert_eq 0 "$E_rc" "mpirun link exit code (environment)"
+assert_eq 2 "$(grep -c '^btl=^openib if=eth0 nccl==eth0$' "$T/E.out" || true)" \
+  "--mca values as OMPI_MCA_* and the interface for NCCL too (=eth0: exactly that name)"
+
+# MPI_Abort(MPI_COMM_WORLD, 7) on rank 5: the job ends with 7.
+run_capture A --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 8 -H "$hosts" \
+  "$T/mpi_world" --abort 5 "$tok"
+assert_eq 7 "$A_rc" "ferryrun exit code after MPI_Abort(..., 7)"
+assert_contains "$A_err" "rank 5 on host fnode3" "the failure block names the rank and host"
+assert_contains "$A_err" "MPI_Abort" "the failure block says MPI_Abort"
+wait_gone "$tok" 10
+
+# A rank killed mid-job ends the job.
+run_capture K --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  "$T/mpi_world" --kill 2 --hang "$tok"
+assert_ne 0 "$K_rc" "ferryrun exit code when a rank is killed"
+assert_contains "$K_err" "rank 2 on host fnode2" "the failure names the killed rank"
+wait_gone "$tok" 10
+
+# Leaving after MPI_Init without MPI_Finalize, with status 0, fails the rank.
+run_capture F --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  "$T/mpi_world" --no-finalize 1 --hang "$tok"
+assert_ne 0 "$F_rc" "ferryrun exit code when a rank skips MPI_Finalize"
+assert_contains "$F_err" "rank 1 on host fnode1" "the failure block names rank 1"
+assert_contains "$F_err" "without calling MPI_Finalize" "the reason"
+
+wait_gone "$tok" 10
+wait_cluster_idle 5
+assert_eq "$dirs_before" "$(pmix_dirs)" "no PMIx server directory left behind"
+pass

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# 66_mpi4py_pmix: an mpi4py script (Debian's python3-mpi4py, built on Open MPI) under
+# ferryrun alone: 4 ranks on 2 hosts are one world (allreduce, bcast, allgather of the host
+# names), where without PMIx each would be a singleton of size 1. Nothing is left.
+# shellcheck disable=SC2154 # P_rc etc. come from run_capture
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cluster
+require_nodes 2
+"$PY" -c 'from mpi4py import MPI' 2>/dev/null ||
+  fail "python3-mpi4py is not installed (apt-get install python3-mpi4py)"
+
+tok=$(unique_token)
+prog=$FERRY_SRC/tests/e2e/programs/mpi4py_allreduce.py
+run_capture P --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  "$PY" "$prog" "$tok"
+assert_eq 0 "$P_rc" "ferryrun exit code (mpi4py)"
+for r in 0 1 2 3; do
+  assert_eq "mpi4py $r/4 host=fnode$((r / 2 + 1)) sum=10 bcast=from-0 hosts=2" \
+    "$(rank_lines "$T/P.out" "$r" stdout)" "rank $r"
+done
+echo "4-rank mpi4py job (2 hosts): ${P_secs}s"
+wait_gone "$tok" 10
+wait_cluster_idle 5
+pass
