@@ -90,7 +90,8 @@ class Daemon::Impl {
             }),
         pmix_(
             io, guard_, [this](const std::string& frame) { queue(frame); },
-            [this](const std::string& line) { log(line); }) {}
+            [this](const std::string& line) { log(line); },
+            [this]() -> void* { return launcher_.topology(); }) {}
 
   ~Impl() { *alive_ = false; }
   Impl(const Impl&) = delete;

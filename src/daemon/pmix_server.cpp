@@ -41,6 +41,7 @@ namespace {
 // libpmix has one server per process; its upcalls find it here.
 std::mutex g_mutex;
 std::shared_ptr<PmixServer::State> g_state;
+bool g_finalized = false;  // libpmix's server ran here and was finalized: it cannot restart
 
 // Runs `f` on the io_context's thread (libpmix calls from its own progress thread).
 template <class F>
@@ -178,13 +179,15 @@ PmixServer::PmixServer(std::shared_ptr<State> state) : state_(std::move(state)) 
 
 Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
                                                       const std::string& node_name,
-                                                      const std::string& tmp_root, Events events) {
+                                                      const std::string& tmp_root,
+                                                      void* hwloc_topology, Events events) {
   std::string why;
   const libpmix::Functions* fns = libpmix::get(why);
   if (!fns) return make_error(why);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_state) return make_error("a PMIx server runs in this process already");
+    if (g_finalized) return make_error("libpmix cannot start a second server in one process");
   }
   std::string templ = (tmp_root.empty() ? std::string("/tmp") : tmp_root) + "/ferry-pmix-XXXXXX";
   if (!::mkdtemp(templ.data()))
@@ -204,7 +207,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
     m.direct_modex = direct_modex;
     return m;
   }();
-  pmix_info_t info[3];
+  pmix_info_t info[4];
   std::memset(info, 0, sizeof info);
   auto set = [](pmix_info_t& i, const char* key, const std::string& v) {
     std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
@@ -214,11 +217,20 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   set(info[0], PMIX_SERVER_TMPDIR, state->dir);
   set(info[1], PMIX_SYSTEM_TMPDIR, state->dir);
   set(info[2], PMIX_HOSTNAME, node_name);
+  static char hwloc_source[] = "hwloc";
+  pmix_topology_t topology{hwloc_source, hwloc_topology};
+  size_t ninfo = 3;
+  if (hwloc_topology) {
+    std::strncpy(info[3].key, PMIX_TOPOLOGY2, PMIX_MAX_KEYLEN);
+    info[3].value.type = PMIX_TOPO;
+    info[3].value.data.topo = &topology;
+    ninfo = 4;
+  }
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state = state;
   }
-  const pmix_status_t rc = fns->server_init(&module, info, 3);
+  const pmix_status_t rc = fns->server_init(&module, info, ninfo);
   if (rc != PMIX_SUCCESS) {
     {
       std::lock_guard<std::mutex> lock(g_mutex);
@@ -239,12 +251,18 @@ PmixServer::~PmixServer() {
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state.reset();
+    g_finalized = true;
   }
   std::error_code ignored;
   std::filesystem::remove_all(s.dir, ignored);
 }
 
 const std::string& PmixServer::directory() const { return state_->dir; }
+
+bool PmixServer::finalized_before() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_finalized;
+}
 
 std::string PmixServer::version() const {
   const char* v = state_->fns.get_version();

@@ -14,8 +14,13 @@ constexpr int32_t kNotFound = -46;
 
 PmixService::PmixService(asio::io_context& io, Guard& guard,
                          std::function<void(const std::string&)> send,
-                         std::function<void(const std::string&)> log)
-    : io_(io), guard_(guard), send_(std::move(send)), log_(std::move(log)) {}
+                         std::function<void(const std::string&)> log,
+                         std::function<void*()> topology)
+    : io_(io),
+      guard_(guard),
+      send_(std::move(send)),
+      log_(std::move(log)),
+      topology_(std::move(topology)) {}
 
 PmixServer* PmixService::begin(const wire::HostSpec& spec) {
   on_ = false;
@@ -30,7 +35,7 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec) {
   if (!server_ && !tried_) {
     tried_ = true;
     const char* tmp = std::getenv("TMPDIR");
-    auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp",
+    auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(),
                                {[this](std::string frame) { send_(frame); }});
     if (!s) {
       if (spec.verbose) log_(node + ": Open MPI ranks get no PMIx: " + s.error().message);

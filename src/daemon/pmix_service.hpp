@@ -20,8 +20,9 @@ class PmixService {
  public:
   /// `send`: a frame for the front end; `log`: a line for the user. `guard` removes the
   /// server's directory if ferryd dies without doing so.
+  /// `topology`: this host's hwloc topology for the server (see PmixServer::start).
   PmixService(asio::io_context& io, Guard& guard, std::function<void(const std::string&)> send,
-              std::function<void(const std::string&)> log);
+              std::function<void(const std::string&)> log, std::function<void*()> topology);
 
   /// Sets PMIx up for `spec`'s attempt: the server that gives its ranks their environment,
   /// or null when this attempt's ranks get none.
@@ -39,6 +40,7 @@ class PmixService {
   asio::io_context& io_;
   Guard& guard_;
   std::function<void(const std::string&)> send_, log_;
+  std::function<void*()> topology_;
   std::unique_ptr<PmixServer> server_;
   bool tried_ = false;
   bool on_ = false;  // the current attempt's ranks have PMIx

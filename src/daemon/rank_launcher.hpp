@@ -40,12 +40,13 @@ class RankLauncher {
 
   /// Loads the host's topology and devices, under $FERRY_DEVICE_ROOT if set, else "/".
   void load_devices();
+  /// The host's hwloc topology once loaded (null if it could not be).
+  hwloc_topology_t topology() const { return binder_.topology(); }
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
   /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets, `pmix`
   /// (or null) their PMIx environment.
-  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi,
-               PmixServer* pmix);
+  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi, PmixServer* pmix);
   /// Starts entry `local` of the spec's ranks, or says why it cannot run. Entries added to
   /// the spec after prepare() (ranks that joined the running job) start without a PMI
   /// socket (PMI's world is the spec's) and without a binding of their own.

@@ -149,6 +149,9 @@ void Job::Impl::check_attempt_over() {
 void Job::Impl::end_attempt() {
   abort_timer_.cancel();
   out_.flush();
+  if (rdv_ && rdv_->pmix_fences() + rdv_->pmix_requests() > 0)
+    diag_.verbose("PMIx: " + std::to_string(rdv_->pmix_fences()) + " fence(s) across hosts, " +
+                  std::to_string(rdv_->pmix_requests()) + " rank data request(s) forwarded");
   AttemptEnd ae;
   ae.failed = attempt_.end.failed();
   ae.interrupted = attempt_.end.user_signal() != 0;

@@ -41,6 +41,7 @@ RendezvousService::RendezvousService(const Placement& placement,
            }),
       pmix_fences_(static_cast<int>(placement.hosts.size()),
                    [this](uint32_t seq, const std::string& data) {
+                     ++pmix_fences_done_;
                      broadcast_(wire::encode(wire::PmixFenceDone{{seq, data}}));
                    }),
       pmix_modex_(host_of_rank(placement)) {
@@ -82,7 +83,6 @@ void RendezvousService::reset_store(const std::vector<ElasticAssignment>& world)
 }
 
 wire::KvReply RendezvousService::serve(const wire::KvRequest& req) {
-  ++kv_requests_;
   auto r = kv_.serve(req.method, req.target, req.body);
   return wire::KvReply{req.id, static_cast<uint16_t>(r.status), std::move(r.body)};
 }
@@ -101,6 +101,7 @@ Status RendezvousService::pmix_fence(int host, const wire::PmixFence& f) {
 void RendezvousService::pmix_modex_request(int host, const wire::PmixModexRequest& r) {
   auto hop = pmix_modex_.request(host, r.id, r.rank);
   if (!hop) return send_to_(host, wire::encode(wire::PmixModexReply{r.id, kPmixNotFound, {}}));
+  ++pmix_requests_;
   send_to_(hop->host, wire::encode(wire::PmixModexRequest{hop->id, r.rank}));
 }
 

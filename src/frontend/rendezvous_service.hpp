@@ -69,8 +69,9 @@ class RendezvousService {
   /// Host `host` is gone: the requests it was asked are answered with an error.
   void host_lost(int host);
 
-  /// KV requests served so far.
-  uint64_t kv_requests() const { return kv_requests_; }
+  /// PMIx fences completed and direct-modex requests forwarded so far (for --verbose).
+  uint64_t pmix_fences() const { return pmix_fences_done_; }
+  uint64_t pmix_requests() const { return pmix_requests_; }
 
  private:
   std::function<void(const std::string&)> broadcast_;
@@ -81,7 +82,8 @@ class RendezvousService {
   PmixModexRouter pmix_modex_;
   NicChoice choice_;
   std::string secret_;
-  uint64_t kv_requests_ = 0;
+  uint64_t pmix_fences_done_ = 0;
+  uint64_t pmix_requests_ = 0;
 };
 
 }  // namespace ferry

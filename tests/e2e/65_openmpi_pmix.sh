@@ -5,7 +5,9 @@
 # MPI_COMM_TYPE_SHARED groups exactly the ranks of each host, sharing memory. An unchanged
 # mpirun line through the `mpirun` link passes --mca settings on. MPI_Abort(..., 7) ends the
 # job with 7; a rank killed mid-job, or leaving after MPI_Init without MPI_Finalize (exit
-# 0), fails it. Nothing is left on any host, the PMIx servers' directories included.
+# 0), fails it. A restart (--max-restarts) runs the next attempt as one world again, and
+# with Open MPI's asynchronous modex each peer's data is fetched on demand (direct modex)
+# across hosts. Nothing is left on any host, the PMIx servers' directories included.
 # shellcheck disable=SC2154 # W_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -63,6 +65,28 @@ assert_eq 7 "$A_rc" "ferryrun exit code after MPI_Abort(..., 7)"
 assert_contains "$A_err" "rank 5 on host fnode3" "the failure block names the rank and host"
 assert_contains "$A_err" "MPI_Abort" "the failure block says MPI_Abort"
 wait_gone "$tok" 10
+
+# A restarted job (--max-restarts) registers a fresh namespace: the second attempt is one world.
+run_capture X --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  --max-restarts 1 "$T/mpi_world" --abort-first 1 "$tok"
+assert_eq 0 "$X_rc" "ferryrun exit code after a restart"
+assert_contains "$X_err" "restarting (1 of 1)" "the first attempt failed and restarted"
+for r in 0 1 2 3; do
+  assert_eq "mpi world $r/4 local $((r % 2))/2 host=fnode$((r / 2 + 1)) ok" \
+    "$(rank_lines "$T/X.out" "$r" stdout)" "rank $r after the restart"
+done
+
+# Direct modex: without the fence at MPI_Init, each peer's data is fetched when first needed,
+# from its host's ferryd through ferryrun.
+run_capture D --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" --verbose -np 4 \
+  -H fnode1:2,fnode2:2 -x OMPI_MCA_pmix_base_async_modex=1 -x OMPI_MCA_pmix_base_collect_data=0 "$T/mpi_world" "$tok"
+assert_eq 0 "$D_rc" "ferryrun exit code (direct modex)"
+for r in 0 1 2 3; do
+  assert_eq "mpi world $r/4 local $((r % 2))/2 host=fnode$((r / 2 + 1)) ok" \
+    "$(rank_lines "$T/D.out" "$r" stdout)" "rank $r with direct modex"
+done
+assert_match "$D_err" "PMIx: [0-9]+ fence\(s\) across hosts, [1-9][0-9]* rank data request\(s\) forwarded" \
+  "the peers' data went host to host on demand"
 
 # A rank killed mid-job ends the job.
 run_capture K --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \

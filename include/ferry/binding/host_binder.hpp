@@ -60,6 +60,10 @@ class HostBinder {
   /// then "; CPU quota 8 CPUs" when ferryd's cgroup has one), or why binding is unavailable.
   std::string summary() const;
 
+  /// The loaded hwloc topology (owned here), or null when loading failed: for libraries
+  /// that would otherwise discover it again (ferryd's PMIx server).
+  hwloc_topology_t topology() const { return topology_ ? topology_->handle() : nullptr; }
+
  private:
   std::optional<Topology> topology_;
   std::vector<Accelerator> devices_;

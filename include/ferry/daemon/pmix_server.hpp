@@ -37,16 +37,24 @@ class PmixServer {
   };
 
   /// Loads libpmix and starts its server as node `node_name`, its files in a new private
-  /// directory under `tmp_root`. An Error when the host has no libpmix or it would not start.
+  /// directory under `tmp_root`. `hwloc_topology` (an hwloc_topology_t, or null) is this
+  /// host's, already loaded: libpmix then does not discover it again (tens of milliseconds);
+  /// it must outlive the server. An Error when the host has no libpmix or it would not start.
   static Result<std::unique_ptr<PmixServer>> start(asio::io_context& io,
                                                    const std::string& node_name,
-                                                   const std::string& tmp_root, Events events);
+                                                   const std::string& tmp_root,
+                                                   void* hwloc_topology, Events events);
   ~PmixServer();
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
   /// The server's private directory (removed by the destructor).
   const std::string& directory() const;
+  /// Whether a server ran in this process and was finalized: libpmix cannot start another
+  /// (ferryd runs one for its whole life; a test program that runs several must run each
+  /// test in a process of its own, as CTest does).
+  static bool finalized_before();
+
   /// libpmix's version line, for --verbose.
   std::string version() const;
 

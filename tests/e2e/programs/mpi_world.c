@@ -14,6 +14,8 @@
  *   ./mpi_world --no-finalize N  rank N leaves with _exit(0) after a barrier, no MPI_Finalize
  *   ./mpi_world --kill N         rank N kills itself (SIGKILL) after a barrier
  *   ./mpi_world --hang           every rank sleeps 600 s after a barrier (to be stopped)
+ *   ./mpi_world --abort-first N  as --abort N, but only in ferry's first attempt
+ *                                (FERRY_ATTEMPT unset or 0): a restarted job then succeeds
  */
 #include <mpi.h>
 #include <signal.h>
@@ -113,7 +115,10 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (arg_rank(argc, argv, "--abort") == rank) {
+  const char* attempt = getenv("FERRY_ATTEMPT");
+  const int first_attempt = attempt == NULL || strcmp(attempt, "0") == 0;
+  if (arg_rank(argc, argv, "--abort") == rank ||
+      (first_attempt && arg_rank(argc, argv, "--abort-first") == rank)) {
     fprintf(stderr, "mpi world rank %d: aborting with 7 as asked\n", rank);
     MPI_Abort(MPI_COMM_WORLD, 7);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "ferry/cli/ferryrun_cli.hpp"
 
@@ -124,15 +125,34 @@ TEST(CliMpirun, PlmRshArgsBecomeSshSettings) {
   EXPECT_EQ(mpi({"--mca", "plm_rsh_args"}).exit_code, 2);
 }
 
-TEST(CliMpirun, OtherMcaIsANoteUnderVerbose) {
-  testing::internal::CaptureStderr();
-  auto r = mpi({"-v", "--mca", "btl_tcp_if_include", "eth0", "true"});
-  std::string err = testing::internal::GetCapturedStderr();
+TEST(CliMpirun, OtherMcaReachesTheRanksAsOmpiMcaVariables) {
+  auto r = mpi({"--mca", "btl", "^openib", "-mca", "pml", "ob1", "-x", "OMPI_MCA_pml=cm", "true"});
   ASSERT_TRUE(r.config.has_value());
-  EXPECT_EQ(err, "mpirun: note: --mca btl_tcp_if_include eth0: accepted, no effect in ferry\n");
-  testing::internal::CaptureStderr();
-  mpi({"--mca", "btl_tcp_if_include", "eth0", "true"});
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  const auto& ex = r.config->job.exports;
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_btl=^openib"), ex.end());
+  // -x is the user's word for the variable itself: it wins over --mca.
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_pml=cm"), ex.end());
+  EXPECT_EQ(std::find(ex.begin(), ex.end(), "OMPI_MCA_pml=ob1"), ex.end());
+}
+
+TEST(CliMpirun, TcpInterfaceListsChooseFerrysInterfaceUnlessOneIsGiven) {
+  auto r = mpi({"--mca", "btl_tcp_if_include", "eth1,ib0", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.network_interfaces, (std::vector<std::string>{"eth1", "ib0"}));
+  const auto& ex = r.config->job.exports;
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_btl_tcp_if_include=eth1,ib0"), ex.end());
+  auto o = mpi({"--mca", "oob_tcp_if_include", "eth2", "true"});
+  ASSERT_TRUE(o.config.has_value());
+  EXPECT_EQ(o.config->job.network_interfaces, (std::vector<std::string>{"eth2"}));
+}
+
+TEST(CliMpirun, OmpiMcaVariablesOfThisEnvironmentReachTheRanks) {
+  ::setenv("OMPI_MCA_ferry_test_param", "42", 1);
+  auto r = mpi({"true"});
+  ::unsetenv("OMPI_MCA_ferry_test_param");
+  ASSERT_TRUE(r.config.has_value());
+  const auto& ex = r.config->job.exports;
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_ferry_test_param=42"), ex.end());
 }
 
 TEST(CliMpirun, PrefixNamesFerrydUnlessFerrydIsGiven) {

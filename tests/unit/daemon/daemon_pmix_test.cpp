@@ -1,42 +1,53 @@
-// ferryd's PMIx server against real PMIx clients: the test plays ferryrun over pipes (it
-// answers the fences itself, as the front end would for a one-host job), ferryd starts
-// tests/unit/daemon/pmix_test_client.c as two real ranks, and libpmix does the rest: a fence
-// with data, job facts, an abort, and a rank that leaves without PMIx_Finalize. Needs
-// libpmix.so.2 (Debian's libpmix2, which libpmix-dev brings).
+// ferryd's PMIx server against real PMIx clients: the test plays ferryrun over pipes, ferryd
+// starts tests/unit/daemon/pmix_test_client.c as two real ranks of a job of three (the third
+// on another host, which the test plays too), and libpmix does the rest: a fence with data
+// (one report for the host, answered with every host's data), job facts, a request for the
+// remote rank's data (forwarded, and its answer delivered) and the front end's request for a
+// local rank's, an abort, and a rank that leaves without PMIx_Finalize. Needs libpmix.so.2
+// (Debian's libpmix2, which libpmix-dev brings).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "daemon_front_end.hpp"
+#include "ferry/daemon/pmix_server.hpp"
 
 namespace ferry {
 namespace {
 
+using std::chrono::milliseconds;
 using test_support::FrontEnd;
 
 class DaemonPmix : public ::testing::Test {
  protected:
-  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
+  void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);
+    if (PmixServer::finalized_before())
+      GTEST_SKIP() << "libpmix cannot start a second server in one process: run each of these "
+                      "tests alone (CTest does)";
+  }
 
-  // Ranks 0 and 1 of a job of 2 on this one host, running the PMIx test client in `mode`.
+  // Ranks 0 and 1 of a job of 3 (rank 2 is on another host), running the PMIx test client in
+  // `mode`.
   static wire::HostSpec spec(const std::string& job, const std::string& mode) {
     wire::HostSpec s;
     s.job_id = job;
     s.argv = {std::string(FERRY_BIN_DIR) + "/pmix_test_client", mode};
-    s.world_size = 2;
+    s.world_size = 3;
     s.pmi = true;
     s.binding.bind_to = BindTo::kNone;
-    s.node_names = {"pmix-test-host"};
-    s.node_of_rank = {0, 0};
+    s.node_names = {"pmix-test-host", "pmix-other-host"};
+    s.node_of_rank = {0, 0, 1};
     for (int r = 0; r < 2; ++r) s.ranks.push_back({r, {}, {}});
     return s;
   }
 
-  // Answers every fence report of `fe` not answered yet with the data it carried (the
-  // front end of a one-host job: all hosts' data is this host's).
+  // Answers every fence report of `fe` not answered yet with the data it carried (the other
+  // host's rank puts nothing).
   static void answer_fences(FrontEnd& fe, size_t& answered) {
     auto fences = fe.all<wire::PmixFence>();
     for (; answered < fences.size(); ++answered)
@@ -63,34 +74,79 @@ TEST_F(DaemonPmix, TwoRealClientsExchangeDataThroughOneFenceAndFinalize) {
           answer_fences(fe, answered);
           return fe.all<wire::Exited>().size() == 2;
         },
-        std::chrono::milliseconds(20000)))
-        << "stdout 0: " << fe.output(0, StreamId::kStdout)
-        << " stderr 0: " << fe.output(0, StreamId::kStderr)
+        milliseconds(20000)))
+        << "stderr 0: " << fe.output(0, StreamId::kStderr)
         << " stderr 1: " << fe.output(1, StreamId::kStderr);
     for (const auto& e : fe.all<wire::Exited>()) {
       EXPECT_EQ(0, e.exit_code) << "rank " << e.rank << ": "
                                 << fe.output(e.rank, StreamId::kStderr);
       EXPECT_EQ(0, e.signal);
     }
-    EXPECT_EQ("rank 0 size 2 local 0 peer says value-1\n", fe.output(0, StreamId::kStdout));
-    EXPECT_EQ("rank 1 size 2 local 1 peer says value-0\n", fe.output(1, StreamId::kStdout));
-    // One fence report for the host, whatever its rank count; no failure after finalize.
-    EXPECT_GE(fe.all<wire::PmixFence>().size(), 1u);
-    EXPECT_EQ(1u, fe.all<wire::PmixFence>()[0].seq);
-    EXPECT_TRUE(fe.all<wire::Failure>().empty());
+    EXPECT_EQ("rank 0 size 3 local 0 peer says value-1\n", fe.output(0, StreamId::kStdout));
+    EXPECT_EQ("rank 1 size 3 local 1 peer says value-0\n", fe.output(1, StreamId::kStdout));
+    // One fence report for the host, whatever its rank count, carrying both ranks' data.
+    auto fences = fe.all<wire::PmixFence>();
+    ASSERT_EQ(1u, fences.size());
+    EXPECT_EQ(1u, fences[0].seq);
+    EXPECT_NE(std::string::npos, fences[0].data.find("value-0"));
+    EXPECT_NE(std::string::npos, fences[0].data.find("value-1"));
+    EXPECT_TRUE(fe.all<wire::Failure>().empty()) << "a failure after finalize";
     fe.hang_up();
     ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
   }
   EXPECT_EQ(dirs_before, pmix_dirs()) << "the server's directory is left";
 }
 
+TEST_F(DaemonPmix, ARemoteRanksDataIsAskedOfTheFrontEndAndItsAnswerDelivered) {
+  FrontEnd fe(nullptr);
+  auto s = spec("pmix-remote", "remote");
+  s.ranks.pop_back();  // rank 0 alone here, ranks 1 and 2 elsewhere
+  s.node_of_rank = {0, 1, 1};
+  fe.send(s);
+  ASSERT_TRUE(
+      fe.run_until([&] { return !fe.all<wire::PmixModexRequest>().empty(); }, milliseconds(20000)))
+      << fe.output(0, StreamId::kStderr);
+  auto asked = fe.all<wire::PmixModexRequest>();
+  EXPECT_EQ(2, asked[0].rank) << "the rank whose data is wanted";
+  // The other host has no such key: its ferryd answers "not found" (PMIX_ERR_NOT_FOUND), and
+  // the rank hears it at once instead of waiting.
+  fe.send(wire::PmixModexReply{asked[0].id, -46, {}});
+  ASSERT_TRUE(
+      fe.run_until([&] { return fe.all<wire::Exited>().size() == 1; }, milliseconds(20000)));
+  EXPECT_EQ("rank 0: rank 2's data: not found\n", fe.output(0, StreamId::kStdout));
+  EXPECT_EQ(0, fe.all<wire::Exited>()[0].exit_code);
+}
+
+TEST_F(DaemonPmix, TheFrontEndsRequestForALocalRanksDataIsAnswered) {
+  FrontEnd fe(nullptr);
+  fe.send(spec("pmix-serve", "exchange"));
+  size_t answered = 0;
+  bool asked = false;
+  ASSERT_TRUE(fe.run_until(
+      [&] {
+        // Once the ranks entered the fence their data is committed: another host asks for
+        // rank 1's, and the ranks wait in the fence until it has the answer.
+        if (!fe.all<wire::PmixFence>().empty() && !asked) {
+          fe.send(wire::PmixModexRequest{77, 1});
+          asked = true;
+        }
+        return !fe.all<wire::PmixModexReply>().empty();
+      },
+      milliseconds(20000)));
+  auto replies = fe.all<wire::PmixModexReply>();
+  EXPECT_EQ(77u, replies[0].id);
+  EXPECT_EQ(0, replies[0].status);
+  EXPECT_NE(std::string::npos, replies[0].data.find("value-1")) << "rank 1's own data";
+  ASSERT_TRUE(fe.run_until([&] {
+    answer_fences(fe, answered);
+    return fe.all<wire::Exited>().size() == 2;
+  }));
+}
+
 TEST_F(DaemonPmix, AbortBecomesAnAbortFrameWithTheStatus) {
   FrontEnd fe(nullptr);
   fe.send(spec("pmix-abort", "abort"));
-  size_t answered = 0;
-  ASSERT_TRUE(fe.run_until([&] { return !fe.all<wire::PmiAbort>().empty(); },
-                           std::chrono::milliseconds(20000)));
-  (void)answered;
+  ASSERT_TRUE(fe.run_until([&] { return !fe.all<wire::PmiAbort>().empty(); }, milliseconds(20000)));
   auto aborts = fe.all<wire::PmiAbort>();
   EXPECT_EQ(1, aborts[0].rank);
   EXPECT_EQ(7, aborts[0].exit_code);
@@ -102,8 +158,8 @@ TEST_F(DaemonPmix, AbortBecomesAnAbortFrameWithTheStatus) {
 TEST_F(DaemonPmix, LeavingWithoutFinalizeFailsTheRankThoughItExitedZero) {
   FrontEnd fe(nullptr);
   fe.send(spec("pmix-nofin", "no-finalize"));
-  ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Exited>().size() == 2; },
-                           std::chrono::milliseconds(20000)));
+  ASSERT_TRUE(
+      fe.run_until([&] { return fe.all<wire::Exited>().size() == 2; }, milliseconds(20000)));
   auto failures = fe.all<wire::Failure>();
   ASSERT_EQ(2u, failures.size());
   for (const auto& f : failures)
@@ -112,14 +168,17 @@ TEST_F(DaemonPmix, LeavingWithoutFinalizeFailsTheRankThoughItExitedZero) {
   EXPECT_LT(fe.index_of<wire::Failure>(), fe.index_of<wire::Exited>());
 }
 
-TEST_F(DaemonPmix, RanksGetThePmixVariables) {
+TEST_F(DaemonPmix, RanksGetPmixAndOpenMpisDirectLaunchVariablesUnlessTheUserSetThem) {
   FrontEnd fe(nullptr);
   auto s = spec("pmix-env", "unused");
-  s.argv = {"/bin/sh", "-c", "echo \"$PMIX_NAMESPACE $PMIX_RANK ${PMIX_SERVER_URI41:+uri}\""};
+  s.argv = {"/bin/sh", "-c",
+            "echo \"$PMIX_NAMESPACE $PMIX_RANK ${PMIX_SERVER_URI41:+uri} $OMPI_MCA_schizo "
+            "$OMPI_MCA_orte_bound_at_launch\""};
+  s.env = {"OMPI_MCA_orte_bound_at_launch=0"};
   fe.send(s);
   ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Exited>().size() == 2; }));
-  EXPECT_EQ("ferry.pmix-env.0 0 uri\n", fe.output(0, StreamId::kStdout));
-  EXPECT_EQ("ferry.pmix-env.0 1 uri\n", fe.output(1, StreamId::kStdout));
+  EXPECT_EQ("ferry.pmix-env.0 0 uri ^orte,slurm,flux,jsm 0\n", fe.output(0, StreamId::kStdout));
+  EXPECT_EQ("ferry.pmix-env.0 1 uri ^orte,slurm,flux,jsm 0\n", fe.output(1, StreamId::kStdout));
   // Ranks that never call PMIx_Init are not failed for it.
   EXPECT_TRUE(fe.all<wire::Failure>().empty());
 }

@@ -4,6 +4,8 @@
  *   pmix_test_client exchange    init; put and commit "ferry.test"; fence collecting data;
  *                                read the job size, its local rank and the other rank's
  *                                value; finalize. Prints one line.
+ *   pmix_test_client remote      init; asks for rank 2's "ferry.test" (on another host):
+ *                                prints what it got, or "not found"
  *   pmix_test_client abort       init; rank 1 calls PMIx_Abort(7); rank 0 waits in a fence
  *   pmix_test_client no-finalize init, then exit(0) without PMIx_Finalize
  */
@@ -67,6 +69,20 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "exchange") == 0) return exchange();
   if (strcmp(mode, "no-finalize") == 0) exit(0);
+  if (strcmp(mode, "remote") == 0) {
+    pmix_proc_t peer;
+    PMIX_PROC_CONSTRUCT(&peer);
+    PMIX_LOAD_PROCID(&peer, me.nspace, 2);
+    pmix_value_t* got = NULL;
+    pmix_status_t rc = PMIx_Get(&peer, "ferry.test", NULL, 0, &got);
+    if (rc == PMIX_SUCCESS && got != NULL && got->type == PMIX_STRING)
+      printf("rank %u: rank 2's data: %s\n", me.rank, got->data.string);
+    else
+      printf("rank %u: rank 2's data: %s\n", me.rank,
+             rc == PMIX_ERR_NOT_FOUND ? "not found" : PMIx_Error_string(rc));
+    fflush(stdout);
+    return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 16;
+  }
   if (strcmp(mode, "abort") == 0) {
     if (me.rank == 1) {
       PMIx_Abort(7, "asked to", NULL, 0);
