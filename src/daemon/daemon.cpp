@@ -247,7 +247,8 @@ class Daemon::Impl {
       guard_.set_job(tag_);
     }
     start_rendezvous();
-    launcher_.prepare(spec_, tag_, pmi_.get(), pmix_.begin(spec_));
+    launcher_.prepare(spec_, tag_, pmi_.get());
+    launcher_.use_pmix(pmix_.begin(spec_, launcher_.cpusets()));
     bool stdin_here = false;
     for (size_t i = 0; i < spec_.ranks.size(); ++i) {
       ranks_.add(spec_.ranks[i].rank, i);

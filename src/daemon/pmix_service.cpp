@@ -22,7 +22,8 @@ PmixService::PmixService(asio::io_context& io, Guard& guard,
       log_(std::move(log)),
       topology_(std::move(topology)) {}
 
-PmixServer* PmixService::begin(const wire::HostSpec& spec) {
+PmixServer* PmixService::begin(const wire::HostSpec& spec,
+                               const std::vector<std::string>& cpusets) {
   on_ = false;
   if (!spec.pmi || spec.node_names.empty()) return nullptr;
   auto ns = make_pmix_namespace(pmix_nspace_name(spec.job_id, spec.attempt), spec.node_of_rank,
@@ -31,6 +32,8 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec) {
     log_(ns.error().message);
     return nullptr;
   }
+  if (cpusets.size() == ns->local_ranks.size())
+    for (const auto& c : cpusets) ns->local_cpusets += (ns->local_cpusets.empty() ? "" : ":") + c;
   const std::string& node = ns->nodes[ns->node];
   if (!server_ && !tried_) {
     tried_ = true;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ferry/common/result.hpp"
 #include "ferry/daemon/pmix_server.hpp"
@@ -25,8 +26,9 @@ class PmixService {
               std::function<void(const std::string&)> log, std::function<void*()> topology);
 
   /// Sets PMIx up for `spec`'s attempt: the server that gives its ranks their environment,
-  /// or null when this attempt's ranks get none.
-  PmixServer* begin(const wire::HostSpec& spec);
+  /// or null when this attempt's ranks get none. `cpusets`: each local rank's CPUs
+  /// (RankLauncher::cpusets()), from which Open MPI tells how close two ranks are.
+  PmixServer* begin(const wire::HostSpec& spec, const std::vector<std::string>& cpusets);
 
   Status fence_done(const wire::PmixFenceDone& m);
   void modex_request(const wire::PmixModexRequest& m);

@@ -70,11 +70,10 @@ RankLauncher::~RankLauncher() {
 
 void RankLauncher::load_devices() { binder_.load_from_environment(); }
 
-void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi,
-                           PmixServer* pmix) {
+void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
   spec_ = &spec;
   pmi_ = pmi;
-  pmix_ = pmix;
+  pmix_ = nullptr;
   prepared_ = spec.ranks.size();
   base_env_ = own_environment();
   wdir_ = spec.wdir;
@@ -174,6 +173,13 @@ std::vector<std::string> RankLauncher::environment(const wire::RankLaunch& rl,
                                                    const RankBinding* binding) const {
   return merge_environment(
       {base_env_, binding ? binding->env : std::vector<std::string>{}, spec_->env, rl.env, tags_});
+}
+
+std::vector<std::string> RankLauncher::cpusets() const {
+  std::vector<std::string> out;
+  if (!bindings_) return out;
+  for (const auto& b : bindings_->ranks) out.push_back(b.bound ? b.cpu_list : "UNBOUND");
+  return out;
 }
 
 std::string RankLauncher::error_file_path(size_t local) const {

@@ -44,9 +44,13 @@ class RankLauncher {
   hwloc_topology_t topology() const { return binder_.topology(); }
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
-  /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets, `pmix`
-  /// (or null) their PMIx environment.
-  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi, PmixServer* pmix);
+  /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.
+  void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
+  /// The spec's ranks get their PMIx environment from `pmix` (null: none), after prepare().
+  void use_pmix(PmixServer* pmix) { pmix_ = pmix; }
+  /// Each prepared rank's CPUs in hwloc's list form ("0-3,8"), "UNBOUND" for a rank that
+  /// runs unbound; local-rank order. Empty when there is no plan.
+  std::vector<std::string> cpusets() const;
   /// Starts entry `local` of the spec's ranks, or says why it cannot run. Entries added to
   /// the spec after prepare() (ranks that joined the running job) start without a PMI
   /// socket (PMI's world is the spec's) and without a binding of their own.

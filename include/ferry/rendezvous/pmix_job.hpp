@@ -37,6 +37,9 @@ struct PmixNamespace {
   std::string local_peers;         ///< "4,5,6,7"
   std::string node_map;            ///< the nodes as PMIx reads them: "a,b,c"
   std::string proc_map;            ///< ranks per node as PMIx reads them: "0,1;2,3;4"
+  /// The local ranks' CPUs, local-rank order, colon-separated ("0-1:2-3", "UNBOUND" for an
+  /// unbound rank); "" unknown. Open MPI derives how close two local ranks are from it.
+  std::string local_cpusets;
 };
 
 /// Builds host `node`'s namespace. `node_of_rank[r]` is rank r's node index, `nodes` the

@@ -82,8 +82,11 @@ TEST_F(DaemonPmix, TwoRealClientsExchangeDataThroughOneFenceAndFinalize) {
                                 << fe.output(e.rank, StreamId::kStderr);
       EXPECT_EQ(0, e.signal);
     }
-    EXPECT_EQ("rank 0 size 3 local 0 peer says value-1\n", fe.output(0, StreamId::kStdout));
-    EXPECT_EQ("rank 1 size 3 local 1 peer says value-0\n", fe.output(1, StreamId::kStdout));
+    // The local ranks' CPUs come from ferry's binding (here: none).
+    EXPECT_EQ("rank 0 size 3 local 0 cpus UNBOUND:UNBOUND peer says value-1\n",
+              fe.output(0, StreamId::kStdout));
+    EXPECT_EQ("rank 1 size 3 local 1 cpus UNBOUND:UNBOUND peer says value-0\n",
+              fe.output(1, StreamId::kStdout));
     // One fence report for the host, whatever its rank count, carrying both ranks' data.
     auto fences = fe.all<wire::PmixFence>();
     ASSERT_EQ(1u, fences.size());

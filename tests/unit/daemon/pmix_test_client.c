@@ -55,7 +55,13 @@ static int exchange(void) {
   if (PMIx_Get(&peer, "ferry.test", NULL, 0, &got) != PMIX_SUCCESS || got == NULL ||
       got->type != PMIX_STRING)
     return 15;
-  printf("rank %u size %u local %u peer says %s\n", me.rank, size, local, got->data.string);
+  pmix_value_t* cpus = NULL;
+  const char* cpusets = "?";
+  if (PMIx_Get(&all, PMIX_LOCAL_CPUSETS, NULL, 0, &cpus) == PMIX_SUCCESS && cpus != NULL &&
+      cpus->type == PMIX_STRING)
+    cpusets = cpus->data.string;
+  printf("rank %u size %u local %u cpus %s peer says %s\n", me.rank, size, local, cpusets,
+         got->data.string);
   fflush(stdout);
   PMIX_VALUE_RELEASE(got);
   return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 16;
