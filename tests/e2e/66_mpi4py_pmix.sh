@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # 66_mpi4py_pmix: an mpi4py script (Debian's python3-mpi4py, built on Open MPI) under
 # ferryrun alone: 4 ranks on 2 hosts are one world (allreduce, bcast, allgather of the host
-# names), where without PMIx each would be a singleton of size 1. Nothing is left.
+# names), where without PMIx each would be a singleton of size 1. What ferry does not offer
+# (MPI_Comm_spawn, name publishing and lookup) fails at once with an MPI error, never hangs.
+# Nothing is left.
 # shellcheck disable=SC2154 # P_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -21,6 +23,13 @@ for r in 0 1 2 3; do
     "$(rank_lines "$T/P.out" "$r" stdout)" "rank $r"
 done
 echo "4-rank mpi4py job (2 hosts): ${P_secs}s"
+
+for what in spawn publish lookup; do
+  run_capture N --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 1 -H fnode1:1 \
+    "$PY" "$FERRY_SRC/tests/e2e/programs/mpi4py_refused.py" "$what" "$tok"
+  assert_eq 0 "$N_rc" "ferryrun exit code ($what)"
+  assert_eq "$what: refused" "$(rank_lines "$T/N.out" 0 stdout)" "$what is refused with an error"
+done
 wait_gone "$tok" 10
 wait_cluster_idle 5
 pass
