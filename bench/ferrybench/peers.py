@@ -65,17 +65,18 @@ def hosts_arg(hosts: list[tuple[str, int]]) -> str:
 
 class FerryRun(Tool):
     def __init__(self, bin_dir: Path, ssh_config: Path, key: str = "ferryrun",
-                 label: str = "ferryrun"):
+                 label: str = "ferryrun", flags: list[str] | None = None):
         # ferryd forks a guard that sweeps the ranks if ferryd is kill -9ed; it renames
         # itself ferryd-guard (older builds kept the name ferryd).
         super().__init__(key, label, "ferryrun", "ferryd",
                          str(bin_dir / "ferryrun"), ("ferryd-guard",))
         self.bin_dir = bin_dir
         self.ssh_config = ssh_config
+        self.flags = flags or []
 
     def command(self, hosts, np, argv, *, tagged=False, verbose=False):
         cmd = [str(self.bin_dir / "ferryrun"), "--ssh-config", str(self.ssh_config),
-               "-np", str(np), "-H", hosts_arg(hosts)]
+               "-np", str(np), "-H", hosts_arg(hosts)] + self.flags
         if not tagged:
             cmd += ["--tag-style", "none"]
         if verbose:
@@ -145,10 +146,12 @@ class Hydra(Tool):
 
 
 def all_tools(bin_dir: Path, ssh_config: Path, work_dir: Path,
-              baseline: Path | None = None) -> list[Tool]:
-    """ferryrun first; with `baseline` (another build's bin folder) that build second, as a
-    peer of its own, so that before and after run interleaved under the same load."""
+              baseline: Path | None = None, baseline_flags: list[str] | None = None) -> list[Tool]:
+    """ferryrun first; with `baseline` (another build's bin folder, or this one with
+    `baseline_flags`) that second, as a peer of its own, so that before and after run
+    interleaved under the same load."""
     tools: list[Tool] = [FerryRun(bin_dir, ssh_config)]
     if baseline is not None:
-        tools.append(FerryRun(baseline, ssh_config, "baseline", "ferryrun baseline"))
+        label = "ferryrun " + " ".join(baseline_flags) if baseline_flags else "ferryrun baseline"
+        tools.append(FerryRun(baseline, ssh_config, "baseline", label, baseline_flags))
     return tools + [OpenMpi(ssh_config), Hydra(ssh_config, work_dir)]

@@ -15,6 +15,10 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->check(CLI::Range(0.0, 3600.0))
       ->group("Job");
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
+  app.add_flag("--no-pmi", job.no_pmi,
+               "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "
+               "run no MPI program; ferryd then starts no PMIx server")
+      ->group("Job");
   app.add_option("--launcher", raw.launcher,
                  "How ferryd starts on the hosts: ssh, slurm (one srun step inside the "
                  "allocation), local (all on this machine), or auto (default: slurm inside an "

@@ -48,7 +48,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.verbose = opts.verbose;
   spec.heartbeat_ms = static_cast<uint32_t>(opts.heartbeat_s) * 1000;
   spec.secret = shared.secret;
-  spec.pmi = true;
+  spec.pmi = !opts.no_pmi;
   spec.world_size = placement.world_size;
   spec.pmi_process_mapping = shared.pmi_process_mapping;
   spec.node_names = shared.node_names;

@@ -41,6 +41,9 @@ struct JobOptions {
   HostList hosts;
   int np = 0;  ///< 0: one rank per slot
   bool oversubscribe = false;
+  /// --no-pmi: no MPI rendezvous for the ranks (neither MPICH's PMI-1 nor Open MPI's PMIx;
+  /// ferryd starts no PMIx server).
+  bool no_pmi = false;
   std::vector<std::string> command;
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error

@@ -227,6 +227,13 @@ TEST(MakeHostSpec, PmixFactsAreTheSharedOnesWithTheHostsOwnIndex) {
   }
 }
 
+TEST(MakeHostSpec, NoPmiTurnsBothMpiRendezvousOff) {
+  JobOptions o = base_options();
+  o.no_pmi = true;
+  const Built b = build(o);
+  for (const auto& s : b.specs) EXPECT_FALSE(s.pmi);
+}
+
 TEST(MakeHostSpec, DevicesForHostIsTheLookupItself) {
   JobOptions o;
   o.binding.devices = {1};
