@@ -14,18 +14,21 @@ pmix_info_t& PmixInfoList::added(std::vector<pmix_info_t>& to, const char* key) 
 void PmixInfoList::add(std::vector<pmix_info_t>& to, const char* key, const std::string& v) {
   pmix_info_t& i = added(to, key);
   i.value.type = PMIX_STRING;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): pmix_value_t is libpmix's C union
   i.value.data.string = strings_.emplace_back(v).data();
 }
 
 void PmixInfoList::add_u32(std::vector<pmix_info_t>& to, const char* key, uint32_t v) {
   pmix_info_t& i = added(to, key);
   i.value.type = PMIX_UINT32;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): pmix_value_t is libpmix's C union
   i.value.data.uint32 = v;
 }
 
 void PmixInfoList::add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v) {
   pmix_info_t& i = added(to, key);
   i.value.type = PMIX_UINT16;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): pmix_value_t is libpmix's C union
   i.value.data.uint16 = v;
 }
 
@@ -48,6 +51,7 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
   {
     pmix_info_t& i = added(job_, PMIX_TDIR_RMCLEAN);
     i.value.type = PMIX_BOOL;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     i.value.data.flag = true;
   }
   add(job_, PMIX_LOCAL_PEERS, ns.local_peers);
@@ -63,6 +67,7 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
     v.reserve(6);
     pmix_info_t& r = added(v, PMIX_RANK);
     r.value.type = PMIX_PROC_RANK;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     r.value.data.rank = static_cast<pmix_rank_t>(p.rank);
     add_u32(v, PMIX_NODEID, p.node);
     add_u16(v, PMIX_LOCAL_RANK, p.local_rank);
@@ -75,6 +80,7 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
     a.array = v.data();
     pmix_info_t& entry = added(job_, PMIX_PROC_INFO_ARRAY);
     entry.value.type = PMIX_DATA_ARRAY;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     entry.value.data.darray = &a;
   }
 }

@@ -17,6 +17,7 @@ class PmixInfoList {
  public:
   /// The job, node and process facts of `ns`; `tmpdir` is the job's session directory.
   PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir);
+  ~PmixInfoList() = default;
   PmixInfoList(const PmixInfoList&) = delete;
   PmixInfoList& operator=(const PmixInfoList&) = delete;
 
@@ -25,8 +26,8 @@ class PmixInfoList {
 
  private:
   void add(std::vector<pmix_info_t>& to, const char* key, const std::string& v);
-  void add_u32(std::vector<pmix_info_t>& to, const char* key, uint32_t v);
-  void add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v);
+  static void add_u32(std::vector<pmix_info_t>& to, const char* key, uint32_t v);
+  static void add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v);
   static pmix_info_t& added(std::vector<pmix_info_t>& to, const char* key);
 
   std::deque<std::string> strings_;

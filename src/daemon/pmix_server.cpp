@@ -12,8 +12,6 @@
 #include "pmix_info.hpp"
 #include "pmix_library.hpp"
 
-extern char** environ;
-
 namespace ferry {
 
 struct PmixServer::State {
@@ -212,6 +210,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   auto set = [](pmix_info_t& i, const char* key, const std::string& v) {
     std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
     i.value.type = PMIX_STRING;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): libpmix's C union
     i.value.data.string = const_cast<char*>(v.c_str());
   };
   set(info[0], PMIX_SERVER_TMPDIR, state->dir);
@@ -223,6 +222,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   if (hwloc_topology) {
     std::strncpy(info[3].key, PMIX_TOPOLOGY2, PMIX_MAX_KEYLEN);
     info[3].value.type = PMIX_TOPO;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     info[3].value.data.topo = &topology;
     ninfo = 4;
   }
@@ -270,7 +270,7 @@ std::string PmixServer::version() const {
 }
 
 bool PmixServer::unfinalized(int rank) const {
-  return state_->connected.count(rank) != 0 && state_->finalized.count(rank) == 0;
+  return state_->connected.contains(rank) && !state_->finalized.contains(rank);
 }
 
 Status PmixServer::begin(const PmixNamespace& ns) {

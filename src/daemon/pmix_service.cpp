@@ -39,7 +39,7 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
     tried_ = true;
     const char* tmp = std::getenv("TMPDIR");
     auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(),
-                               {[this](std::string frame) { send_(frame); }});
+                               {[this](const std::string& frame) { send_(frame); }});
     if (!s) {
       if (spec.verbose) log_(node + ": Open MPI ranks get no PMIx: " + s.error().message);
       return nullptr;

@@ -59,6 +59,7 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
   ns.local_peers = join(ranks_of[node], ',');
   ns.node_map = join(ns.nodes, ',');
   std::vector<std::string> per_node;
+  per_node.reserve(ranks_of.size());
   for (const auto& rs : ranks_of) per_node.push_back(join(rs, ','));
   ns.proc_map = join(per_node, ';');
   return ns;
