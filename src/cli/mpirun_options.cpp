@@ -88,10 +88,12 @@ Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
       // passes it. The TCP interface lists choose ferry's interface too (NCCL, gloo,
       // MASTER_ADDR), unless --network-interface did.
       mca_exports.push_back("OMPI_MCA_" + key + "=" + value);
-      if ((key == "btl_tcp_if_include" || key == "oob_tcp_if_include") &&
-          cfg.job.network_interfaces.empty())
+      const bool include = key == "btl_tcp_if_include" || key == "oob_tcp_if_include";
+      const bool exclude = key == "btl_tcp_if_exclude" || key == "oob_tcp_if_exclude";
+      if ((include && cfg.job.network_interfaces.empty()) || exclude)
         for (const auto& name : split(value, ','))
-          if (auto n = trim(name); !n.empty()) cfg.job.network_interfaces.emplace_back(n);
+          if (auto n = trim(name); !n.empty())
+            (include ? cfg.job.network_interfaces : cfg.job.network_exclude).emplace_back(n);
     }
   }
   raw.exports.insert(raw.exports.begin(), mca_exports.begin(), mca_exports.end());

@@ -132,7 +132,7 @@ void Job::Impl::choose_network() {
     nets.push_back(hosts_[m]->network(this_machine, problem));
     if (!problem.empty()) diag_.verbose(hosts_[m]->name() + ": " + problem);
   }
-  const NicChoice& c = rdv_->choose(nets, opts_.network_interfaces);
+  const NicChoice& c = rdv_->choose(nets, opts_.network_interfaces, opts_.network_exclude);
   for (const auto& line : c.explanation) diag_.verbose(line);
   if (!c.warning.empty()) diag_.warn(c.warning);
 }

@@ -56,8 +56,10 @@ Status RendezvousService::init() {
 }
 
 const NicChoice& RendezvousService::choose(const std::vector<HostNetwork>& hosts,
-                                           const std::vector<std::string>& requested) {
+                                           const std::vector<std::string>& requested,
+                                           const std::vector<std::string>& excluded) {
   NicOptions o;
+  o.exclude = excluded;
   for (const auto& r : requested) o.interface += (o.interface.empty() ? "" : ",") + r;
   choice_ = choose_network_interface(hosts, o);
   return choice_;

@@ -34,7 +34,8 @@ class RendezvousService {
   /// Chooses the interface per host (`hosts` in placement order); `requested` is
   /// --network-interface (names; each host takes the first it has).
   const NicChoice& choose(const std::vector<HostNetwork>& hosts,
-                          const std::vector<std::string>& requested);
+                          const std::vector<std::string>& requested,
+                          const std::vector<std::string>& excluded = {});
   const NicChoice& choice() const { return choice_; }
 
   /// Variables for every rank of host `host` (job-wide ones are elsewhere): NIC variables

@@ -234,6 +234,16 @@ bool is_excluded_interface(const NetInterface& ni) {
 
 NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
                                    const NicOptions& options) {
+  if (!options.exclude.empty() && options.interface.empty()) {
+    // The choice below, among the interfaces left.
+    std::vector<HostNetwork> kept = hosts;
+    for (auto& h : kept)
+      std::erase_if(h.interfaces, [&](const NetInterface& ni) {
+        return std::find(options.exclude.begin(), options.exclude.end(), ni.name) !=
+               options.exclude.end();
+      });
+    return choose_network_interface(kept, NicOptions{});
+  }
   const std::size_t n = hosts.size();
   if (n == 0) return {};
   if (!options.interface.empty()) return user_choice(hosts, options.interface);

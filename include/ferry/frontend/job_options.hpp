@@ -58,6 +58,7 @@ struct JobOptions {
   PlacementPolicy placement;  ///< --map-by node, --rank-by, -N: for place_ranks
   std::vector<std::string> network_interfaces;  ///< --network-interface(s): NIC for the
                                                 ///< frameworks (each host takes the first it has)
+  std::vector<std::string> network_exclude;     ///< interfaces never chosen (mpirun's if_exclude)
   bool torch_local_rank_arg = false;            ///< --torch-local-rank-arg: append --local-rank=N
   std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
   std::string remote_via = "SSH";               ///< how remote hosts are reached, for --verbose

@@ -32,6 +32,9 @@ struct NicOptions {
   /// --network-interface: an interface name, or a comma list (each host uses the first it
   /// has). "" = choose.
   std::string interface;
+  /// Interface names never chosen automatically (Open MPI's btl/oob_tcp_if_exclude),
+  /// besides the virtual ones that never are (is_excluded_interface()).
+  std::vector<std::string> exclude;
 };
 
 /// The outcome. When `chosen` is false the frameworks are left to their own defaults and

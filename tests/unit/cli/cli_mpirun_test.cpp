@@ -146,6 +146,13 @@ TEST(CliMpirun, TcpInterfaceListsChooseFerrysInterfaceUnlessOneIsGiven) {
   EXPECT_EQ(o.config->job.network_interfaces, (std::vector<std::string>{"eth2"}));
 }
 
+TEST(CliMpirun, TcpInterfaceExclusionsAreNeverChosen) {
+  auto r = mpi({"--mca", "btl_tcp_if_exclude", "lo,docker0", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.network_exclude, (std::vector<std::string>{"lo", "docker0"}));
+  EXPECT_TRUE(r.config->job.network_interfaces.empty());
+}
+
 TEST(CliMpirun, OmpiMcaVariablesOfThisEnvironmentReachTheRanks) {
   ::setenv("OMPI_MCA_ferry_test_param", "42", 1);
   auto r = mpi({"true"});

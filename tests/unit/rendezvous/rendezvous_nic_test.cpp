@@ -86,6 +86,22 @@ TEST(NicChoice, PicksTheSharedSubnetAndSkipsVirtualInterfaces) {
                                       "TP_SOCKET_IFNAME=ens3"}));
 }
 
+TEST(NicChoice, ExcludedInterfacesAreNeverChosen) {
+  // Both hosts share two subnets: eth0 is chosen, unless excluded (mpirun's if_exclude).
+  std::vector<HostNetwork> hosts = {
+      host("a", "10.0.0.1", {"eth0 up 10.0.0.1/24", "ib0 up 192.168.5.1/24"}),
+      host("b", "10.0.0.2", {"eth0 up 10.0.0.2/24", "ib0 up 192.168.5.2/24"}),
+  };
+  ASSERT_TRUE(choose_network_interface(hosts, {}).chosen);
+  EXPECT_EQ(choose_network_interface(hosts, {}).iface, (std::vector<std::string>{"eth0", "eth0"}));
+  NicOptions o;
+  o.exclude = {"eth0"};
+  auto c = choose_network_interface(hosts, o);
+  ASSERT_TRUE(c.chosen) << c.warning;
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"ib0", "ib0"}));
+  EXPECT_EQ(c.address, (std::vector<std::string>{"192.168.5.1", "192.168.5.2"}));
+}
+
 TEST(NicChoice, PrefersSameNamesWhenNoHostWasReachedOnIt) {
   // Front end on a third machine reached both through a management network it is not
   // part of (a jump host); both data networks are shared: ib0 (same name) wins over IPv6.
