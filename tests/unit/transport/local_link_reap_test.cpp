@@ -10,6 +10,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "ferry/transport/local_launcher.hpp"
 
@@ -160,9 +161,11 @@ TEST(LocalLinkPaused, FerrydThatExitedWhilePausedLosesNothing) {
   link->pause_reading();
   link->start([&](std::string_view b) { got.append(b); },
               [&](const std::string& r) { reason = r; });
-  for (int i = 0; i < 200 && !fs::exists(done); ++i) io.run_for(std::chrono::milliseconds(10));
-  io.restart();
+  // Paused, the link waits for nothing: the loop may have no work to run meanwhile.
+  for (int i = 0; i < 200 && !fs::exists(done); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(done));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // ferryd exits after the touch
   for (int i = 0; i < 10; ++i) {
     link->send(std::string(17, 'h'));
     io.run_for(std::chrono::milliseconds(50));
