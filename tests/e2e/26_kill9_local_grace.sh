@@ -20,7 +20,7 @@ for layout in local mixed; do
   if [[ $layout == local ]]; then
     np=2 ckpts=(0) hosts=()
   else
-    np=3 ckpts=(0 2) hosts=(--ssh-config "$SSHCFG" -H localhost:2,fnode1:1)
+    np=3 ckpts=(0 2) hosts=(--ssh-config "$SSHCFG" -H "localhost:2,fnode1:1")
   fi
   start_sleeper_job F "$np" --rank "${rank//CKPT/$T/ckpt}" -- "${hosts[@]}" --kill-grace 4 -np "$np"
   kill -9 "$F_pid"

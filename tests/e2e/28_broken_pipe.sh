@@ -15,7 +15,7 @@ rank='trap "touch MARK.$RANK; exit 0" TERM; yes "$0" & wait'
 for layout in local remote; do
   rm -f "$T"/term.*
   hosts=()
-  [[ $layout == remote ]] && hosts=(--ssh-config "$SSHCFG" -H fnode1:1,fnode2:1)
+  [[ $layout == remote ]] && hosts=(--ssh-config "$SSHCFG" -H "fnode1:1,fnode2:1")
   run_capture R --timeout 60 -- bash -c 'set -o pipefail; "$@" | head -2' broken-pipe \
     "$FERRYRUN" "${hosts[@]}" -np 2 --kill-grace 5 sh -c "${rank//MARK/$T/term}" "$tok"
   assert_eq 141 "$R_rc" "$layout: ferryrun's exit status (pipefail: head exits 0)"

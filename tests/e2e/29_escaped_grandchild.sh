@@ -17,7 +17,7 @@ escape='env -i setsid "$0" 1000 </dev/null >/dev/null 2>&1 &
 (env -i setsid "$0" 1001 </dev/null >/dev/null 2>&1 &) ; sleep 0.5; echo started; : "$1"'
 for layout in local remote; do
   hosts=()
-  [[ $layout == remote ]] && hosts=(--ssh-config "$SSHCFG" -H fnode1:1,fnode2:1)
+  [[ $layout == remote ]] && hosts=(--ssh-config "$SSHCFG" -H "fnode1:1,fnode2:1")
   run_capture R --timeout 60 -- "$FERRYRUN" "${hosts[@]}" -np 2 sh -c "$escape" "$sleeper" "$tok"
   assert_eq 0 "$R_rc" "$layout: exit status"
   assert_eq 2 "$(grep -c started "$T/R.out")" "$layout: both ranks ran"
