@@ -90,7 +90,9 @@ int run(int argc, char** argv) {
   ::dup2(null, 1);
   ::close(null);
   asio::io_context io;
-  ferry::Daemon daemon(io, ferry::DaemonOptions{in, out});
+  ferry::DaemonOptions opts{in, out};
+  opts.subreaper = true;
+  ferry::Daemon daemon(io, opts);
   // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and
   // libxml plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its
   // start. Only for ferryd's own discovery, in start(): the ranks see the user's value.

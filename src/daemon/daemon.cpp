@@ -1,6 +1,7 @@
 #include "ferry/daemon/daemon.hpp"
 
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -71,6 +72,7 @@ class Daemon::Impl {
         host_(host_name()),
         own_spawner_(opts.spawner ? nullptr : std::make_unique<SystemSpawner>()),
         spawner_(opts.spawner ? *opts.spawner : *own_spawner_),
+        subreaper_(opts.subreaper),
         in_(io, opts.in_fd),
         pump_(io, opts.out_fd, {[this] { output_idle(); }, [this] { front_lost(); }}),
         // FERRY_OUTPUT_COPY=1 copies rank output through ferryd instead of splicing it (a
@@ -99,6 +101,9 @@ class Daemon::Impl {
 
   void start() {
     guard_.start();
+    // Orphans below ferryd come to it instead of init: the sweep finds them all (but the guard).
+    if (subreaper_ && ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) sweep_.descendants = true;
+    sweep_.spared = {guard_.pid()};
     launcher_.load_devices();  // FERRY_DEVICE_ROOT: a fake /proc, /dev, /sys tree (tests)
     spawner_.watch(io_, [this] { ranks_.reap(); });
     for (int signo : {SIGTERM, SIGINT, SIGHUP}) signals_.add(signo);
@@ -248,6 +253,7 @@ class Daemon::Impl {
     }
     start_rendezvous();
     launcher_.prepare(spec_, tag_, pmi_.get());
+    if (!launcher_.error_dir().empty()) guard_.remove_at_exit(launcher_.error_dir());
     launcher_.use_pmix(pmix_.begin(spec_, launcher_.cpusets()));
     bool stdin_here = false;
     for (size_t i = 0; i < spec_.ranks.size(); ++i) {
@@ -370,7 +376,7 @@ class Daemon::Impl {
     if (!have_spec_ || finished_ || !ranks_.all_reported()) return;
     // Every rank is gone; anything still tagged with the job (setsid daemons a rank left
     // behind) goes too, before we say we are done.
-    sweep_job(tag_, ranks_.running_pgids());
+    sweep_job(tag_, ranks_.running_pgids(), sweep_);
     ranks_.cancel_timers();
     exit_timer_.cancel();
     finished_ = true;
@@ -421,7 +427,7 @@ class Daemon::Impl {
 
   // The grace is over: whatever is left of the job is killed, and ferryd exits.
   void shut_down() {
-    if (have_spec_) sweep_job(tag_, ranks_.running_pgids());
+    if (have_spec_) sweep_job(tag_, ranks_.running_pgids(), sweep_);
     ranks_.signal_all(SIGKILL);
     guard_.release();
     stop();
@@ -445,6 +451,8 @@ class Daemon::Impl {
   const std::string host_;
   std::unique_ptr<ProcessSpawner> own_spawner_;  // when the options name none
   ProcessSpawner& spawner_;
+  const bool subreaper_;
+  SweepScope sweep_;  // what the sweep kills besides tagged processes and the ranks' groups
   asio::posix::stream_descriptor in_;
   std::array<char, size_t{64} * 1024> in_buf_{};
   wire::FrameReader reader_;

@@ -45,7 +45,7 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
       return nullptr;
     }
     server_ = std::move(*s);
-    guard_.add_dir(server_->directory());
+    guard_.remove_at_exit(server_->directory());
     if (spec.verbose) log_(node + ": PMIx server " + server_->version());
   }
   if (!server_) return nullptr;

@@ -58,6 +58,9 @@ class RankLauncher {
   /// What entry `local` wrote to its TORCHELASTIC_ERROR_FILE (at most wire::kErrorFileLimit
   /// bytes); "" when the spec asks for no error files or the rank wrote none.
   std::string error_file(size_t local) const;
+  /// The error files' directory ("" while none was made): the guard removes it should ferryd
+  /// die before its destructor runs.
+  const std::string& error_dir() const { return error_dir_; }
   /// Removes the error files' directory (ferryd is done with the job).
   ~RankLauncher();
 

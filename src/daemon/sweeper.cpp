@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,7 +30,50 @@ std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
   return out;
 }
 
+namespace {
+
+// The PPid line of <proc_root>/<pid>/status; 0 when it cannot be read (the process is gone)
+// or the process is a zombie (dead already: killing it again would find it in every pass).
+pid_t parent_of(const std::string& proc_root, pid_t pid) {
+  std::ifstream in(proc_root + "/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("State:") && line.find('Z') != std::string::npos) return 0;
+    if (line.starts_with("PPid:")) return static_cast<pid_t>(std::atol(line.c_str() + 5));
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
+                                    const std::string& proc_root) {
+  std::vector<pid_t> out;
+  auto pids = list_pids(proc_root);
+  if (!pids) return out;
+  std::multimap<pid_t, pid_t> children;  // parent -> child
+  for (pid_t p : *pids) children.emplace(parent_of(proc_root, p), p);
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t parent = todo.back();
+    todo.pop_back();
+    auto [first, last] = children.equal_range(parent);
+    for (auto it = first; it != last; ++it) {
+      const pid_t child = it->second;
+      if (child == root || std::find(spared.begin(), spared.end(), child) != spared.end()) continue;
+      out.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return out;
+}
+
 int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
+              std::chrono::milliseconds limit) {
+  return sweep_job(job_id, pgids, SweepScope{}, limit);
+}
+
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids, const SweepScope& scope,
               std::chrono::milliseconds limit) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kGap = std::chrono::milliseconds(10);
@@ -39,6 +84,9 @@ int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
   // A process may fork while being swept: repeat until a pass finds nothing (bounded).
   for (int pass = 0; pass < 20; ++pass) {
     auto pids = find_tagged_processes(job_id, ::getpid());
+    if (scope.descendants)
+      for (pid_t p : find_descendants(::getpid(), scope.spared))
+        if (std::find(pids.begin(), pids.end(), p) == pids.end()) pids.push_back(p);
     if (pids.empty()) break;
     for (pid_t p : pids)
       if (::kill(p, SIGKILL) == 0) ++killed;
@@ -60,6 +108,7 @@ bool Guard::start() {
   if (pid > 0) {
     ::close(p[0]);
     fd_ = p[1];
+    pid_ = pid;
     return true;
   }
   // Guard child: only read the pipe until EOF, then sweep. It must survive the signals
@@ -95,17 +144,14 @@ bool Guard::start() {
       buf.erase(0, nl + 1);
       if (line.starts_with("job ")) job_id = line.substr(4);
       if (line.starts_with("pgid ")) pgids.push_back(std::atoi(line.c_str() + 5));
+      if (line.starts_with("dir ")) dirs.push_back(line.substr(4));
       if (line == "forget") pgids.clear();
       if (line == "release") released = true;
-      if (line.starts_with("dir ")) dirs.push_back(line.substr(4));
     }
   }
-  if (released) _exit(0);
-  sweep_job(job_id, pgids, std::chrono::seconds(2));  // no loop to hold up here
-  for (const auto& d : dirs) {
-    std::error_code ignored;
-    std::filesystem::remove_all(d, ignored);
-  }
+  if (!released) sweep_job(job_id, pgids, std::chrono::seconds(2));  // no loop to hold up here
+  std::error_code ignored;
+  for (const auto& dir : dirs) std::filesystem::remove_all(dir, ignored);
   _exit(0);
 }
 
@@ -119,11 +165,9 @@ void Guard::set_job(const std::string& job_id) { send("job " + job_id + "\n"); }
 
 void Guard::add_pgid(pid_t pgid) { send("pgid " + std::to_string(pgid) + "\n"); }
 
-void Guard::forget_pgids() { send("forget\n"); }
+void Guard::remove_at_exit(const std::string& dir) { send("dir " + dir + "\n"); }
 
-void Guard::add_dir(const std::string& path) {
-  if (path.find('\n') == std::string::npos) send("dir " + path + "\n");
-}
+void Guard::forget_pgids() { send("forget\n"); }
 
 void Guard::release() { send("release\n"); }
 

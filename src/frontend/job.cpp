@@ -70,6 +70,9 @@ int Job::Impl::run() {
   out_.set_flow_handler([this, alive = alive_](bool behind) {
     if (*alive) pause_reading(behind);
   });
+  out_.set_reader_gone_handler([this, alive = alive_] {
+    if (*alive) reader_gone();
+  });
   open_all();
   io_.run();
   return attempt_.end.exit_status();
@@ -254,6 +257,20 @@ void Job::Impl::pause_reading(bool paused) {
     else
       h->link->resume_reading();
   }
+}
+
+// Nobody reads ferryrun's stdout any more (`ferryrun ... | head`): the job ends as a pipeline's
+// writer does, by SIGPIPE. Its ranks are stopped as in an abort (SIGTERM, SIGKILL after
+// --kill-grace) and ferryrun exits with 128+SIGPIPE; no attempt follows.
+void Job::Impl::reader_gone() {
+  if (!attempt_.end.interrupted(SIGPIPE)) return;  // a signal is ending the job already
+  if (phase_ == Phase::kStarting || phase_ == Phase::kBetween) {
+    launchers_.remote.cancel_all();
+    return finish_job();
+  }
+  if (phase_ != Phase::kRunning) return;
+  if (elastic_) return elastic_stop(0, "");
+  abort_attempt(kill_grace_ms());
 }
 
 void Job::Impl::start_stdin(size_t host) {

@@ -82,6 +82,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void show_progress();
   void heartbeat();
   void pause_reading(bool paused);
+  void reader_gone();
   void start_stdin(size_t host);
   void on_started(size_t i, const wire::Started& s) override;
   void on_failure(size_t i, const wire::Failure& m) override;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <asio/post.hpp>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -36,6 +37,7 @@ ConsoleOutput::~ConsoleOutput() {
   // late warnings take the default path.
   warn_ = nullptr;
   flow_ = nullptr;
+  reader_gone_ = nullptr;
   for (auto& stream : streams_) {
     if (stream && (stream->assembler.mid_line() || stream->assembler.held_size() > 0 ||
                    stream->file_state == StreamState::File::kOpen)) {
@@ -93,6 +95,10 @@ void ConsoleOutput::caught_up() {
   if (waiting) return;
   behind_ = false;
   if (flow_) flow_(false);
+}
+
+void ConsoleOutput::set_reader_gone_handler(std::function<void()> handler) {
+  reader_gone_ = std::move(handler);
 }
 
 void ConsoleOutput::set_warn(std::function<void(const std::string&)> warn) {
@@ -206,6 +212,13 @@ void ConsoleOutput::report_errors() {
   for (Destination* d : {out_.get(), err_.get()}) {
     if (d == nullptr || d->out.error() == 0 || d->reported) continue;
     d->reported = true;
+    // Nobody reads stdout any more (`| head` exited): the job ends, as a pipeline's writer does.
+    if (d == out_.get() && d->out.error() == EPIPE && reader_gone_) {
+      warn("stdout is a broken pipe (its reader is gone); stopping the job");
+      auto gone = std::exchange(reader_gone_, nullptr);
+      gone();
+      continue;
+    }
     warn("cannot write output to fd " + std::to_string(d->out.fd()) + ": " +
          std::strerror(d->out.error()) + "; further output to it is discarded");
   }

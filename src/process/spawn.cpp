@@ -100,8 +100,10 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   if (pid == 0) {
     errpipe->read.reset();
     ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(127);  // ferryd died between fork and prctl
+    if (req.parent_death_signal != 0) {
+      ::prctl(PR_SET_PDEATHSIG, req.parent_death_signal);
+      if (::getppid() != parent) _exit(127);  // the parent died between fork and prctl
+    }
     for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);

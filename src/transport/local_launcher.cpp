@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -80,6 +81,10 @@ void LocalLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
   for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
   req.stdin_fd = sv[1];
   req.stdout_fd = sv[1];
+  // ferryrun gone (even by SIGKILL): ferryd reads EOF on the socket and gives its ranks
+  // SIGTERM and the job's --kill-grace, as a remote ferryd does. SIGKILL here would take
+  // that grace away; SIGTERM leads ferryd down the same path, should the EOF not come.
+  req.parent_death_signal = SIGTERM;
   auto pid = spawn_process(req);
   ::close(sv[1]);
   if (!pid) {

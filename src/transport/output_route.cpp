@@ -234,7 +234,7 @@ class RoutedLink final : public Link {
       if (!*alive) return;
       waiting_read_ = false;
       if (closed_ || !side_open_) return;
-      if (ec) return fail("output route: " + ec.message());
+      if (ec) return broke("output route: " + ec.message());
       read_side();
     });
   }
@@ -247,7 +247,7 @@ class RoutedLink final : public Link {
     std::memcpy(buf, held_.data(), have);
     const ssize_t n = ::read(side_.native_handle(), buf + have, kRouteRead);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return next_read();
-    if (n < 0) return fail(std::string("output route: ") + std::strerror(errno));
+    if (n < 0) return broke(std::string("output route: ") + std::strerror(errno));
     if (n == 0) side_eof_ = true;
     const size_t total = have + static_cast<size_t>(n);
     const size_t used = open_records(buf, total);
@@ -256,8 +256,23 @@ class RoutedLink final : public Link {
     next_read();
   }
 
+  // The connection failed. Before its first record ferryd had not taken it: its handshake
+  // gave up (its time ran out as ferryrun's answer was on its way) and closed it, and output
+  // goes on over SSH. That is no lost host; a route ferryd did take is.
+  void broke(const std::string& why) {
+    if (boundary_) return fail(why);
+    router_->log(inner_->describe() + ": " + why + " before its first record; output stays on SSH");
+    std::error_code ignored;
+    side_.close(ignored);
+    held_.clear();
+    side_open_ = false;
+    side_done_ = true;
+    if (ssh_done_) report(ssh_reason_);
+  }
+
   // The route reached EOF with nothing left to open.
   void side_ended() {
+    if (!held_.empty() && !boundary_) return broke("output route: ended inside its first record");
     if (!held_.empty()) return fail("output route: ended inside a record");
     side_open_ = false;
     side_done_ = true;

@@ -32,7 +32,7 @@ class SocketLink : public Link {
   }
 
   void send(std::string bytes) override {
-    if (closed_) return;
+    if (closed_ || write_broken_) return;
     queue_.push_back(std::move(bytes));
     if (!writing_) write_next();
   }
@@ -93,10 +93,19 @@ class SocketLink : public Link {
     asio::async_write(sock_, asio::buffer(queue_.front()),
                       [this, alive = alive_](std::error_code ec, size_t) {
                         if (!*alive || closed_) return;
-                        if (ec) return ended(ec.message());
+                        if (ec) return write_broke();
                         queue_.pop_front();
                         write_next();
                       });
+  }
+
+  // The peer stopped reading (ferryd exited, its socket closed): what it was sent is moot.
+  // The stream's end is the read side's to report, once every byte the peer wrote before was
+  // delivered; a paused link (a console that stopped reading) may still hold some.
+  void write_broke() {
+    write_broken_ = true;
+    writing_ = false;
+    queue_.clear();
   }
 
   void ended(std::string reason) {
@@ -114,6 +123,7 @@ class SocketLink : public Link {
   bool started_ = false;
   bool paused_ = false;
   bool closed_ = false;
+  bool write_broken_ = false;  // a write failed: nothing more is sent
   DataHandler on_data_;
   ClosedHandler on_closed_;
 };

@@ -135,6 +135,10 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
                              void* self);
   static void on_exit_signal(ssh_session, ssh_channel, const char* signal, int core,
                              const char* errmsg, const char* lang, void* self);
+  /// sshd closed the channel (ferryd is gone). While stdout waits in libssh's buffer (paused),
+  /// libssh keeps the channel "open" with a delayed close: ssh_channel_is_closed() says no,
+  /// yet every write fails with "Remote channel is closed".
+  static void on_channel_close(ssh_session, ssh_channel, void* self);
 
   asio::io_context& io_;
   SshOptions options_;
@@ -187,8 +191,9 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   bool eof_sent_ = false;
   bool user_closed_ = false;
   bool got_stdout_ = false;
-  bool paused_ = false;     // pause_reading(true)
-  bool held_back_ = false;  // stdout was refused while paused: libssh holds it
+  bool paused_ = false;         // pause_reading(true)
+  bool held_back_ = false;      // stdout was refused while paused: libssh holds it
+  bool remote_closed_ = false;  // on_channel_close: nothing more can reach ferryd
   int exit_status_ = -1;
   std::string exit_signal_;
   std::string stderr_partial_;

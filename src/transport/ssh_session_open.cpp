@@ -236,6 +236,7 @@ SshSession::Step SshSession::channel_step() {
     channel_cb_.channel_exit_status_function = &SshSession::on_exit_status;
     channel_cb_.channel_exit_signal_function = &SshSession::on_exit_signal;
     channel_cb_.channel_data_function = &SshSession::on_channel_data;
+    channel_cb_.channel_close_function = &SshSession::on_channel_close;
     ssh_set_channel_callbacks(channel_.get(), &channel_cb_);
   }
   int rc = ssh_channel_open_session(channel_.get());

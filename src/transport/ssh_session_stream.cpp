@@ -52,6 +52,10 @@ int SshSession::on_channel_data(ssh_session, ssh_channel, void* data, uint32_t l
   return static_cast<int>(len);  // all consumed: libssh buffers nothing
 }
 
+void SshSession::on_channel_close(ssh_session, ssh_channel, void* self) {
+  static_cast<SshSession*>(self)->remote_closed_ = true;
+}
+
 void SshSession::on_exit_signal(ssh_session, ssh_channel, const char* signal, int core, const char*,
                                 const char*, void* self) {
   auto* me = static_cast<SshSession*>(self);
@@ -271,8 +275,11 @@ void SshSession::flush_sends() {
   if (!ch) return;
   while (!queue_.empty()) {
     if (writes_queued()) break;  // the socket is full
-    if (ssh_channel_is_closed(ch)) {
-      queue_.clear();  // ferryd is gone; conclude() reports why
+    // ferryd is gone: what it was sent is moot; conclude() reports why once every byte it
+    // wrote was delivered. A paused link's output may still wait in libssh then (a console
+    // that stopped reading): a heartbeat written now must not end the stream before it.
+    if (ssh_channel_is_closed(ch) || remote_closed_) {
+      queue_.clear();
       break;
     }
     uint32_t window = ssh_channel_window_size(ch);
@@ -283,7 +290,8 @@ void SshSession::flush_sends() {
     int n = ssh_channel_write(ch, front.data() + front_off_, chunk);
     sync_fd();
     if (n == SSH_ERROR) {
-      if (ssh_is_connected(session_.get()) && ssh_channel_is_closed(ch)) continue;
+      if (ssh_is_connected(session_.get()) && (ssh_channel_is_closed(ch) || remote_closed_))
+        continue;
       if (phase_ == Phase::kStreaming) {
         finish_stream("cannot write to ferryd (" + error_text() + ")");
       } else {

@@ -17,6 +17,11 @@ struct DaemonOptions {
   /// Starts, signals and reaps the ranks; must outlive the Daemon. Null: the system's
   /// (fork/exec, kill, waitpid), which is what ferryd uses; tests pass a fake.
   ProcessSpawner* spawner = nullptr;
+  /// Become the subreaper of everything the ranks start (PR_SET_CHILD_SUBREAPER), so that
+  /// the sweep at the job's end finds every descendant, tagged or not, through /proc's parent
+  /// links; where the kernel refuses, the job tag and process groups alone. ferryd sets it;
+  /// a test process must not (the sweep would kill all its other children).
+  bool subreaper = false;
 };
 
 /// One host's daemon. Create, `start()`, run the io_context; it stops the io_context when

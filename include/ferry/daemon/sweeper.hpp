@@ -5,7 +5,11 @@
 /// daemons). The tag is per ferryd, not per job: several ferryds of one job may share a
 /// process table (containers with a shared PID namespace, the simulated cluster), and one
 /// finishing must not sweep another's ranks.
-/// The sweeper finds them through /proc; the guard runs it when ferryd itself is killed.
+/// Where the kernel allows it ferryd is also its descendants' subreaper
+/// (PR_SET_CHILD_SUBREAPER): an orphan, even one that cleared its environment and left for a
+/// session of its own, is reparented to ferryd, not to init, and the sweep finds it through
+/// the parent links in /proc. The sweeper finds them; the guard runs it when ferryd itself is
+/// killed.
 
 #include <sys/types.h>
 
@@ -24,6 +28,12 @@ inline constexpr char kJobTagVar[] = "FERRY_JOB_TAG";
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root = "/proc");
 
+/// Pids under `proc_root` whose chain of parents (PPid in their status) leads to `root`,
+/// except those in `spared` and their own descendants. Processes that vanish meanwhile are
+/// skipped.
+std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
+                                    const std::string& proc_root = "/proc");
+
 /// How long sweep_job may take by default. ferryd sweeps on its event loop, but only at
 /// the very end (every rank ended, or the front end is gone): nothing is served then but
 /// the last frames, and its heartbeat timer is stopped; this bound keeps even that stall
@@ -37,9 +47,22 @@ inline constexpr std::chrono::milliseconds kSweepLimit{200};
 int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
               std::chrono::milliseconds limit = kSweepLimit);
 
+/// What sweep_job kills besides the tagged processes and the process groups: with
+/// `descendants`, every descendant of the calling process (find_descendants) but `spared`.
+struct SweepScope {
+  bool descendants = false;
+  std::vector<pid_t> spared;
+};
+
+/// sweep_job, also killing what `scope` names in every pass (a subreaper ferryd: every
+/// process below it but its guard).
+int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids, const SweepScope& scope,
+              std::chrono::milliseconds limit = kSweepLimit);
+
 /// A process that outlives ferryd just long enough to clean up after it. ferryd forks it at
-/// start; it learns the job id and each rank's pgid through a pipe, and when the pipe
-/// closes (ferryd exited or was killed, even by SIGKILL) it sweeps the job and exits.
+/// start; it learns the job id, each rank's pgid and ferryd's directories through a pipe,
+/// and when the pipe closes (ferryd exited or was killed, even by SIGKILL) it sweeps the job
+/// (unless released), removes the directories and exits.
 class Guard {
  public:
   Guard() = default;
@@ -47,15 +70,18 @@ class Guard {
   Guard& operator=(const Guard&) = delete;
   /// Forks the guard. Returns false (and ferryd runs without one) if fork fails.
   bool start();
+  /// The guard's pid (a child of ferryd that a sweep must spare); -1 without one.
+  pid_t pid() const { return pid_; }
   /// Tells the guard the job id (before any rank starts).
   void set_job(const std::string& job_id);
   /// Tells the guard a rank's process group.
   void add_pgid(pid_t pgid);
+  /// A directory of ferryd's (the ranks' error files) that the guard removes once ferryd is
+  /// gone, released or not: a ferryd killed before its own clean-up leaves nothing behind.
+  void remove_at_exit(const std::string& dir);
   /// The process groups told so far are gone (an attempt ended and was swept): the guard
   /// forgets them and stays on guard for the next attempt's.
   void forget_pgids();
-  /// A directory of ferryd's to remove (after the sweep) if ferryd dies without cleaning up.
-  void add_dir(const std::string& path);
   /// ferryd cleaned up itself: the guard exits without sweeping (a finished rank's pgid
   /// may be reused by an unrelated process once its group is empty).
   void release();
@@ -64,6 +90,7 @@ class Guard {
  private:
   void send(const std::string& line);
   int fd_ = -1;
+  pid_t pid_ = -1;
 };
 
 }  // namespace ferry

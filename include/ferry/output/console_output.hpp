@@ -109,6 +109,10 @@ class ConsoleOutput final : public OutputSink {
   void flush() override;
   /// Stop and go for the caller's reading, once write_behind() is on (else never called).
   void set_flow_handler(std::function<void(bool behind)> handler) override;
+  /// Called once when a write to the stdout fd fails with EPIPE, at the point where errors are
+  /// reported (the warning says the job ends instead of "discarded"). Without a handler, an
+  /// EPIPE is as any other error: warned about, and that fd's output dropped.
+  void set_reader_gone_handler(std::function<void()> handler) override;
 
   /// From now on a console that stops reading (a full pipe) never blocks the caller's loop
   /// on `io`: flush() writes what the fd takes without waiting for its reader and hands the
@@ -168,6 +172,7 @@ class ConsoleOutput final : public OutputSink {
   bool break_warned_ = false;
   std::function<void(bool)> flow_;
   bool behind_ = false;  // flow_ was told to stop
+  std::function<void()> reader_gone_;
   // Lets the writing threads' wake-ups, posted to the loop, find this object or its absence.
   std::shared_ptr<ConsoleOutput*> self_;
 };

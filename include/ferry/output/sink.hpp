@@ -30,6 +30,11 @@ class OutputSink {
   // By value, so that an override keeps the handler by moving it; this default drops it.
   // NOLINTNEXTLINE(performance-unnecessary-value-param)
   virtual void set_flow_handler(std::function<void(bool behind)> /*handler*/) {}
+  /// The reader of the output went away (the console's stdout is a broken pipe, as in
+  /// `ferryrun ... | head`): the sink calls `handler` once; the caller should end the job.
+  /// A sink without such a reader never calls it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  virtual void set_reader_gone_handler(std::function<void()> /*handler*/) {}
 };
 
 }  // namespace ferry

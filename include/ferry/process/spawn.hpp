@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct SpawnRequest {
   int stderr_fd = -1;
   std::vector<int> keep_fds;             ///< extra fds inherited unchanged (e.g. PMI_FD)
   const RankBinding* binding = nullptr;  ///< cores/memory applied in the child; null = none
+  /// The signal the child gets when the thread that started it ends (PR_SET_PDEATHSIG); 0 =
+  /// none. A rank dies with ferryd; a local ferryd gets SIGTERM, so that it stops its ranks
+  /// with the job's grace as when its stream to ferryrun ends.
+  int parent_death_signal = SIGKILL;
 };
 
 /// Merges environments: later lists override earlier ones by variable name.
@@ -35,8 +40,9 @@ std::vector<std::string> merge_environment(const std::vector<std::vector<std::st
 Result<std::string> resolve_command(const std::string& command, const std::vector<std::string>& env,
                                     const std::string& wdir);
 
-/// Forks and execs. The child gets its own process group, SIGKILL when ferryd dies, default
-/// signal dispositions and an empty signal mask. Returns the pid, or why exec failed
+/// Forks and execs. The child gets its own process group, the request's parent-death
+/// signal (by default SIGKILL when ferryd dies), default signal dispositions and an empty
+/// signal mask. Returns the pid, or why exec failed
 /// (reported by the child through a close-on-exec pipe, so exec failures are not
 /// mistaken for the program's own exit 127).
 Result<pid_t> spawn_process(const SpawnRequest& req);

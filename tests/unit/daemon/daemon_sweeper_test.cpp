@@ -5,8 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "ferry/daemon/sweeper.hpp"
 
@@ -54,6 +59,75 @@ TEST(Sweeper, GivesUpAfterItsLimitWhileTaggedProcessesKeepComing) {
   // The limit plus a scan of /proc or two (a loaded machine scans slowly). Unbounded, the
   // 20 passes alone, 10 ms apart, took 200 ms.
   EXPECT_LT(took, std::chrono::milliseconds(150));
+}
+
+// A /proc of status files: each pid's state and parent.
+class FakeProc {
+ public:
+  FakeProc() {
+    char templ[] = "/tmp/ferry-fake-proc-XXXXXX";
+    root_ = ::mkdtemp(templ);
+  }
+  ~FakeProc() {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+  FakeProc(const FakeProc&) = delete;
+  FakeProc& operator=(const FakeProc&) = delete;
+  void add(pid_t pid, pid_t parent, char state = 'S') {
+    const std::string dir = root_ + "/" + std::to_string(pid);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/status")
+        << "Name:\tx\nState:\t" << state << " (x)\nTgid:\t" << pid << "\nPPid:\t" << parent << "\n";
+  }
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
+TEST(Sweeper, FindsEveryDescendantButTheSparedAndTheDead) {
+  FakeProc proc;
+  proc.add(1, 0);
+  proc.add(10, 1);   // ferryd
+  proc.add(11, 10);  // a rank
+  proc.add(12, 11);  // its child
+  proc.add(13, 12);  // and grandchild
+  proc.add(14, 10);  // an orphan ferryd adopted (subreaper)
+  proc.add(15, 10);  // the guard: spared, and whatever is below it
+  proc.add(16, 15);
+  proc.add(17, 10, 'Z');  // dead already: not to be killed again in every pass
+  proc.add(20, 1);        // not ours
+  proc.add(21, 20);
+  std::vector<pid_t> found = find_descendants(10, {15}, proc.root());
+  std::sort(found.begin(), found.end());
+  EXPECT_EQ(found, (std::vector<pid_t>{11, 12, 13, 14}));
+  EXPECT_TRUE(find_descendants(21, {}, proc.root()).empty());
+}
+
+// The guard removes the directories it was given once ferryd is gone (its pipe closes), even
+// when ferryd never got to say it cleaned up: a ferryd killed between two attempts leaves
+// no temporary directory behind.
+TEST(Sweeper, GuardRemovesItsDirectoriesWhenFerrydIsGone) {
+  char templ[] = "/tmp/ferry-guard-dir-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const std::string dir = templ;
+  std::ofstream(dir + "/attempt0-rank0.json") << "{}";
+  pid_t guard_pid = -1;
+  {
+    Guard guard;
+    ASSERT_TRUE(guard.start());
+    guard_pid = guard.pid();
+    EXPECT_GT(guard_pid, 0);
+    guard.remove_at_exit(dir);
+    ::usleep(100000);
+    EXPECT_TRUE(std::filesystem::exists(dir)) << "removed while ferryd lives";
+  }  // the pipe closes, as when ferryd dies
+  for (int i = 0; i < 100 && std::filesystem::exists(dir); ++i) ::usleep(50000);
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  ::waitpid(guard_pid, nullptr, 0);
 }
 
 }  // namespace

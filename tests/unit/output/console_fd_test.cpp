@@ -85,6 +85,49 @@ TEST(ConsoleOutput, BrokenPipeIsOneWarning) {
   EXPECT_NE(warnings[0].find("Broken pipe"), std::string::npos) << warnings[0];
 }
 
+// With a reader-gone handler (ferryrun's job), a broken stdout is not output to drop but the end of
+// the job: the handler runs once, and the warning says so.
+TEST(ConsoleOutput, BrokenStdoutCallsTheReaderGoneHandlerOnce) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ::close(p[0]);
+  Capture err;
+  ConsoleOutput out(OutputOptions{}, p[1], err.fd());
+  std::vector<std::string> warnings;
+  out.set_warn([&](const std::string& w) { warnings.push_back(w); });
+  int gone = 0;
+  out.set_reader_gone_handler([&] { ++gone; });
+  for (int i = 0; i < 3; ++i) {
+    out.write(0, StreamId::kStdout, "x\n");
+    out.flush();
+  }
+  ::close(p[1]);
+  EXPECT_EQ(gone, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("stdout is a broken pipe"), std::string::npos) << warnings[0];
+}
+
+// A broken stderr alone does not end the job: its output is dropped, as before.
+TEST(ConsoleOutput, BrokenStderrLeavesTheReaderGoneHandlerAlone) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  ::close(p[0]);
+  Capture out_fd;
+  ConsoleOutput out(OutputOptions{}, out_fd.fd(), p[1]);
+  std::vector<std::string> warnings;
+  out.set_warn([&](const std::string& w) { warnings.push_back(w); });
+  int gone = 0;
+  out.set_reader_gone_handler([&] { ++gone; });
+  out.write(0, StreamId::kStderr, "x\n");
+  out.flush();
+  ::close(p[1]);
+  EXPECT_EQ(gone, 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("discarded"), std::string::npos) << warnings[0];
+}
+
 TEST(ConsoleOutput, WarnHookMayFlushAndPrint) {
   // As ferryrun's Diagnostics does: the hook flushes the console, then prints.
   Capture cout, cerr;

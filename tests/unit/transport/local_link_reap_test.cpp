@@ -10,6 +10,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "ferry/transport/local_launcher.hpp"
 
@@ -141,6 +142,42 @@ TEST(LocalLinkReap, ClosedLinkIsReapedInTheBackground) {
   EXPECT_LT(ticker.longest_gap(), std::chrono::milliseconds(150));
   // Reaped: no zombie left behind under that pid.
   EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid))) << "ferryd " << pid << " not reaped";
+}
+
+// ferryd printed its last output and exited while the link was paused (the console stopped
+// reading): the frames sent to it meanwhile (heartbeats) fail, and that is no reason to end the
+// link before what ferryd wrote was delivered. Once resumed, it is, and the end is clean.
+TEST(LocalLinkPaused, FerrydThatExitedWhilePausedLosesNothing) {
+  TempDir dir;
+  const fs::path done = dir.path / "done";
+  const std::string ferryd =
+      fake_ferryd(dir, "echo last words\nexec 0<&- 1>&-\ntouch " + done.string());
+  asio::io_context io;
+  LocalLauncher launcher(io);
+  auto link = open_local(io, launcher, ferryd);
+  ASSERT_TRUE(link);
+  std::string got;
+  std::optional<std::string> reason;
+  link->pause_reading();
+  link->start([&](std::string_view b) { got.append(b); },
+              [&](const std::string& r) { reason = r; });
+  // Paused, the link waits for nothing: the loop may have no work to run meanwhile.
+  for (int i = 0; i < 200 && !fs::exists(done); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(done));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // ferryd exits after the touch
+  for (int i = 0; i < 10; ++i) {
+    link->send(std::string(17, 'h'));
+    io.run_for(std::chrono::milliseconds(50));
+    io.restart();
+  }
+  EXPECT_FALSE(reason) << "the paused link ended: " << reason.value_or("");
+  EXPECT_EQ(got, "");
+  link->resume_reading();
+  for (int i = 0; i < 200 && !reason; ++i) io.run_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(reason) << "the link never reported its end";
+  EXPECT_EQ(*reason, "");
+  EXPECT_EQ(got, "last words\n");
 }
 
 }  // namespace

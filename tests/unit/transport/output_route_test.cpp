@@ -6,6 +6,7 @@
 #include "ferry/transport/output_route.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <optional>
@@ -227,6 +228,26 @@ TEST_F(RoutedLinkTest, WithoutTheSecretNoRouteOpensAndSshCarriesOn) {
   ssh_->closed("");
   EXPECT_EQ("still here", got_);
   ASSERT_TRUE(end_.has_value());
+  EXPECT_EQ("", *end_);
+}
+
+// ferryd's handshake gave up (its time ran out while ferryrun's proof was on its way) and closed
+// the connection with the proof unread: a reset, before any record. ferryd never took that
+// route, so its output goes on over SSH and the link does not end.
+TEST_F(RoutedLinkTest, ARouteResetBeforeItsFirstRecordLeavesOutputOnSsh) {
+  ASSERT_TRUE(connect(offer_.secret));
+  ssh_->data("AB");
+  const linger reset{1, 0};  // close with a reset, as a socket with unread bytes does
+  ASSERT_EQ(0, ::setsockopt(fd_.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset));
+  fd_.reset();
+  run_for(100);
+  EXPECT_FALSE(end_) << "the link ended: " << end_.value_or("");
+  EXPECT_NE(std::string::npos, log_.find("output stays on SSH")) << log_;
+  ssh_->data("CD");
+  ssh_->closed("");
+  run_until([&] { return end_.has_value(); });
+  EXPECT_EQ("ABCD", got_);
+  ASSERT_TRUE(end_);
   EXPECT_EQ("", *end_);
 }
 

@@ -47,7 +47,7 @@ class SshHold : public ::testing::TestWithParam<int> {
     const fs::path& d = sshd_.dir();
     poured_ = d / "poured";
     write_text(d / "pour",
-               "#!/bin/sh\nseq 1 " + std::to_string(kLines) + "\ntouch " + poured_.string() + "\n",
+               "#!/bin/sh\nseq 1 " + std::to_string(lines()) + "\ntouch " + poured_.string() + "\n",
                fs::perms::owner_all);
     write_text(d / "known_hosts", sshd_.known_line("host_key"));
     write_text(d / "ssh_config",
@@ -73,6 +73,9 @@ class SshHold : public ::testing::TestWithParam<int> {
     ASSERT_TRUE(link_) << error;
   }
 
+  // How many lines ferryd (the script) prints.
+  virtual int lines() const { return kLines; }
+
   void start() {
     link_->start([this](std::string_view b) { got_.append(b); },
                  [this](const std::string& r) { reason_ = r; });
@@ -84,8 +87,8 @@ class SshHold : public ::testing::TestWithParam<int> {
         io_, [&] { return reason_ != "<none>"; }, std::chrono::seconds(30)));
     EXPECT_EQ(reason_, "");
     EXPECT_TRUE(fs::exists(poured_));
-    EXPECT_EQ(got_.size(), expected_output(kLines).size());
-    EXPECT_TRUE(got_ == expected_output(kLines)) << "bytes lost or out of order";
+    EXPECT_EQ(got_.size(), expected_output(lines()).size());
+    EXPECT_TRUE(got_ == expected_output(lines())) << "bytes lost or out of order";
   }
 
   TestSshd sshd_;
@@ -121,6 +124,31 @@ TEST_P(SshHold, PausedLinkHoldsFerrydBackAndLosesNothing) {
   expect_everything();
 }
 
+// Output that fits the channel's first window (about 24 KB): ferryd prints it all and exits
+// while the link is paused, so sshd closes the channel with the output still waiting in
+// libssh. Frames sent meanwhile (heartbeats) go nowhere, and that is no reason to end the
+// link: once resumed it delivers every byte, and then ends cleanly.
+class SshHoldExited : public SshHold {
+  int lines() const override { return 5000; }
+};
+
+TEST_P(SshHoldExited, FerrydThatExitedWhilePausedLosesNothing) {
+  link_->pause_reading();
+  start();
+  ASSERT_TRUE(run_until(
+      io_, [&] { return fs::exists(poured_); }, std::chrono::seconds(10)));
+  // sshd's CLOSE arrives meanwhile; each send is a heartbeat to a ferryd that is gone.
+  for (int i = 0; i < 10; ++i) {
+    link_->send(std::string(17, 'h'));
+    run_until(
+        io_, [&] { return reason_ != "<none>"; }, std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(reason_, "<none>") << "the paused link ended";
+  EXPECT_EQ(got_.size(), 0u) << "bytes delivered while paused";
+  link_->resume_reading();
+  expect_everything();
+}
+
 // Only with a thread: a session on the test's loop stops with it.
 class SshHoldOnThread : public SshHold {};
 
@@ -138,6 +166,11 @@ TEST_P(SshHoldOnThread, LoopThatFallsBehindHoldsFerrydBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SessionOn, SshHold, ::testing::Values(-1, 1),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return p.param < 0 ? std::string("Loop") : std::string("Thread");
+                         });
+
+INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldExited, ::testing::Values(-1, 1),
                          [](const ::testing::TestParamInfo<int>& p) {
                            return p.param < 0 ? std::string("Loop") : std::string("Thread");
                          });
