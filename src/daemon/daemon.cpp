@@ -143,7 +143,13 @@ class Daemon::Impl {
 
   void read_input() {
     in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
-      if (ec) return front_lost();
+      if (ec) {
+        // A stream that ends inside a frame was cut, or is not ferryrun's.
+        if (const size_t left = reader_.buffered(); left > 0 && !front_gone_)
+          ::fprintf(stderr, "ferryd: input ended inside a frame (%zu byte(s) of it arrived)\n",
+                    left);
+        return front_lost();
+      }
       reader_.feed(std::string_view(in_buf_.data(), n));
       last_heard_ = std::chrono::steady_clock::now();
       for (;;) {
@@ -160,6 +166,14 @@ class Daemon::Impl {
   void handle(const wire::FrameView& f) {
     auto msg = wire::decode_to_daemon(f);
     if (!msg) return fatal(msg.error().message);
+    // Only what may precede a job can come before its HostSpec.
+    const bool before_job = std::holds_alternative<wire::Stdin>(*msg) ||
+                            std::holds_alternative<wire::KvReply>(*msg) ||
+                            std::holds_alternative<wire::PmiBarrierDone>(*msg) ||
+                            std::holds_alternative<wire::StartRanks>(*msg) ||
+                            std::holds_alternative<wire::StopRanks>(*msg);
+    if (before_job && !have_spec_)
+      return fatal("a frame of type " + std::to_string(f.type) + " came before the HostSpec");
     std::visit(
         wire::Overloaded{
             [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
