@@ -1,6 +1,7 @@
 #include "ferry/rendezvous/horovod_notice.hpp"
 
 #include <array>
+#include <string>
 
 namespace ferry {
 namespace {
@@ -30,6 +31,13 @@ uint32_t le(std::string_view s, size_t at, size_t n) {
   for (size_t i = 0; i < n; ++i)
     v |= static_cast<uint32_t>(static_cast<uint8_t>(s[at + i])) << (8 * i);
   return v;
+}
+
+bool printable_word(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e) return false;
+  return true;
 }
 
 }  // namespace
@@ -97,7 +105,15 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
       case 'J': {  // BININT1, BININT2, BININT
         const size_t n = op == 'K' ? 1 : op == 'M' ? 2 : 4;
         if (!need(n)) return make_error("truncated pickle");
-        if (have_text) out.addresses.emplace_back(last_text, static_cast<int>(le(p, i, n)));
+        if (have_text) {
+          // A port a worker could listen on, at an address that is text (an IP).
+          const uint32_t port = le(p, i, n);
+          if (port < 1 || port > 65535)
+            return make_error("port " + std::to_string(port) + " in the worker's address");
+          if (!printable_word(last_text))
+            return make_error("an address in the worker's address is not text");
+          out.addresses.emplace_back(std::move(last_text), static_cast<int>(port));
+        }
         i += n;
         break;
       }
