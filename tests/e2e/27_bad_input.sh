@@ -46,7 +46,7 @@ echo x >"$T/file"
 refused FILE "$T/file is not a directory" -- "$FERRYRUN" -np 1 --output-filename "$T/file" "${MARK[@]}"
 refused PROC "cannot create files in /proc" -- "$FERRYRUN" -np 1 --output-filename /proc "${MARK[@]}"
 mkdir "$T/ro"
-mount -t tmpfs -o ro,size=1m ferry-e2e-ro "$T/ro"
+mount -t tmpfs -o ro,size=1m,mode=0755 ferry-e2e-ro "$T/ro"
 rc=0
 refused RO "cannot create files in $T/ro: Read-only file system" -- \
   "$FERRYRUN" -np 1 --output-filename "$T/ro" "${MARK[@]}" || rc=$?

@@ -282,5 +282,13 @@ TEST(JobFile, TheShippedExampleParses) {
   EXPECT_FALSE(r->config.job.command.empty());
 }
 
+TEST(JobFile, AUtf8ByteOrderMarkIsSkipped) {
+  auto r = parse("\xEF\xBB\xBFnp = 3\n[environment]\nA = \"1\"\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->config.job.np, 3);
+  // Only at the start: elsewhere it is a non-ASCII character outside a string.
+  EXPECT_NE(error_of("np = 3\n\xEF\xBB\xBF\n"), "(no error)");
+}
+
 }  // namespace
 }  // namespace ferry
