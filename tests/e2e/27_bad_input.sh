@@ -48,8 +48,9 @@ refused PROC "cannot create files in /proc" -- "$FERRYRUN" -np 1 --output-filena
 mkdir "$T/ro"
 mount -t tmpfs -o ro,size=1m,mode=0755 ferry-e2e-ro "$T/ro"
 rc=0
-refused RO "cannot create files in $T/ro: Read-only file system" -- \
-  "$FERRYRUN" -np 1 --output-filename "$T/ro" "${MARK[@]}" || rc=$?
+# In a subshell, so that the mount goes away even when the check fails.
+(refused RO "cannot create files in $T/ro: Read-only file system" -- \
+  "$FERRYRUN" -np 1 --output-filename "$T/ro" "${MARK[@]}") || rc=$?
 umount "$T/ro"
 ((rc == 0)) || exit "$rc"
 
