@@ -290,5 +290,10 @@ TEST(JobFile, AUtf8ByteOrderMarkIsSkipped) {
   EXPECT_NE(error_of("np = 3\n\xEF\xBB\xBF\n"), "(no error)");
 }
 
+TEST(JobFile, NumberRangesReadAsWritten) {
+  EXPECT_EQ(error_of("kill_grace = 5000.0\n"), "job.toml:1: bad kill_grace (expected 0 to 3600)");
+  EXPECT_EQ(error_of("kill_grace = nan\n"), "job.toml:1: bad kill_grace (expected 0 to 3600)");
+}
+
 }  // namespace
 }  // namespace ferry
