@@ -99,12 +99,14 @@ ferryd_says() {
 }
 ferryd_says BOGUS 2 "--bogus" /dev/null -- "$FERRYD" --bogus
 printf '\x10\x00\x00\x00\x02abc' >"$T/cut"  # a frame of 16 bytes, 5 of them sent
-ferryd_says CUT 1 "input ended inside a frame" "$T/cut" -- "$FERRYD" --stdio
+# Through a pipe, as ferryd's stdin is over SSH.
+piped=(sh -c 'cat | "$0" --stdio' "$FERRYD")
+ferryd_says CUT 1 "input ended inside a frame" "$T/cut" -- "${piped[@]}"
 printf '\x10\x00' >"$T/half"  # half a frame header
-ferryd_says HALF 1 "input ended inside a frame" "$T/half" -- "$FERRYD" --stdio
+ferryd_says HALF 1 "input ended inside a frame" "$T/half" -- "${piped[@]}"
 printf '\x07\x00\x00\x00\x06\x02\x00\x00\x00hi' >"$T/stdin-first"  # Stdin "hi", no HostSpec
 ferryd_says EARLY 2 "a frame of type 6 came before the HostSpec" "$T/stdin-first" -- \
-  "$FERRYD" --stdio
+  "${piped[@]}"
 ferryd_says PORT 1 "FERRY_CONNECT_PORT='99999' is not a port \(1 to 65535\)" /dev/null -- \
   env FERRY_CONNECT_SECRET=s FERRY_CONNECT_PORT=99999 "$FERRYD" --connect
 wait_cluster_idle 5
