@@ -12,7 +12,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   app.add_option("-n,-c,--np", job.np,
                  "Number of processes to run (-np; default: one per slot, or -N on each host)")
-      ->check(whole_number(1, kMaxRanks))
+      ->transform(whole_number(1, kMaxRanks))
       ->group("Job");
   app.add_option("-H,--host", raw.host_options, "List of hosts: host1:2,host2")
       ->allow_extra_args(false)
@@ -49,13 +49,13 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->expected(2)
       ->group("Job");
   app.add_option("--ssh-port", cfg.ssh.port, "SSH port for hosts that name none (ferry)")
-      ->check(whole_number(1, 65535))
+      ->transform(whole_number(1, 65535))
       ->group("SSH");
   app.add_option("--ssh-identity-file", cfg.ssh.identity_file, "SSH private key (ferry)")
       ->group("SSH");
   app.add_option("--start-timeout", job.start_timeout_s,
                  "Seconds to reach every host (ferry; default 30)")
-      ->check(whole_number(1, 86400))
+      ->transform(whole_number(1, 86400))
       ->group("Start");
   app.add_flag("-v,--verbose", job.verbose, "Say what is done and how long it takes");
   app.add_flag("-q,--quiet", raw.accepted, "Accepted")->group("Job");

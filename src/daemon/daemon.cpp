@@ -144,10 +144,13 @@ class Daemon::Impl {
   void read_input() {
     in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
       if (ec) {
-        // A stream that ends inside a frame was cut, or is not ferryrun's.
+        // A stream that ends inside a frame was cut, or is not ferryrun's; one that fed
+        // stdin to a job that never came is not ferryrun's either.
         if (const size_t left = reader_.buffered(); left > 0 && !front_gone_)
           ::fprintf(stderr, "ferryd: input ended inside a frame (%zu byte(s) of it arrived)\n",
                     left);
+        else if (early_stdin_ > 0 && !have_spec_ && !front_gone_)
+          ::fprintf(stderr, "ferryd: input ended before the HostSpec, after stdin for its job\n");
         return front_lost();
       }
       reader_.feed(std::string_view(in_buf_.data(), n));
@@ -166,18 +169,13 @@ class Daemon::Impl {
   void handle(const wire::FrameView& f) {
     auto msg = wire::decode_to_daemon(f);
     if (!msg) return fatal(msg.error().message);
-    // Only what may precede a job can come before its HostSpec.
-    const bool before_job = std::holds_alternative<wire::Stdin>(*msg) ||
-                            std::holds_alternative<wire::KvReply>(*msg) ||
-                            std::holds_alternative<wire::PmiBarrierDone>(*msg) ||
-                            std::holds_alternative<wire::StartRanks>(*msg) ||
-                            std::holds_alternative<wire::StopRanks>(*msg);
-    if (before_job && !have_spec_)
-      return fatal("a frame of type " + std::to_string(f.type) + " came before the HostSpec");
     std::visit(
         wire::Overloaded{
             [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
-            [this](wire::Stdin& in) { stdin_.feed(std::move(in.data)); },
+            [this](wire::Stdin& in) {
+              if (!have_spec_) early_stdin_ += in.data.size() + 1;
+              stdin_.feed(std::move(in.data));
+            },
             [this](wire::Signal& s) { ranks_.signal_all(s.signo); },
             [this](wire::Terminate& t) { ranks_.terminate(std::chrono::milliseconds(t.grace_ms)); },
             [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
@@ -470,6 +468,7 @@ class Daemon::Impl {
   bool finished_ = false;
   bool stopped_ = false;
   int exit_code_ = 0;
+  size_t early_stdin_ = 0;  // Stdin frames before the HostSpec (held for the stdin rank)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

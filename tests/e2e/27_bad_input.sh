@@ -105,7 +105,7 @@ ferryd_says CUT 1 "input ended inside a frame" "$T/cut" -- "${piped[@]}"
 printf '\x10\x00' >"$T/half"  # half a frame header
 ferryd_says HALF 1 "input ended inside a frame" "$T/half" -- "${piped[@]}"
 printf '\x07\x00\x00\x00\x06\x02\x00\x00\x00hi' >"$T/stdin-first"  # Stdin "hi", no HostSpec
-ferryd_says EARLY 2 "a frame of type 6 came before the HostSpec" "$T/stdin-first" -- \
+ferryd_says EARLY 1 "input ended before the HostSpec, after stdin for its job" "$T/stdin-first" -- \
   "${piped[@]}"
 ferryd_says PORT 1 "FERRY_CONNECT_PORT='99999' is not a port \(1 to 65535\)" /dev/null -- \
   env FERRY_CONNECT_SECRET=s FERRY_CONNECT_PORT=99999 "$FERRYD" --connect
