@@ -49,9 +49,10 @@ TEST(Cli, DefaultsToThisMachineWithSlotsForTheRanksAsked) {
 }
 
 TEST(Cli, OptionsOfTheIssue) {
-  auto r = parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-i", "/k",
-                  "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5", "--ssh-config",
-                  "/dev/null", "--ssh-accept-new", "--ferryd", "/opt/ferryd", "--stdin-none", "cmd"});
+  auto r =
+      parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-i", "/k",
+             "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5", "--ssh-config",
+             "/dev/null", "--ssh-accept-new", "--ferryd", "/opt/ferryd", "--stdin-none", "cmd"});
   ASSERT_TRUE(r.config.has_value());
   EXPECT_EQ(r.config->ssh.identity_file, "/k");
   EXPECT_EQ(r.config->job.start_timeout_s, 7);
