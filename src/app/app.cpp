@@ -1,13 +1,19 @@
 #include "ferry/app/app.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 
+#include "ferry/common/printable.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
+#include "ferry/output/output_dir.hpp"
+#include "ferry/plan/limits.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/slurm_launcher.hpp"
@@ -22,6 +28,77 @@ int ranks_to_launch(const JobOptions& job) {
   return placed ? placed->world_size : 0;
 }
 
+namespace {
+
+// Cores per rank that this machine cannot give, when every host is this machine (a remote
+// host's cores are known only to its ferryd, which reports the rank). "" when possible.
+std::string impossible_cpus_per_rank(const FrontendConfig& cfg) {
+  const BindingOptions& b = cfg.job.binding;
+  const int asked = std::max(b.pe, b.cpus_per_rank);
+  if (asked <= 0) return "";
+  for (const auto& h : cfg.job.hosts)
+    if (cfg.launch != LaunchWith::kLocal &&
+        (!is_local_host(h.name) || h.port != 0 || !h.user.empty()))
+      return "";
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return "";
+  const int cpus = CPU_COUNT(&allowed);
+  if (asked <= cpus) return "";
+  return std::string(b.pe > b.cpus_per_rank ? "--map-by ...:PE=" : "--cpus-per-rank ") +
+         std::to_string(asked) + ": this machine has " + std::to_string(cpus) +
+         " CPU(s) for the ranks";
+}
+
+// What can be known to fail before any host is reached: one line each, exit status 2.
+int check_before_start(const FrontendConfig& cfg, int& world) {
+  const JobOptions& job = cfg.job;
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  if (placed) {
+    if (Status st = check_job_size(*placed); !st) {
+      std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), st.error().message.c_str());
+      return 2;
+    }
+    world = placed->world_size;
+  }
+  if (std::string why = impossible_cpus_per_rank(cfg); !why.empty()) {
+    std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), why.c_str());
+    return 2;
+  }
+  if (!cfg.output.output_dir.empty())
+    if (Status st = prepare_output_dir(cfg.output.output_dir); !st) {
+      std::fprintf(stderr, "%s: --output-filename %s\n", cfg.program.c_str(),
+                   st.error().message.c_str());
+      return 2;
+    }
+  return 0;
+}
+
+// ferry's settings from the environment. FERRY_SSH_IO_THREADS=N runs the SSH sessions on
+// N threads of their own, -1 on the loop (unset: by the CPUs, SshOptions::io_threads);
+// FERRY_OUTPUT_ROUTE=ssh keeps every host's output on its SSH channel. A value ferry cannot
+// use is ignored, with a warning: a typo must not pass for a setting.
+void read_environment(SshOptions& ssh, JobOptions& job, Diagnostics& diag) {
+  if (const char* n = std::getenv("FERRY_SSH_IO_THREADS"); n && *n) {
+    long v = 0;
+    const std::string_view text(n);
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size() && v >= -1 && v <= 64)
+      ssh.io_threads = static_cast<int>(v);
+    else
+      diag.warn("FERRY_SSH_IO_THREADS='" + printable(text) +
+                "' ignored (expected a whole number from -1 to 64)");
+  }
+  if (const char* r = std::getenv("FERRY_OUTPUT_ROUTE"); r && *r) {
+    if (std::string_view(r) == "ssh")
+      job.direct_output = false;
+    else
+      diag.warn("FERRY_OUTPUT_ROUTE='" + printable(r) + "' ignored (the one value is ssh)");
+  }
+}
+
+}  // namespace
+
 OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
   OutputOptions out = cfg.output;
   out.world_size = std::max(world_size, 1);
@@ -32,7 +109,8 @@ OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
 int run_ferryrun(const FrontendConfig& cfg) {
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io;
-  const int world = ranks_to_launch(cfg.job);
+  int world = 0;
+  if (int bad = check_before_start(cfg, world); bad != 0) return bad;
   ConsoleOutput console(console_options(cfg, world));
   console.write_behind(io);  // a console that stops reading must not stop the loop
   Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
@@ -58,13 +136,8 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.keepalive_s = cfg.job.heartbeat_s;
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
-  // FERRY_SSH_IO_THREADS=N runs the SSH sessions on N threads of their own, =-1 on the
-  // loop; unset, it depends on the CPUs (SshOptions::io_threads).
-  if (const char* n = std::getenv("FERRY_SSH_IO_THREADS"); n && *n) {
-    char* end = nullptr;
-    const long v = std::strtol(n, &end, 10);
-    if (*end == '\0') ssh.io_threads = static_cast<int>(std::clamp(v, -1L, 64L));
-  }
+  JobOptions job_opts = cfg.job;
+  read_environment(ssh, job_opts, diag);
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   SlurmOptions so;
@@ -84,10 +157,6 @@ int run_ferryrun(const FrontendConfig& cfg) {
                   : cfg.launch == LaunchWith::kLocal ? static_cast<Launcher&>(local)
                                                      : remote;
   Launchers launchers{near, far};
-  JobOptions job_opts = cfg.job;
-  // FERRY_OUTPUT_ROUTE=ssh keeps every host's output on its SSH channel.
-  if (const char* r = std::getenv("FERRY_OUTPUT_ROUTE"); r && std::string_view(r) == "ssh")
-    job_opts.direct_output = false;
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";

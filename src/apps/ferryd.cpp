@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/standard_fds.hpp"
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/hosts/slurm.hpp"
 #include "ferry/transport/connect_back.hpp"
@@ -66,7 +67,13 @@ int run(int argc, char** argv) {
                "launcher starts it with srun; address, port and secret in the environment)");
   app.set_version_flag("--version", std::string("ferryd ") + FERRY_VERSION + " (protocol " +
                                         std::to_string(ferry::wire::kProtocolVersion) + ")");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "ferryd: %s (ferryrun starts ferryd with --stdio)\n", e.what());
+    return 2;
+  }
   if (!stdio && !connect) {
     std::fprintf(stderr, "ferryd: nothing to do; ferryrun starts ferryd with --stdio\n");
     return 2;
@@ -108,6 +115,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything opens an fd: the protocol's dups, the loop's eventfd and ranks' pipes
+  // must not land on a closed 0, 1 or 2 (and the log on fd 2 must go somewhere harmless).
+  ferry::reopen_closed_standard_fds();
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

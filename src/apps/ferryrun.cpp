@@ -8,8 +8,12 @@
 #include "ferry/app/app.hpp"
 #include "ferry/cli/ferryrun_cli.hpp"
 #include "ferry/cli/personality.hpp"
+#include "ferry/common/standard_fds.hpp"
 
 int main(int argc, char** argv) {
+  // Before anything opens an fd: a closed stdin, stdout or stderr must not be taken by
+  // the loop's eventfd or a host's socket.
+  ferry::reopen_closed_standard_fds();
   const std::string program = ferry::program_name(argc > 0 ? argv[0] : "ferryrun");
   try {
     std::vector<std::string> args(argv, argv + argc);

@@ -11,6 +11,7 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/cli/job_file.hpp"
+#include "ferry/common/printable.hpp"
 
 namespace ferry {
 namespace {
@@ -120,8 +121,10 @@ std::string config_path(const std::vector<std::string>& args, size_t end) {
   return path;
 }
 
+// Messages quote what the user gave (a hostfile's words, option values): bytes that are not
+// printable are escaped, so a binary file or a control character cannot garble the terminal.
 ParseOutcome fail(const RawCli& raw, const std::string& message) {
-  std::cerr << raw.program << ": " << message << "\n";
+  std::cerr << raw.program << ": " << printable(message, 4096) << "\n";
   return {std::nullopt, 2};
 }
 
@@ -190,7 +193,8 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
     return fail(raw, std::string(e.what()) + " (see " + cli_detail::invocation(raw) + " --help)");
   }
   Status st = cli_detail::finish_config(cfg, raw, app->remaining(), explicit_sep, extras);
-  for (const auto& w : raw.warnings) std::cerr << raw.program << ": warning: " << w << "\n";
+  for (const auto& w : raw.warnings)
+    std::cerr << raw.program << ": warning: " << printable(w, 4096) << "\n";
   if (!st) return fail(raw, st.error().message);
   if (cfg.job.verbose)
     for (const auto& n : raw.notes) std::cerr << raw.program << ": note: " << n << "\n";

@@ -1,6 +1,8 @@
 // ferryrun's own options, and the ones every personality shares.
 
 #include "cli_parts.hpp"
+#include "ferry/plan/limits.hpp"
+#include "option_checks.hpp"
 
 namespace ferry::cli_detail {
 
@@ -12,7 +14,7 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Job");
   app.add_option("--kill-grace", job.kill_grace_s,
                  "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
-      ->check(CLI::Range(0.0, 3600.0))
+      ->transform(decimal_number(0, 3600))
       ->group("Job");
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
@@ -39,24 +41,24 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("--heartbeat", job.heartbeat_s,
                  "Seconds between heartbeats both ways (and SSH keepalives): ferryrun loses a "
                  "host, and ferryd loses ferryrun, after 3 silent intervals (default off)")
-      ->check(CLI::Range(0, 86400))
+      ->transform(whole_number(0, 86400))
       ->group("SSH");
   app.add_option("--max-restarts,--max_restarts", job.max_restarts,
                  "After a rank fails or a host is lost, run the whole job again, at most N times "
                  "(default 0, or $PET_MAX_RESTARTS as torchrun)")
       ->envname("PET_MAX_RESTARTS")
-      ->check(CLI::Range(0, 1'000'000))
+      ->transform(whole_number(0, 1'000'000))
       ->group("Fault tolerance");
   app.add_option("--min-hosts", job.min_hosts,
                  "When a host is lost, go on without it while at least M hosts are left "
                  "(not counted as a restart; default: every host is needed)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Fault tolerance");
   app.add_option("--devices", raw.devices, "Use only these device indices on each host (0,2,4)")
       ->group("Binding");
   app.add_option("--devices-per-rank", job.binding.devices_per_rank,
                  "Devices each rank gets (default: 1 when the host has enough)")
-      ->check(CLI::Range(0, 1'000'000))
+      ->transform(whole_number(0, 1'000'000))
       ->group("Binding");
   app.add_flag("--isolate-devices", job.binding.isolate_devices,
                "Each rank sees only its own devices")
@@ -75,14 +77,14 @@ void add_placement_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw, bool
   app.add_option("--rank-by", raw.rank_by, "Number ranks by: slot or node")->group("Binding");
   app.add_option(short_n ? "-N,--npernode" : "--npernode", raw.per_node,
                  "Exactly this many ranks on each host")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Binding");
   app.add_flag("--report-bindings", cfg.job.binding.report_bindings,
                "Print each rank's binding before it starts")
       ->group("Binding");
   app.add_option("--cpus-per-rank,--cpus-per-proc", cfg.job.binding.cpus_per_rank,
                  "Cores per rank (default: the host's cores / local ranks)")
-      ->check(CLI::Range(0, 1'000'000))
+      ->transform(whole_number(0, 1'000'000))
       ->group("Binding");
 }
 
@@ -143,12 +145,12 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "(must come first)")
       ->group("Job");
   app.add_option("-n,--np", job.np, "Number of ranks (default: one per slot, or -N on each host)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, kMaxRanks))
       ->group("Job");
   app.add_option("--min-np", job.min_ranks,
                  "When a host is lost, go on without it while at least N ranks are left (as "
                  "--min-hosts, in ranks; horovodrun's --min-np is Horovod's elastic mode)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Fault tolerance");
   app.add_option("-H,--host", raw.host_options, "Hosts as host[:slots][,host[:slots]...]")
       ->allow_extra_args(false)
@@ -158,7 +160,7 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->allow_extra_args(false)
       ->group("Hosts");
   app.add_option("--default-slots", raw.default_slots, "Slots of hosts that name none (default 1)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Hosts");
   app.add_flag("--oversubscribe", job.oversubscribe, "Allow more ranks than slots on a host")
       ->group("Job");
@@ -166,15 +168,16 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->allow_extra_args(false)
       ->group("Job");
   app.add_option("--wdir", job.wdir, "Working directory of the ranks (default: current)")
+      ->check(not_empty())
       ->group("Job");
   app.add_option("--stdin", raw.stdin_spec, "Rank that reads ferryrun's stdin, or none (default 0)")
       ->group("Job");
   app.add_option("--start-timeout", job.start_timeout_s,
                  "Seconds to connect to every host and start ferryd (default 30)")
-      ->check(CLI::Range(1, 86400))
+      ->transform(whole_number(1, 86400))
       ->group("Start");
   app.add_option("-p,--ssh-port", cfg.ssh.port, "SSH port for hosts that name none")
-      ->check(CLI::Range(1, 65535))
+      ->transform(whole_number(1, 65535))
       ->group("SSH");
   app.add_option("-i,--ssh-identity-file", cfg.ssh.identity_file, "SSH private key")->group("SSH");
   app.add_option("-l", cfg.ssh.user, "SSH login user for hosts that name none (--ssh-user)")

@@ -11,6 +11,7 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/cli/binding_flags.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/hosts/slurm.hpp"
 #include "ferry/plan/environment.hpp"
 
@@ -68,6 +69,9 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
   if (raw.tag_output) cfg.output.tag = TagStyle::kOpenMpi;
   if (raw.layout == "openmpi") cfg.output.layout = FileLayout::kOpenMpi;
   if (raw.layout == "horovod") cfg.output.layout = FileLayout::kHorovod;
+  if (raw.stdin_none && !raw.stdin_spec.empty() && raw.stdin_spec != "none")
+    return make_error("--stdin-none and --stdin " + raw.stdin_spec +
+                      " contradict each other: give one");
   if (raw.stdin_none) job.stdin_rank = -1;
   if (!raw.stdin_spec.empty()) {
     const std::string& s = raw.stdin_spec;
@@ -215,6 +219,34 @@ std::vector<std::string> last_wins(const std::vector<std::string>& items) {
   return out;
 }
 
+// An ssh_config libssh cannot use (a directory, binary data) would be skipped without a
+// word: say it instead.
+Status check_ssh_config(const std::string& path) {
+  if (path.empty()) return {};
+  auto text = read_text_file(path, std::size_t{1} << 20, "ssh_config");
+  if (!text) return make_error("--ssh-config " + text.error().message);
+  const bool binary = std::any_of(text->begin(), text->end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f;
+  });
+  if (binary)
+    return make_error("--ssh-config " + path + ": not an ssh_config (it holds binary data)");
+  return {};
+}
+
+// -x of a variable ferry sets itself for each rank (RANK, WORLD_SIZE, ...): said, since the
+// exported value never reaches a rank.
+void warn_overridden(RawCli& raw, const JobFileExtras& file) {
+  std::vector<std::string> asked = file.exports;
+  asked.insert(asked.end(), raw.exports.begin(), raw.exports.end());
+  const auto names = overridden_exports(asked);
+  if (names.empty()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  raw.warnings.push_back("-x " + list + ": ferry sets " + (names.size() == 1 ? "it" : "these") +
+                         " itself for every rank; the exported value is not used");
+}
+
 }  // namespace
 
 Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> remaining,
@@ -233,6 +265,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
     job.command = std::move(remaining);
   }
   if (job.command.empty()) return make_error("no command given" + help);
+  if (job.command.front().empty()) return make_error("the command is an empty word" + help);
 
   std::vector<std::string> generated;
   if (raw.who == Personality::kHorovodrun) {
@@ -247,6 +280,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (Status st = check_fault_tolerance(job, raw); !st) return st;
   if (Status st = finish_fixed_elastic(job, raw); !st) return st;
   if (Status st = choose_launcher(cfg, raw); !st) return st;
+  if (Status st = check_ssh_config(cfg.ssh.config_file); !st) return st;
 
   std::vector<std::string> items;
   if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);
@@ -260,6 +294,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   auto ex = resolve_exports(items, &env_lookup, raw.warnings);
   if (!ex) return ex.error();
   job.exports = last_wins(*ex);
+  warn_overridden(raw, file);
 
   job.wdir_explicit = !job.wdir.empty();
   if (job.wdir.empty()) job.wdir = current_dir();

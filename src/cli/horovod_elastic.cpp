@@ -13,6 +13,7 @@
 #include "ferry/common/text.hpp"
 #include "ferry/process/run_capture.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
+#include "option_checks.hpp"
 
 namespace ferry::cli_detail {
 namespace {
@@ -55,15 +56,15 @@ void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Elastic");
   app.add_option("--slots-per-host", e.slots_per_host,
                  "Slots of a discovered host whose line gives none (default 1)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Elastic");
   app.add_option("--elastic-timeout", raw.elastic_timeout,
                  "Seconds to wait for enough slots (default 600, or $HOROVOD_ELASTIC_TIMEOUT)")
-      ->check(CLI::Range(1, 86400 * 7))
+      ->transform(whole_number(1, 86400 * 7))
       ->group("Elastic");
   app.add_option("--reset-limit", e.reset_limit,
                  "Most resets (workers removed or added) before the job is stopped")
-      ->check(CLI::Range(0, 1'000'000))
+      ->transform(whole_number(0, 1'000'000))
       ->group("Elastic");
   app.add_option("--blacklist-cooldown-range", raw.cooldown,
                  "LOW HIGH: seconds a failing host stays blacklisted (grows from LOW to HIGH); "

@@ -4,6 +4,8 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/common/text.hpp"
+#include "ferry/plan/limits.hpp"
+#include "option_checks.hpp"
 
 namespace ferry::cli_detail {
 namespace {
@@ -118,17 +120,17 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   app.add_option("--np,--num-proc", job.np,
                  "Total number of processes (-np; default: one per slot)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, kMaxRanks))
       ->group("Job");
   app.add_option("--min-np,--min-num-proc", job.min_ranks,
                  "Elastic mode (hvd.elastic scripts): fewest workers to go on with. With "
                  "--host-discovery-script the hosts come and go; with -H/--hostfile (2 hosts or "
                  "more) a failing host leaves and the others go on (default: -np)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Elastic");
   app.add_option("--max-np,--max-num-proc", raw.max_np,
                  "Elastic mode: most workers (default: every slot)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, 1'000'000))
       ->group("Elastic");
   app.add_option("-H,--hosts", raw.host_options, "Hosts and slots: host1:2,host2:4")
       ->allow_extra_args(false)
@@ -137,7 +139,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->allow_extra_args(false)
       ->group("Hosts");
   app.add_option("-p,--ssh-port", cfg.ssh.port, "SSH port on all the hosts")
-      ->check(CLI::Range(1, 65535))
+      ->transform(whole_number(1, 65535))
       ->group("SSH");
   app.add_option("-i,--ssh-identity-file", cfg.ssh.identity_file,
                  "File from which the identity (private key) is read")
@@ -145,7 +147,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("--start-timeout", job.start_timeout_s,
                  "Seconds to reach every host and start the ranks (default 30, or "
                  "$HOROVOD_START_TIMEOUT)")
-      ->check(CLI::Range(1, 86400))
+      ->transform(whole_number(1, 86400))
       ->group("Job");
   app.add_option_function<std::string>(
          "--network-interfaces", [&raw](const std::string& v) { add_nics(raw, v); },
@@ -176,7 +178,9 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "environment already)")
       ->allow_extra_args(false)
       ->group("Job");
-  app.add_option("--wdir", job.wdir, "Working directory of the ranks (ferry)")->group("Job");
+  app.add_option("--wdir", job.wdir, "Working directory of the ranks (ferry)")
+      ->check(not_empty())
+      ->group("Job");
   app.add_flag("--oversubscribe", job.oversubscribe,
                "Allow more ranks than slots on a host (ferry)")
       ->group("Job");

@@ -306,10 +306,13 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
 
 }  // namespace
 
-Result<JobFile> parse_job_file_text(const std::string& text, const std::string& file,
+Result<JobFile> parse_job_file_text(const std::string& text_in, const std::string& file,
                                     const FrontendConfig& base) {
   JobFile out;
   out.config = base;
+  // Editors on Windows start UTF-8 files with a byte-order mark; TOML is UTF-8 anyway.
+  static constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const std::string text = text_in.starts_with(kBom) ? text_in.substr(kBom.size()) : text_in;
   if (auto bad = cli_detail::non_ascii_outside_strings(text)) {
     std::string at = file + ":" + std::to_string(bad->where.line) + ": ";
     std::string column = " (column " + std::to_string(bad->where.column) + ")";

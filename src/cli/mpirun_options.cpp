@@ -4,6 +4,8 @@
 #include "cli_parts.hpp"
 #include "ferry/cli/ssh_args.hpp"
 #include "ferry/common/text.hpp"
+#include "ferry/plan/limits.hpp"
+#include "option_checks.hpp"
 
 namespace ferry::cli_detail {
 
@@ -11,7 +13,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   app.add_option("-n,-c,--np", job.np,
                  "Number of processes to run (-np; default: one per slot, or -N on each host)")
-      ->check(CLI::Range(1, 1'000'000))
+      ->transform(whole_number(1, kMaxRanks))
       ->group("Job");
   app.add_option("-H,--host", raw.host_options, "List of hosts: host1:2,host2")
       ->allow_extra_args(false)
@@ -23,6 +25,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->allow_extra_args(false)
       ->group("Job");
   app.add_option("--wdir,--wd", job.wdir, "Working directory of the processes (-wdir)")
+      ->check(not_empty())
       ->group("Job");
   app.add_option("--stdin", raw.stdin_spec, "Rank that gets stdin (default 0), or none")
       ->group("Job");
@@ -47,13 +50,13 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->expected(2)
       ->group("Job");
   app.add_option("--ssh-port", cfg.ssh.port, "SSH port for hosts that name none (ferry)")
-      ->check(CLI::Range(1, 65535))
+      ->transform(whole_number(1, 65535))
       ->group("SSH");
   app.add_option("--ssh-identity-file", cfg.ssh.identity_file, "SSH private key (ferry)")
       ->group("SSH");
   app.add_option("--start-timeout", job.start_timeout_s,
                  "Seconds to reach every host (ferry; default 30)")
-      ->check(CLI::Range(1, 86400))
+      ->transform(whole_number(1, 86400))
       ->group("Start");
   app.add_flag("-v,--verbose", job.verbose, "Say what is done and how long it takes");
   app.add_flag("-q,--quiet", raw.accepted, "Accepted")->group("Job");

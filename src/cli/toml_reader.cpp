@@ -1,6 +1,7 @@
 #include "toml_reader.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace ferry::cli_detail {
 
@@ -96,6 +97,17 @@ void TomlReader::get(const toml::table& t, const char* key, int& into, long long
   if (!skip()) into = static_cast<int>(v);
 }
 
+namespace {
+
+// "3600", "0.5": a range as people write it, not std::to_string's "3600.000000".
+std::string plain_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
 void TomlReader::get(const toml::table& t, const char* key, double& into, double lo, double hi) {
   const toml::node* n = t.get(key);
   if (skip() || !n) return;
@@ -107,8 +119,8 @@ void TomlReader::get(const toml::table& t, const char* key, double& into, double
   if (!v)
     fail(n->source(), std::string(key) + " must be a number, not " + type_name(*n));
   else if (!(*v >= lo && *v <= hi))
-    fail(n->source(), "bad " + std::string(key) + " (expected " + std::to_string(lo) + " to " +
-                          std::to_string(hi) + ")");
+    fail(n->source(), "bad " + std::string(key) + " (expected " + plain_number(lo) + " to " +
+                          plain_number(hi) + ")");
   else
     into = *v;
 }

@@ -153,7 +153,16 @@ class Daemon::Impl {
 
   void read_input() {
     in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
-      if (ec) return front_lost();
+      if (ec) {
+        // A stream that ends inside a frame was cut, or is not ferryrun's; one that fed
+        // stdin to a job that never came is not ferryrun's either.
+        if (const size_t left = reader_.buffered(); left > 0 && !front_gone_)
+          ::fprintf(stderr, "ferryd: input ended inside a frame (%zu byte(s) of it arrived)\n",
+                    left);
+        else if (early_stdin_ > 0 && !have_spec_ && !front_gone_)
+          ::fprintf(stderr, "ferryd: input ended before the HostSpec, after stdin for its job\n");
+        return front_lost();
+      }
       reader_.feed(std::string_view(in_buf_.data(), n));
       last_heard_ = std::chrono::steady_clock::now();
       for (;;) {
@@ -173,7 +182,10 @@ class Daemon::Impl {
     std::visit(
         wire::Overloaded{
             [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
-            [this](wire::Stdin& in) { stdin_.feed(std::move(in.data)); },
+            [this](wire::Stdin& in) {
+              if (!have_spec_) early_stdin_ += in.data.size() + 1;
+              stdin_.feed(std::move(in.data));
+            },
             [this](wire::Signal& s) { ranks_.signal_all(s.signo); },
             [this](wire::Terminate& t) { ranks_.terminate(std::chrono::milliseconds(t.grace_ms)); },
             [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
@@ -480,6 +492,7 @@ class Daemon::Impl {
   bool finished_ = false;
   bool stopped_ = false;
   int exit_code_ = 0;
+  size_t early_stdin_ = 0;  // Stdin frames before the HostSpec (held for the stdin rank)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

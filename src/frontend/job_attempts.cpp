@@ -76,16 +76,38 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
   if (first && opts_.elastic.on()) elastic_begin();
   choose_network();
-  const SharedSpec shared = shared_spec();
+  auto specs = encode_host_specs();
+  if (!specs) {
+    diag_.error(specs.error().message);
+    attempt_.end.start_failed();
+    return finish_job();
+  }
   for (size_t j = 0; j < attempt_.members.size(); ++j) {
     HostLink& h = *hosts_[attempt_.members[j]];
-    HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports),
-                  static_cast<uint32_t>(j)};
-    h.link->send(wire::encode(make_host_spec(opts_, attempt_.placement, in, shared)));
+    h.link->send(std::move((*specs)[j]));
     h.spec_sent = true;
   }
   if (first && stdin_host_ >= 0) start_stdin(static_cast<size_t>(stdin_host_));
   if (first && opts_.heartbeat_s > 0) heartbeat();
+}
+
+Result<std::vector<std::string>> Job::Impl::encode_host_specs() {
+  const SharedSpec shared = shared_spec();
+  std::vector<std::string> frames;
+  for (size_t j = 0; j < attempt_.members.size(); ++j) {
+    HostLink& h = *hosts_[attempt_.members[j]];
+    HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports),
+                  static_cast<uint32_t>(j)};
+    // Every host's spec is made before the first is sent: one that cannot be sent stops
+    // the job before any rank starts.
+    try {
+      frames.push_back(wire::encode(make_host_spec(opts_, attempt_.placement, in, shared)));
+    } catch (const wire::FrameTooLarge& e) {
+      return make_error("host " + h.plan.label + " (" + std::to_string(h.plan.ranks.size()) +
+                        " ranks): its job description is too large: " + e.what());
+    }
+  }
+  return frames;
 }
 
 SharedSpec Job::Impl::shared_spec() {

@@ -111,6 +111,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void launch_attempt(std::vector<size_t> members, const std::string& how);
   Result<Placement> place_on(const std::vector<size_t>& members) const;
   SharedSpec shared_spec();
+  /// Every member host's HostSpec frame for this attempt; an Error naming the host whose spec
+  /// is over the frame limit.
+  Result<std::vector<std::string>> encode_host_specs();
   void choose_network();
   void check_attempt_over();
   void end_attempt();

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+
+#include "ferry/common/printable.hpp"
 
 namespace ferry::hosts_detail {
 namespace {
@@ -24,7 +27,23 @@ bool is_ipv6(std::string_view s) {
   return inet_pton(AF_INET6, std::string(addr).c_str(), buf) == 1;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// User input in a message: bytes that are not printable escaped, a long value cut.
+std::string quoted(std::string_view s) { return "'" + printable(s, 80) + "'"; }
+
+// RFC 1123: a name of at most 253 characters, each dot-separated label of 1 to 63. An
+// empty reason when it fits.
+std::string name_length_problem(std::string_view name) {
+  if (name.size() > 253)
+    return "a host name of " + std::to_string(name.size()) + " characters (at most 253)";
+  size_t start = 0;
+  for (size_t dot = name.find('.');; dot = name.find('.', start)) {
+    const size_t len = (dot == std::string_view::npos ? name.size() : dot) - start;
+    if (len == 0) return "an empty label (two dots, or a dot at the start)";
+    if (len > 63) return "a label of " + std::to_string(len) + " characters (at most 63)";
+    if (dot == std::string_view::npos || dot + 1 == name.size()) return "";
+    start = dot + 1;
+  }
+}
 
 }  // namespace
 
@@ -110,6 +129,8 @@ Result<HostToken> split_host_token(std::string_view token) {
         return make_error("bad host name " + quoted(name) + " in " + quoted(token) +
                           " (letters, digits, '.', '-', '_')");
       }
+      if (std::string why = name_length_problem(name); !why.empty())
+        return make_error("bad host name " + quoted(name) + ": " + why);
       out.name = std::string(name);
     }
   }

@@ -204,8 +204,11 @@ void ConsoleOutput::pass(StreamState& s, std::string_view bytes, bool line_ended
 
 void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool mid_line) {
   Destination& d = *s.dest;
+  // Untagged and unstamped, the console gets the rank's bytes exactly (as the per-rank
+  // file does): no newline is made up for a last line that had none.
+  const std::string_view end = s.tag.empty() && !options_.timestamps ? "" : "\n";
   if (mid_line) {
-    d.out.append("\n", 1);
+    d.out.append(end);
     release(d);
     return;
   }
@@ -214,12 +217,12 @@ void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool
     q.append(stamp_);
     q.append(s.tag);
     q.append(held);
-    q.append("\n", 1);
+    q.append(end);
   } else {
     d.out.append(stamp_);
     d.out.append(s.tag);
     d.out.append(held);
-    d.out.append("\n", 1);
+    d.out.append(end);
   }
 }
 

@@ -1,10 +1,10 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "console_parts.hpp"
 #include "ferry/output/console_output.hpp"
@@ -28,6 +28,27 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
   return dir + buf;
 }
 
+namespace {
+
+// The directories above `path`'s file, made as needed (0700: only this user reads the job's
+// output by default). Past `inside` (the output directory's own path) a symlink in their
+// place is refused (ELOOP): rank.N and 1/ are ferry's. 0 or an errno.
+int make_parent_dirs(const std::string& path, size_t inside) {
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    const std::string dir = path.substr(0, slash);
+    if (dir.back() == '/' || ::mkdir(dir.c_str(), 0700) == 0) continue;
+    if (errno != EEXIST) return errno;
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) return errno;
+    if (S_ISLNK(st.st_mode) && (slash > inside || ::stat(dir.c_str(), &st) != 0)) return ELOOP;
+    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void ConsoleOutput::write_file(StreamState& s, std::string_view bytes) {
   if (s.file_state == StreamState::File::kFailed) return;
   if (!s.file && !open_file(s)) return;
@@ -38,17 +59,18 @@ void ConsoleOutput::write_file(StreamState& s, std::string_view bytes) {
 
 bool ConsoleOutput::open_file(StreamState& s) {
   const std::string path = rank_file_path(options_, s.rank, s.stream);
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) {
-    file_error(s, "create directory for", ec.value());
+  std::string dir = options_.output_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (const int err = make_parent_dirs(path, dir.size()); err != 0) {
+    file_error(s, "create directory for", err);
     return false;
   }
   // Reopened after close_stream (more bytes came, or the job runs again): append rather than
   // truncate. A job's first attempt starts every file afresh.
   const bool append = s.file_state == StreamState::File::kClosed || attempt_ > 0;
   const int mode = append ? O_APPEND : O_TRUNC;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | mode, 0644);
+  // Never through a symlink: the file is the rank's output, not what a link points at.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | mode, 0644);
   if (fd < 0) {
     file_error(s, "open", errno);
     return false;

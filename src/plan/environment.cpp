@@ -79,6 +79,21 @@ std::vector<std::string> rank_environment([[maybe_unused]] const Placement& p, c
   };
 }
 
+std::vector<std::string> overridden_exports(const std::vector<std::string>& exports) {
+  std::vector<std::string> own{"WORLD_SIZE",   "GROUP_WORLD_SIZE",     "ROLE_WORLD_SIZE",
+                               "HOROVOD_SIZE", "OMPI_COMM_WORLD_SIZE", "CROSS_SIZE"};
+  for (const auto& item : rank_environment(Placement{}, HostPlan{}, RankSlot{}))
+    own.push_back(item.substr(0, item.find('=')));
+  std::vector<std::string> out;
+  for (const auto& item : exports) {
+    std::string name = item.substr(0, item.find('='));
+    if (std::find(own.begin(), own.end(), name) != own.end() &&
+        std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(std::move(name));
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> resolve_exports(const std::vector<std::string>& items,
                                                  const char* (*lookup)(const char*),
                                                  std::vector<std::string>& warnings) {

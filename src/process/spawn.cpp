@@ -9,8 +9,10 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include "ferry/binding/apply.hpp"
+#include "ferry/common/printable.hpp"
 #include "ferry/process/unique_fd.hpp"
 
 namespace ferry {
@@ -74,6 +76,34 @@ constexpr int kBindFailure = 1 << 16;
   ssize_t ignored = ::write(fd, &err, sizeof err);
   (void)ignored;
   _exit(127);
+}
+
+// Why execve(path) failed with `err`, as the user would put it: the kernel's ENOENT for a
+// script whose #! interpreter is missing reads as if the script were missing, and EACCES
+// for a directory as a permission problem. `path` is relative to `wdir` unless absolute.
+std::string exec_failure(const std::string& path, const std::string& wdir, int err) {
+  const std::string at = path.starts_with('/') || wdir.empty() ? path : wdir + "/" + path;
+  const std::string what = "cannot execute '" + printable(path) + "': ";
+  struct stat st {};
+  if (err == EACCES && ::stat(at.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return what + "is a directory";
+  if (err == ENOENT && ::stat(at.c_str(), &st) == 0) {
+    char head[256] = {};
+    UniqueFd fd(::open(at.c_str(), O_RDONLY | O_CLOEXEC));
+    const ssize_t n = fd.get() >= 0 ? ::read(fd.get(), head, sizeof head - 1) : -1;
+    std::string_view line(head, n > 0 ? static_cast<size_t>(n) : 0);
+    if (line.starts_with("#!")) {
+      line = line.substr(
+          2, line.find('\n') == std::string_view::npos ? line.size() - 2 : line.find('\n') - 2);
+      const size_t from = line.find_first_not_of(" \t");
+      line = from == std::string_view::npos ? std::string_view() : line.substr(from);
+      const std::string interpreter(line.substr(0, line.find_first_of(" \t\r")));
+      return "interpreter " + printable(interpreter) + " of script " + printable(path) +
+             " not found";
+    }
+    return what + "its ELF interpreter (the program loader it names) is missing";
+  }
+  return what + std::strerror(err);
 }
 
 }  // namespace
@@ -143,7 +173,7 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
     if (child_errno < 0)
       return make_error("cannot change to working directory '" + req.wdir +
                         "': " + std::strerror(-child_errno));
-    return make_error("cannot execute '" + req.path + "': " + std::strerror(child_errno));
+    return make_error(exec_failure(req.path, req.wdir, child_errno));
   }
   return pid;
 }

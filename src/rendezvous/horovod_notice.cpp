@@ -1,6 +1,8 @@
 #include "ferry/rendezvous/horovod_notice.hpp"
 
+#include <algorithm>
 #include <array>
+#include <string>
 
 namespace ferry {
 namespace {
@@ -30,6 +32,19 @@ uint32_t le(std::string_view s, size_t at, size_t n) {
   for (size_t i = 0; i < n; ++i)
     v |= static_cast<uint32_t>(static_cast<uint8_t>(s[at + i])) << (8 * i);
   return v;
+}
+
+// An (address, port) pair: a port a worker could listen on, at an address that is text (an
+// IP); any rank may PUT any body.
+Status add_address(WorkerAddresses& out, const std::string& address, uint32_t port) {
+  if (port < 1 || port > 65535)
+    return make_error("port " + std::to_string(port) + " in the worker's address");
+  const bool text = !address.empty() && std::all_of(address.begin(), address.end(), [](char c) {
+    return static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  if (!text) return make_error("an address in the worker's address is not text");
+  out.addresses.emplace_back(address, static_cast<int>(port));
+  return {};
 }
 
 }  // namespace
@@ -97,7 +112,8 @@ Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body) {
       case 'J': {  // BININT1, BININT2, BININT
         const size_t n = op == 'K' ? 1 : op == 'M' ? 2 : 4;
         if (!need(n)) return make_error("truncated pickle");
-        if (have_text) out.addresses.emplace_back(last_text, static_cast<int>(le(p, i, n)));
+        if (have_text)
+          if (Status st = add_address(out, last_text, le(p, i, n)); !st) return st.error();
         i += n;
         break;
       }

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 
+#include "ferry/common/printable.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/common/text.hpp"
 #include "libcrypto.hpp"
@@ -62,7 +64,13 @@ Result<ConnectBackTarget> connect_target_from_environment() {
   if (!secret || !*secret || !port) return make_error("not started by ferryrun's Slurm launcher");
   t.secret = secret;
   ::unsetenv(kConnectSecretVar);  // no rank may read it
-  t.port = static_cast<uint16_t>(std::atoi(port));
+  const std::string_view digits(port);
+  unsigned long value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size() || value < 1 || value > 65535)
+    return make_error(std::string(kConnectPortVar) + "='" + printable(digits) +
+                      "' is not a port (1 to 65535)");
+  t.port = static_cast<uint16_t>(value);
   if (const char* a = std::getenv("SLURM_LAUNCH_NODE_IPADDR"); a && *a) t.addresses.emplace_back(a);
   if (const char* list = std::getenv(kConnectAddrsVar))
     for (const auto& a : split(list, ','))
@@ -237,7 +245,8 @@ void serve_connect_back(asio::io_context& io, const std::shared_ptr<tcp::socket>
         const std::string mac = st->in.substr(8 + kNonceSize, kMacSize);
         auto secret = st->check.secret_of(st->node);
         if (!secret || !equal_secret(mac, ferryd_proof(*secret, nonce_f, nonce_d, st->node)))
-          return fail("refused a connection claiming to be ferryd on '" + st->node + "'");
+          return fail("refused a connection claiming to be ferryd on '" + printable(st->node) +
+                      "'");
         st->proof = ferryrun_proof(*secret, nonce_d, nonce_f);
         asio::async_write(*s, asio::buffer(st->proof), [=](std::error_code ec, size_t) {
           if (ec) return fail("connection from ferryd lost: " + ec.message());

@@ -1,12 +1,17 @@
 #include "ferry/wire/frame.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "ferry/wire/codec.hpp"
 
 namespace ferry::wire {
 
 std::string encode_frame(uint8_t type, std::string_view payload) {
+  if (!frame_fits(payload.size()))
+    throw FrameTooLarge("frame of type " + std::to_string(type) + " would be " +
+                        std::to_string(payload.size() + 1) + " bytes, over the limit of " +
+                        std::to_string(kMaxFrame) + " bytes (16 MiB)");
   Encoder e;
   e.bytes().reserve(5 + payload.size());
   e.u32(static_cast<uint32_t>(payload.size() + 1));

@@ -30,7 +30,8 @@ struct JobFile {
 
 /// Parses job file text. `file` names it in errors ("job.toml:7: unknown key 'slot' in
 /// [defaults] (known: ...)") and its folder anchors relative hostfile paths. Every error is
-/// one line naming file:line and the bad key or value. Never throws.
+/// one line naming file:line and the bad key or value. A UTF-8 byte-order mark at the
+/// start is skipped. Never throws.
 Result<JobFile> parse_job_file_text(const std::string& text, const std::string& file,
                                     const FrontendConfig& base);
 

@@ -42,6 +42,11 @@ std::vector<std::string> elastic_environment(const ElasticEnvironment& in,
 std::vector<std::string> rank_environment(const Placement& p, const HostPlan& host,
                                           const RankSlot& r);
 
+/// The names among `exports` ("K=V") that ferry sets itself for every rank (RANK,
+/// WORLD_SIZE, LOCAL_RANK, ...: job_environment's sizes and rank_environment's names), so
+/// that an exported value of theirs never reaches a rank. In `exports`' order, once each.
+std::vector<std::string> overridden_exports(const std::vector<std::string>& exports);
+
 /// Resolves `-x` items: "K=V" is kept, "K" takes K's value from `lookup` (skipped with a
 /// warning in `warnings` when unset). Names must be valid shell identifiers.
 Result<std::vector<std::string>> resolve_exports(const std::vector<std::string>& items,

@@ -22,7 +22,8 @@ struct WorkerAddresses {
   std::string key;                                     ///< 32 bytes
 };
 
-/// Decodes a `PUT /worker_addresses/...` body. An Error says what does not fit.
+/// Decodes a `PUT /worker_addresses/...` body. An Error says what does not fit: any rank can
+/// PUT any body, so an address must be printable text and its port 1-65535.
 Result<WorkerAddresses> parse_worker_addresses(std::string_view base64_body);
 
 /// The pickled HostsUpdatedRequest(timestamp, res) (`update`: 1 removed, 2 added, 3 both), as

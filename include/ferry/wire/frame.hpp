@@ -2,8 +2,10 @@
 /// \file
 /// Frames: `u32 length | u8 type | payload`, length counting type + payload.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -28,8 +30,20 @@ struct FrameView {
   Frame to_frame() const { return Frame{type, std::string(payload)}; }
 };
 
-/// Encodes one frame.
+/// Encodes one frame. A payload the other side would refuse (type and payload over
+/// kMaxFrame) is never sent: it throws FrameTooLarge, naming the type and the size. Callers
+/// that build frames from user input (a host's HostSpec) check frame_fits() first.
 std::string encode_frame(uint8_t type, std::string_view payload);
+
+/// Whether a frame of `payload_size` payload bytes fits kMaxFrame.
+constexpr bool frame_fits(size_t payload_size) { return payload_size < kMaxFrame; }
+
+/// Thrown by encode_frame for a payload over the frame limit: a bug or an unchecked input,
+/// never a frame the other side would call corrupt.
+class FrameTooLarge : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
 
 /// Cuts a byte stream into frames. Feed bytes as they arrive, then pop frames until none.
 class FrameReader {

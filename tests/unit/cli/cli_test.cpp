@@ -49,16 +49,17 @@ TEST(Cli, DefaultsToThisMachineWithSlotsForTheRanksAsked) {
 }
 
 TEST(Cli, OptionsOfTheIssue) {
-  auto r = parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-i", "/k",
-                  "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5", "--ssh-config",
-                  "/c", "--ssh-accept-new", "--ferryd", "/opt/ferryd", "--stdin-none", "cmd"});
+  auto r =
+      parse({"-n", "2", "--hostfile", FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "-i", "/k",
+             "--start-timeout", "7", "--wdir", "/tmp", "--kill-grace", "1.5", "--ssh-config",
+             "/dev/null", "--ssh-accept-new", "--ferryd", "/opt/ferryd", "--stdin-none", "cmd"});
   ASSERT_TRUE(r.config.has_value());
   EXPECT_EQ(r.config->ssh.identity_file, "/k");
   EXPECT_EQ(r.config->job.start_timeout_s, 7);
   EXPECT_EQ(r.config->job.wdir, "/tmp");
   EXPECT_TRUE(r.config->job.wdir_explicit);
   EXPECT_DOUBLE_EQ(r.config->job.kill_grace_s, 1.5);
-  EXPECT_EQ(r.config->ssh.config_file, "/c");
+  EXPECT_EQ(r.config->ssh.config_file, "/dev/null");
   EXPECT_TRUE(r.config->ssh.accept_new);
   EXPECT_EQ(r.config->job.ferryd_path, "/opt/ferryd");
   EXPECT_EQ(r.config->job.stdin_rank, -1);

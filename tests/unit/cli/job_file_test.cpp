@@ -282,5 +282,18 @@ TEST(JobFile, TheShippedExampleParses) {
   EXPECT_FALSE(r->config.job.command.empty());
 }
 
+TEST(JobFile, AUtf8ByteOrderMarkIsSkipped) {
+  auto r = parse("\xEF\xBB\xBFnp = 3\n[environment]\nA = \"1\"\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->config.job.np, 3);
+  // Only at the start: elsewhere it is a non-ASCII character outside a string.
+  EXPECT_NE(error_of("np = 3\n\xEF\xBB\xBF\n"), "(no error)");
+}
+
+TEST(JobFile, NumberRangesReadAsWritten) {
+  EXPECT_EQ(error_of("kill_grace = 5000.0\n"), "job.toml:1: bad kill_grace (expected 0 to 3600)");
+  EXPECT_EQ(error_of("kill_grace = nan\n"), "job.toml:1: bad kill_grace (expected 0 to 3600)");
+}
+
 }  // namespace
 }  // namespace ferry

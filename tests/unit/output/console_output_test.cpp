@@ -179,8 +179,29 @@ TEST(ConsoleOutput, BinaryWithNulsAndNoNewlines) {
   }
   con.out.close_stream(0, StreamId::kStdout);
   con.out.flush();
-  EXPECT_EQ(con.cout.text(), bin + "\n");
+  // Untagged, the console gets the bytes exactly, as the file does: no newline made up.
+  EXPECT_EQ(con.cout.text(), bin);
   EXPECT_EQ(read_file(dir.path / "rank.0" / "stdout"), bin);
+}
+
+TEST(ConsoleOutput, UntaggedLastLineKeepsItsBytesTaggedOnesEndTheLine) {
+  for (const bool stamped : {false, true}) {
+    OutputOptions o = with_tag(TagStyle::kNone);
+    o.timestamps = stamped;
+    Console con(o);
+    con.out.write(0, StreamId::kStdout, "one\ntail");
+    con.out.close_stream(0, StreamId::kStdout);
+    con.out.flush();
+    if (stamped)  // a stamp and tag start the line: it is ended, or the next is glued on
+      EXPECT_EQ(con.cout.text().substr(con.cout.text().size() - 14), "<stdout>:tail\n");
+    else
+      EXPECT_EQ(con.cout.text(), "one\ntail");
+  }
+  Console tagged(with_tag(TagStyle::kMpich));
+  tagged.out.write(2, StreamId::kStdout, "tail");
+  tagged.out.close_stream(2, StreamId::kStdout);
+  tagged.out.flush();
+  EXPECT_EQ(tagged.cout.text(), "[2] tail\n");
 }
 
 TEST(ConsoleOutput, TimestampPrefix) {

@@ -194,8 +194,8 @@ TEST(ConsoleWriteBehind, DestructorWritesEverythingFirst) {
       out.write(0, StreamId::kStdout, block);
       expected += block;
     }
-    out.write(0, StreamId::kStdout, "unended");  // the destructor ends the line
-    expected += "unended\n";
+    out.write(0, StreamId::kStdout, "unended");  // the destructor writes it (untagged: as is)
+    expected += "unended";
     reader.go();
   }
   ::close(p[1]);
