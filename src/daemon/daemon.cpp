@@ -1,8 +1,6 @@
 #include "ferry/daemon/daemon.hpp"
 
-#include <netinet/in.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -22,6 +20,7 @@
 #include "ferry/rendezvous/interfaces.hpp"
 #include "ferry/wire/frame.hpp"
 #include "ferry/wire/messages.hpp"
+#include "free_port.hpp"
 #include "output_route.hpp"
 #include "pmix_service.hpp"
 #include "rank_launcher.hpp"
@@ -31,19 +30,6 @@
 
 namespace ferry {
 namespace {
-
-uint16_t find_free_port() {
-  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!s) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof a;
-  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    return 0;
-  return ntohs(a.sin_port);
-}
 
 // A direct output route is opened once this much output went to stdout.
 constexpr uint64_t kRouteAfter = uint64_t{1} << 20;
