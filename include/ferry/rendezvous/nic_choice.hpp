@@ -34,7 +34,7 @@ struct NicOptions {
   std::string interface;
   /// Interface names never chosen automatically (Open MPI's btl/oob_tcp_if_exclude),
   /// besides the virtual ones that never are (is_excluded_interface()).
-  std::vector<std::string> exclude;
+  std::vector<std::string> exclude{};
 };
 
 /// The outcome. When `chosen` is false the frameworks are left to their own defaults and
