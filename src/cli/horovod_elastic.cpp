@@ -60,7 +60,7 @@ void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Elastic");
   app.add_option("--elastic-timeout", raw.elastic_timeout,
                  "Seconds to wait for enough slots (default 600, or $HOROVOD_ELASTIC_TIMEOUT)")
-      ->transform(whole_number(1, 86400 * 7))
+      ->transform(whole_number(1, 7 * 86'400LL))
       ->group("Elastic");
   app.add_option("--reset-limit", e.reset_limit,
                  "Most resets (workers removed or added) before the job is stopped")
