@@ -167,6 +167,10 @@ Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
   if (job.min_ranks > 0 && job.np > 0 && job.min_ranks > job.np)
     return make_error("--min-np " + std::to_string(job.min_ranks) + " is above -np " +
                       std::to_string(job.np));
+  if (job.elastic.on() && job.max_restarts > 0)
+    return make_error("--max-restarts " + std::to_string(job.max_restarts) +
+                      ": Horovod's elastic mode (--min-np, --host-discovery-script) recovers "
+                      "from failures itself; whole-job restarts do not combine with it");
   return {};
 }
 

@@ -234,6 +234,20 @@ TEST(CliHorovodrun, MinNpWithFixedHostsIsTheElasticMode) {
   EXPECT_NE(err.find("the hosts have 4 slots, fewer than 6"), std::string::npos) << err;
 }
 
+// Whole-job restarts and Horovod's elastic mode are two answers to one failure: the elastic
+// driver keeps the survivors and resets them, a restart would kill them. Both at once is refused.
+TEST(CliHorovodrun, MaxRestartsWithTheElasticModeIsRefused) {
+  testing::internal::CaptureStderr();
+  auto r = hvd({"-np", "2", "-H", "a:2,b:2", "--min-np", "2", "--max-restarts", "3", "t.py"});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(err,
+            "horovodrun: --max-restarts 3: Horovod's elastic mode (--min-np, "
+            "--host-discovery-script) recovers from failures itself; whole-job restarts do not "
+            "combine with it\n");
+  EXPECT_TRUE(hvd({"-np", "2", "-H", "a:2,b:2", "--max-restarts", "3", "t.py"}).config);
+}
+
 // --host-discovery-script: the elastic mode. The script's first listing gives the hosts; every
 // slot found gets a worker, up to --max-np; -np is the floor unless --min-np says otherwise.
 TEST(CliHorovodrun, HostDiscoveryScriptGivesTheElasticJobItsHosts) {
