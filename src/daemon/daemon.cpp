@@ -18,6 +18,7 @@
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/process/spawner.hpp"
 #include "ferry/rendezvous/interfaces.hpp"
+#include "ferry/rendezvous/kv_store.hpp"
 #include "ferry/wire/frame.hpp"
 #include "ferry/wire/messages.hpp"
 #include "free_port.hpp"
@@ -314,6 +315,13 @@ class Daemon::Impl {
 
   void start_rendezvous() {
     kv_.set_secret(spec_.secret);
+    // A rank whose put the full store refused fails; it is stopped, as it may go on putting.
+    kv_.on_store_full([this](pid_t pid) {
+      if (Rank* r = ranks_.find_process(pid); r && r->state == Rank::State::kRunning) {
+        queue(wire::encode(wire::Failure{r->rank, store_full_message("key-value store")}));
+        ranks_.stop(*r, std::chrono::milliseconds(0));
+      }
+    });
     if (!spec_.pmi) return;
     PmiHostConfig cfg;
     cfg.kvsname = spec_.job_id.empty() ? "ferry" : spec_.job_id;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ferry/rendezvous/http_request.hpp"
+#include "ferry/rendezvous/kv_store.hpp"
 
 namespace ferry {
 namespace {
@@ -24,6 +25,7 @@ struct KvProxy::Conn {
   std::array<char, std::size_t{16} * 1024> buf{};
   HttpRequestParser parser;
   enum class Auth { kUnknown, kOk, kRefused } auth = Auth::kUnknown;
+  pid_t pid = -1;          // the authenticated peer
   bool busy = false;       // a request is with the front end, or a reply is being written
   bool keep_alive = true;  // of the request being served
   bool closing = false;
@@ -144,7 +146,10 @@ bool KvProxy::authenticate(Conn& c) {
       tc.server_addr = local.address().to_v4().to_uint();
       tc.server_port = local.port();
       auto pid = auth_->authenticate(tc);
-      if (pid) return true;
+      if (pid) {
+        c.pid = *pid;
+        return true;
+      }
       why = pid.error().message;
     }
   }
@@ -159,6 +164,7 @@ void KvProxy::reply(const wire::KvReply& r) {
   auto c = it->second.lock();
   pending_.erase(it);
   if (!c || closed_) return;
+  if (r.status == kStoreFullStatus && store_full_) store_full_(c->pid);
   write(c, format_http_response(r.status, r.body, c->keep_alive), !c->keep_alive);
 }
 

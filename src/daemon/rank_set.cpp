@@ -3,6 +3,9 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <cstdio>
+
+#include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
 namespace {
@@ -149,6 +152,23 @@ void RankSet::stop(Rank& r, std::chrono::milliseconds grace) {
 Rank* RankSet::find(int32_t rank) {
   for (auto& r : ranks_)
     if (r->rank == rank) return r.get();
+  return nullptr;
+}
+
+Rank* RankSet::find_process(pid_t pid) {
+  // A rank's threads share its pid; a process it started has it among its parents. The walk
+  // ends at init, at ferryd (a subreaper adopts the orphans) or after a bounded depth.
+  for (int depth = 0; depth < 64 && pid > 1; ++depth) {
+    if (auto it = by_pid_.find(pid); it != by_pid_.end()) return it->second;
+    auto stat = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
+    if (!stat) return nullptr;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; it ends at the last ')'.
+    const size_t close = stat->rfind(')');
+    if (close == std::string::npos) return nullptr;
+    int ppid = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %*c %d", &ppid) != 1) return nullptr;
+    pid = ppid;
+  }
   return nullptr;
 }
 

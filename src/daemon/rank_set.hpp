@@ -80,6 +80,8 @@ class RankSet {
 
   /// The rank `rank` of this attempt, or null.
   Rank* find(int32_t rank);
+  /// The running rank that `pid` is or descends from (its parents, read from /proc), or null.
+  Rank* find_process(pid_t pid);
   /// Every rank, in HostSpec order.
   const std::vector<std::unique_ptr<Rank>>& ranks() const { return ranks_; }
   /// Whether every rank's exit was reported.

@@ -2,16 +2,31 @@
 
 namespace ferry {
 
+std::string store_full_message(std::string_view store) {
+  return "its puts passed the " + std::to_string(kStoreLimitBytes >> 20) + " MiB the job's " +
+         std::string(store) + " holds at most (ferry's bound on each rendezvous store); ferryd " +
+         "stopped it";
+}
+
 void KvStore::set_scope_size(const std::string& scope, int ranks) {
   if (ranks > 0) sizes_[scope] = ranks;
 }
 
-void KvStore::put(const std::string& scope, const std::string& key, std::string value) {
-  auto& s = data_[scope];
-  auto [it, inserted] = s.try_emplace(key);
-  if (!inserted) bytes_ -= it->second.size();
-  bytes_ += value.size();
-  it->second = std::move(value);
+bool KvStore::put(const std::string& scope, const std::string& key, std::string value) {
+  // The bytes held after the put: a new scope adds its name, a new key its name; a value
+  // replaces the one before.
+  std::size_t after = bytes_ + value.size();
+  auto s = data_.find(scope);
+  if (s == data_.end())
+    after += scope.size() + key.size();
+  else if (auto k = s->second.find(key); k != s->second.end())
+    after -= k->second.size();
+  else
+    after += key.size();
+  if (after > limit_) return false;
+  bytes_ = after;
+  data_[scope][key] = std::move(value);
+  return true;
 }
 
 std::optional<std::string> KvStore::get(const std::string& scope, const std::string& key) const {
@@ -25,7 +40,8 @@ std::optional<std::string> KvStore::get(const std::string& scope, const std::str
 void KvStore::drop(const std::string& scope) {
   auto s = data_.find(scope);
   if (s == data_.end()) return;
-  for (const auto& [k, v] : s->second) bytes_ -= v.size();
+  for (const auto& [k, v] : s->second) bytes_ -= k.size() + v.size();
+  bytes_ -= s->first.size();
   data_.erase(s);
 }
 
@@ -46,10 +62,13 @@ void KvStore::finish(const std::string& scope, const std::string& key) {
   if (s == data_.end()) return;
   auto k = s->second.find(key);
   if (k != s->second.end()) {
-    bytes_ -= k->second.size();
+    bytes_ -= k->first.size() + k->second.size();
     s->second.erase(k);
   }
-  if (s->second.empty()) data_.erase(s);
+  if (s->second.empty()) {
+    bytes_ -= s->first.size();
+    data_.erase(s);
+  }
 }
 
 KvReply KvStore::serve(std::string_view method, std::string_view target, std::string body) {
@@ -69,7 +88,7 @@ KvReply KvStore::serve(std::string_view method, std::string_view target, std::st
     return {200, std::move(*v)};
   }
   if (method == "PUT") {
-    put(scope, key, std::move(body));
+    if (!put(scope, key, std::move(body))) return {kStoreFullStatus, ""};
     return {200, ""};
   }
   if (method == "DELETE") {

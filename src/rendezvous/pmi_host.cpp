@@ -100,7 +100,7 @@ void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
   if (cmd == "get_universe_size")
     return send(rank, "universe_size",
                 {{"rc", "0"}, {"size", std::to_string(config_.universe_size)}});
-  if (cmd == "put") return put(rank, c);
+  if (cmd == "put") return put(rank, st, c);
   if (cmd == "get") return get(rank, c);
   if (cmd == "barrier_in") return enter_barrier(st);
   if (cmd == "finalize") {
@@ -113,16 +113,23 @@ void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
        {{"rc", "1"}, {"msg", "unsupported_command_" + cmd}});
 }
 
-void PmiHost::put(int rank, const PmiCommand& c) {
+void PmiHost::put(int rank, RankState& st, const PmiCommand& c) {
   auto key = c.get("key");
   auto value = c.get("value");
   if (!key || key->empty() || !value)
     return send(rank, "put_result", {{"rc", "1"}, {"msg", "missing_key_or_value"}});
-  auto [idx, fresh] = pending_index_.try_emplace(std::string(*key), pending_.size());
-  if (fresh)
+  auto idx = pending_index_.find(*key);
+  const std::size_t before = idx == pending_index_.end() ? 0 : pending_[idx->second].value.size();
+  const std::size_t added = idx == pending_index_.end() ? key->size() : 0;
+  if (bytes_ + added + value->size() - before > config_.store_limit)
+    return fail(rank, st, store_full_message("PMI key-value space"));
+  bytes_ = bytes_ + added + value->size() - before;
+  if (idx == pending_index_.end()) {
+    pending_index_.emplace(std::string(*key), pending_.size());
     pending_.push_back({std::string(*key), std::string(*value)});
-  else
+  } else {
     pending_[idx->second].value = std::string(*value);
+  }
   return send(rank, "put_result", {{"rc", "0"}});
 }
 
@@ -150,7 +157,7 @@ void PmiHost::enter_barrier(RankState& st) {
     pending_.clear();
     pending_index_.clear();
     // Keep them visible locally while the barrier is out.
-    for (const auto& kv : puts) kvs_[kv.key] = kv.value;
+    commit(puts);
     if (events_.barrier_ready) events_.barrier_ready(sent_epoch_, std::move(puts));
   }
 }
@@ -167,11 +174,20 @@ void PmiHost::handle_abort(int rank, RankState& st, const PmiCommand& c) {
   if (events_.abort) events_.abort(rank, code, std::move(msg));
 }
 
+// Stores pairs in kvs_ and counts the bytes held again. Every host's puts arrive here: the
+// bound is checked at the next put.
+void PmiHost::commit(const std::vector<PmiKv>& kvs) {
+  for (const auto& kv : kvs) kvs_[kv.key] = kv.value;
+  bytes_ = 0;
+  for (const auto& [k, v] : kvs_) bytes_ += k.size() + v.size();
+  for (const auto& kv : pending_) bytes_ += kv.key.size() + kv.value.size();
+}
+
 Status PmiHost::barrier_complete(uint32_t epoch, const std::vector<PmiKv>& kvs) {
   if (epoch != sent_epoch_ || epoch == done_epoch_)
     return make_error("PMI barrier " + std::to_string(epoch) + " completed, but barrier " +
                       std::to_string(sent_epoch_) + " is the one pending");
-  for (const auto& kv : kvs) kvs_[kv.key] = kv.value;
+  commit(kvs);
   done_epoch_ = epoch;
   waiting_ = 0;
   for (auto& [rank, st] : ranks_) {

@@ -2,8 +2,8 @@
 # 52_horovod_kv: ranks on several hosts rendezvous through Horovod's HTTP KV store the way
 # gloo's HTTPStore does (a connection per request, 404 polling, scopes global,
 # local_<host>, cross_<local_rank>, binary values, DELETE at the end), each at
-# 127.0.0.1:<its ferryd's port>; processes without the job secret get 403. Also measures
-# KV requests per second through the proxy.
+# 127.0.0.1:<its ferryd's port>; processes without the job secret get 403; a rank that puts
+# without end fails at the store's bound. Also measures KV requests per second through the proxy.
 # shellcheck disable=SC2154,SC2016 # R_rc etc. come from run_capture; $VARs are for the ranks
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -77,6 +77,32 @@ assert_eq 0 "$B_rc" "ferryrun exit code (bench)"
 total=$(grep -o 'bench [0-9]* req/s' "$T/B.out" | awk '{s+=$2} END {print s}')
 echo "KV requests through the proxy: $total req/s in total over 4 ranks on 2 hosts (fresh connection each)"
 ((total > 100)) || fail "KV proxy too slow: $total req/s"
+
+# A rank that puts without end meets the store's bound (64 MiB per job): its put is refused
+# (507), ferryd stops it, and the job fails naming it and why; the store's memory is freed with
+# the job. Rank 0 only waits.
+flood='import os,socket,sys,time
+a,p=os.environ["HOROVOD_GLOO_RENDEZVOUS_ADDR"],int(os.environ["HOROVOD_GLOO_RENDEZVOUS_PORT"])
+if os.environ["HOROVOD_RANK"]=="0": time.sleep(60); sys.exit(0)
+body=b"v"*(1<<20)
+for i in range(200):
+    with socket.create_connection((a,p),timeout=20) as s:
+        s.sendall(f"PUT /flood/k{i} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode()+body)
+        d=b""
+        while b"\r\n\r\n" not in d:
+            c=s.recv(4096)
+            if not c: break
+            d+=c
+    if not d.startswith(b"HTTP/1.1 200"):
+        print(f"put {i}: {d[:12]!r}", flush=True); time.sleep(30)
+print("all 200 puts were stored", flush=True)'
+run_capture F --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
+  "$PY" -c "$flood" "$tok"
+assert_ne 0 "$F_rc" "ferryrun exit code (a rank flooding the store)"
+assert_not_contains "$(cat "$T/F.out")" "all 200 puts were stored" "the flood's end"
+assert_contains "$(cat "$T/F.err")" "rank 1 on host fnode2" "the failure names the flooding rank"
+assert_contains "$(cat "$T/F.err")" "its puts passed the 64 MiB the job's key-value store holds at most" \
+  "the failure says why"
 
 wait_gone "$tok" 5
 wait_cluster_idle 5

@@ -29,6 +29,9 @@ class KvProxy {
   using Forward = std::function<void(wire::KvRequest)>;
   /// One line for --verbose (why a connection was refused).
   using Log = std::function<void(const std::string&)>;
+  /// The front end refused a PUT because the job's store is full (kStoreFullStatus): the pid
+  /// of the process that sent it (the peer authenticated on its connection).
+  using StoreFull = std::function<void(pid_t)>;
 
   KvProxy(asio::io_context& io, Forward forward, Log log);
   ~KvProxy();
@@ -41,6 +44,8 @@ class KvProxy {
   void set_secret(std::string secret);
   /// The ranks' pids, searched first when looking for a connection's process.
   void set_candidates(std::vector<pid_t> pids);
+  /// Called when a request of a connection gets kStoreFullStatus (the reply still goes out).
+  void on_store_full(StoreFull f) { store_full_ = std::move(f); }
   /// The front end's answer to the request numbered `reply.id`; dropped if its connection
   /// is gone.
   void reply(const wire::KvReply& reply);
@@ -62,6 +67,7 @@ class KvProxy {
   asio::ip::tcp::acceptor acceptor_;
   Forward forward_;
   Log log_;
+  StoreFull store_full_;
   ProcPeerIdentifier identifier_;
   std::unique_ptr<PeerAuthenticator> auth_;
   std::map<uint32_t, std::weak_ptr<Conn>> pending_;

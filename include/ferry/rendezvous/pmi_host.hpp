@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ferry/common/result.hpp"
+#include "ferry/rendezvous/kv_store.hpp"
 #include "ferry/rendezvous/pmi_wire.hpp"
 
 namespace ferry {
@@ -41,6 +42,9 @@ struct PmiHostConfig {
   std::string process_mapping;
   /// Global ranks of this host, in local-rank order.
   std::vector<int> ranks;
+  /// The most bytes of keys and values this host's copy of the key-value space holds, its
+  /// own puts since the last barrier included: a put past it fails the rank (`failed`).
+  std::size_t store_limit = kStoreLimitBytes;
 };
 
 /// What the engine asks its owner (ferryd) to do. All are called synchronously from
@@ -79,8 +83,10 @@ class PmiHost {
   bool finalized(int rank) const;
   /// Barriers completed so far.
   uint32_t barriers_done() const { return done_epoch_; }
-  /// Number of pairs in this host's copy of the KVS.
+  /// Number of pairs in this host's copy of the KVS, and the bytes of keys and values it holds
+  /// with the puts since the last barrier.
   std::size_t kvs_size() const { return kvs_.size(); }
+  std::size_t bytes() const { return bytes_; }
 
  private:
   struct RankState {
@@ -91,7 +97,8 @@ class PmiHost {
     bool dead = false;  // closed, failed or aborted: nothing more is read
   };
   void handle(int rank, RankState& st, const PmiCommand& c);
-  void put(int rank, const PmiCommand& c);
+  void put(int rank, RankState& st, const PmiCommand& c);
+  void commit(const std::vector<PmiKv>& kvs);
   void get(int rank, const PmiCommand& c);
   void enter_barrier(RankState& st);
   void handle_abort(int rank, RankState& st, const PmiCommand& c);
@@ -105,6 +112,7 @@ class PmiHost {
   std::map<std::string, std::string, std::less<>> kvs_;  // everything committed
   std::vector<PmiKv> pending_;                           // local puts since last barrier
   std::map<std::string, std::size_t, std::less<>> pending_index_;
+  std::size_t bytes_ = 0;    // keys and values in kvs_ and pending_
   int waiting_ = 0;          // local ranks inside barrier_in
   uint32_t sent_epoch_ = 0;  // last barrier reported to the front end
   uint32_t done_epoch_ = 0;  // last barrier completed

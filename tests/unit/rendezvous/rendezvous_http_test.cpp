@@ -197,9 +197,28 @@ TEST(KvStore, PutGetAnd404WhileAbsent) {
   EXPECT_EQ(r.body, "addr0");
   s.serve("PUT", "/global/0", "addr0b");
   EXPECT_EQ(s.serve("GET", "/global/0", "").body, "addr0b");
-  EXPECT_EQ(s.bytes(), 6u);
+  EXPECT_EQ(s.bytes(), 6u + 6u + 1u);  // "addr0b", "global", "0"
   // Scopes are separate.
   EXPECT_EQ(s.serve("GET", "/local_a/0", "").status, 404);
+}
+
+// A rank that puts without end meets the limit: the put that would pass it is refused with
+// 507 and changes nothing; what is freed (DELETE, a smaller value) can be used again.
+TEST(KvStore, PutsPastTheLimitAreRefusedAndChangeNothing) {
+  KvStore s(32);
+  EXPECT_EQ(s.serve("PUT", "/sc/k1", std::string(20, 'a')).status, 200);  // 2 + 2 + 20
+  EXPECT_EQ(s.bytes(), 24u);
+  EXPECT_EQ(s.serve("PUT", "/sc/k2", std::string(7, 'b')).status, kStoreFullStatus);  // 33
+  EXPECT_FALSE(s.get("sc", "k2"));
+  EXPECT_EQ(s.bytes(), 24u);
+  EXPECT_EQ(s.serve("PUT", "/sc/k1", std::string(28, 'c')).status, 200);  // replaces: 32
+  EXPECT_EQ(s.serve("PUT", "/other/k", "").status, kStoreFullStatus);     // a new scope's name
+  EXPECT_EQ(s.get("sc", "k1"), std::string(28, 'c'));
+  s.serve("DELETE", "/sc/k1", "");  // an ad-hoc scope: the key and the emptied scope go
+  EXPECT_EQ(s.bytes(), 0u);
+  EXPECT_EQ(s.serve("PUT", "/sc/k2", std::string(7, 'b')).status, 200);
+  EXPECT_EQ(kStoreLimitBytes, std::size_t{64} << 20);
+  EXPECT_EQ(KvStore().serve("PUT", "/a/b", std::string(1 << 20, 'x')).status, 200);
 }
 
 TEST(KvStore, RefusesBadPathsAndMethods) {

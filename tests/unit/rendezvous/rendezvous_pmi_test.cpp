@@ -228,6 +228,39 @@ TEST(PmiHost, GarbageOrTalkingInsideABarrierFailsTheRank) {
   EXPECT_TRUE(rec.barriers.empty());
 }
 
+// A rank that puts without end meets the host's bound on the key-value space: the put that
+// would pass it fails the rank (naming the bound) and is not kept; the other rank goes on.
+// Every host's puts that a barrier brings count too.
+TEST(PmiHost, APutPastTheStoreLimitFailsTheRankAndIsNotKept) {
+  Recorder rec;
+  PmiHostConfig cfg = two_rank_host();
+  cfg.store_limit = 20;
+  PmiHost host(cfg, rec.events());
+  host.feed(2, "cmd=put kvsname=job7 key=k2 value=0123456789\n");  // 12 bytes
+  EXPECT_EQ(rec.last(2), "cmd=put_result rc=0\n");
+  host.feed(2, "cmd=put kvsname=job7 key=k2 value=012345678901234567\n");  // replaces: 20
+  EXPECT_EQ(rec.last(2), "cmd=put_result rc=0\n");
+  EXPECT_EQ(host.bytes(), 20u);
+  host.feed(3, "cmd=put kvsname=job7 key=k3 value=\n");  // 2 more: past the bound
+  ASSERT_EQ(rec.failures.size(), 1u);
+  EXPECT_NE(rec.failures[0].find("3: its puts passed the 64 MiB the job's PMI key-value space "
+                                 "holds at most"),
+            std::string::npos)
+      << rec.failures[0];
+  EXPECT_EQ(host.bytes(), 20u);
+  host.feed(3, "cmd=put kvsname=job7 key=k4 value=x\n");  // a failed rank is not heard
+  EXPECT_EQ(host.bytes(), 20u);
+  host.feed(2, "cmd=get kvsname=job7 key=k3\n");
+  EXPECT_EQ(rec.last(2).substr(0, 22), "cmd=get_result rc=1 ms");
+
+  PmiHost other(cfg, rec.events());
+  other.feed(2, "cmd=barrier_in\n");
+  other.feed(3, "cmd=barrier_in\n");
+  ASSERT_TRUE(other.barrier_complete(1, {{"far-host-key", "01234567"}}));  // 20 bytes
+  other.feed(2, "cmd=put kvsname=job7 key=a value=b\n");
+  EXPECT_EQ(rec.failures.size(), 2u);
+}
+
 // ---- job aggregator -----------------------------------------------------------------------
 
 TEST(PmiJob, CompletesWhenEveryHostReportedAndMergesInHostOrder) {
