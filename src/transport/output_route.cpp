@@ -37,7 +37,7 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
   Impl& operator=(const Impl&) = delete;
   ~Impl() {
     std::error_code ignored;
-    acceptor_.close(ignored);
+    for (auto& [a, acc] : acceptors_) acc->close(ignored);
   }
 
   asio::io_context& io() { return io_; }
@@ -51,26 +51,38 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
     if (log_) log_(line);
   }
 
-  Status listen() {
-    if (acceptor_.is_open()) return {};
+  // Listens on each of `addresses` not listened on yet, on one port for all (the kernel picks
+  // it at the first); returns those it listens on. Never the wildcard address: only where the
+  // hosts reach this machine.
+  Result<std::vector<std::string>> listen(const std::vector<std::string>& addresses) {
     if (!have_record_cipher() || !have_hmac())
       return make_error("cannot load AES-GCM and HMAC from libcrypto.so.3 (OpenSSL)");
-    std::error_code ec;
-    acceptor_.open(tcp::v4(), ec);
-    if (!ec) acceptor_.bind(tcp::endpoint(tcp::v4(), 0), ec);
-    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      acceptor_.close(ec);
-      return make_error("cannot listen for output routes: " + ec.message());
+    std::vector<std::string> open;
+    std::string why;
+    for (const auto& a : addresses) {
+      if (!acceptors_.contains(a)) {
+        std::error_code ec;
+        auto addr = asio::ip::make_address_v4(a, ec);
+        auto acc = std::make_shared<tcp::acceptor>(io_);
+        if (!ec) acc->open(tcp::v4(), ec);
+        if (!ec) acc->bind(tcp::endpoint(addr, port_), ec);
+        if (!ec) acc->listen(asio::socket_base::max_listen_connections, ec);
+        if (ec) {
+          why = a + ": " + ec.message();
+          continue;
+        }
+        if (port_ == 0) port_ = acc->local_endpoint(ec).port();
+        acceptors_.emplace(a, acc);
+        accept(acc);
+      }
+      open.push_back(a);
     }
-    accept();
-    return {};
+    if (open.empty())
+      return make_error("cannot listen for output routes" + (why.empty() ? "" : ": " + why));
+    return open;
   }
 
-  uint16_t port() const {
-    std::error_code ec;
-    return acceptor_.local_endpoint(ec).port();
-  }
+  uint16_t port() const { return port_; }
 
   void add(const std::string& token, const std::string& secret, RoutedLink* link) {
     waiting_[token] = {secret, link};
@@ -78,12 +90,12 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
   void remove(const std::string& token) { waiting_.erase(token); }
 
  private:
-  void accept() {
-    acceptor_.async_accept([self = weak_from_this()](std::error_code ec, tcp::socket s) {
+  void accept(const std::shared_ptr<tcp::acceptor>& acc) {
+    acc->async_accept([self = weak_from_this(), acc](std::error_code ec, tcp::socket s) {
       auto me = self.lock();
-      if (!me || !me->acceptor_.is_open()) return;
+      if (!me || !acc->is_open()) return;
       if (!ec) me->handshake(std::make_shared<tcp::socket>(std::move(s)));
-      me->accept();
+      me->accept(acc);
     });
   }
 
@@ -91,7 +103,8 @@ class OutputRouter::Impl : public std::enable_shared_from_this<Impl> {
 
   asio::io_context& io_;
   std::function<void(const std::string&)> log_;
-  tcp::acceptor acceptor_{io_};
+  std::map<std::string, std::shared_ptr<tcp::acceptor>> acceptors_;  // by address
+  uint16_t port_ = 0;
   struct Waiting {
     std::string secret;
     RoutedLink* link = nullptr;
@@ -351,30 +364,38 @@ OutputRouter::~OutputRouter() = default;
 
 std::unique_ptr<Link> OutputRouter::route(std::unique_ptr<Link> inner, Offer& offer,
                                           std::string& problem) {
-  if (Status st = impl_->listen(); !st) {
-    problem = st.error().message;
-    return inner;
-  }
   auto secret = random_bytes(32);
   auto token = random_bytes(16);
   if (!secret || !token) {
     problem = (secret ? token.error() : secret.error()).message;
     return inner;
   }
+  auto addresses = impl_->listen(route_addresses(inner->local_address(), own_ipv4_addresses()));
+  if (!addresses) {
+    problem = addresses.error().message;
+    return inner;
+  }
   offer = Offer{};
+  offer.addresses = std::move(*addresses);
   offer.port = impl_->port();
   offer.secret = hex_text(*secret);
   offer.token = hex_text(*token);
-  // The address this host was reached from first; loopback only when that was loopback (a
-  // container's port on this machine): elsewhere it is the host's own.
-  const std::string via = inner->local_address();
-  if (!via.empty()) offer.addresses.push_back(via);
-  const bool loop_ok = via.empty() || via.starts_with("127.");
-  for (const auto& a : own_ipv4_addresses())
-    if (a != via && (loop_ok || !a.starts_with("127."))) offer.addresses.push_back(a);
   auto link = std::make_unique<RoutedLink>(impl_, std::move(inner), offer.token);
   impl_->add(offer.token, offer.secret, link.get());
   return link;
+}
+
+std::vector<std::string> route_addresses(const std::string& via,
+                                         const std::vector<std::string>& own) {
+  // The host reached this machine's sshd-facing address: it can reach it back.
+  if (!via.empty() && !via.starts_with("127.")) return {via};
+  // Loopback (a container's published port on this machine) or no socket address (a proxy
+  // command): the host may be anywhere this machine has an address.
+  std::vector<std::string> out;
+  if (!via.empty()) out.push_back(via);
+  for (const auto& a : own)
+    if (a != via) out.push_back(a);
+  return out;
 }
 
 }  // namespace ferry

@@ -25,7 +25,8 @@
 
 namespace ferry {
 
-/// One job's routes: one listening socket (opened at the first offer), one secret per host.
+/// One job's routes: listening sockets on the addresses offered (route_addresses; one port for
+/// all, opened at the first offer), one secret per host.
 class OutputRouter {
  public:
   /// `log`: --verbose lines (a route opened, a connection refused).
@@ -36,7 +37,7 @@ class OutputRouter {
 
   /// What ferryd is told (wire::OutputRoute).
   struct Offer {
-    std::vector<std::string> addresses;  ///< this machine's, the SSH connection's first
+    std::vector<std::string> addresses;  ///< where it listens: route_addresses()
     uint16_t port = 0;
     std::string secret;  ///< 64 hex digits
     std::string token;   ///< names the host in the handshake
@@ -52,5 +53,12 @@ class OutputRouter {
  private:
   std::shared_ptr<Impl> impl_;
 };
+
+/// The addresses a host is offered, and the router listens on, given the local address `via`
+/// of its SSH connection and this machine's addresses `own`: `via` alone where it is not
+/// loopback (the host reached it, so it can reach it back); otherwise `via` (if any) and every
+/// address of `own` (a container's published port on this machine, or a proxy command).
+std::vector<std::string> route_addresses(const std::string& via,
+                                         const std::vector<std::string>& own);
 
 }  // namespace ferry

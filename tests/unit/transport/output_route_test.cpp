@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "ferry/common/interface_addresses.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "ferry/transport/sealed_records.hpp"
 
@@ -98,7 +99,7 @@ class StandInSsh final : public Link {
   void send(std::string bytes) override { sent.push_back(std::move(bytes)); }
   void close() override { closed_by_job = true; }
   std::string peer_address() const override { return "10.0.0.9"; }
-  std::string local_address() const override { return "127.0.0.1"; }
+  std::string local_address() const override { return local; }
   std::string describe() const override { return "node9:22"; }
   bool relays_output() const override { return true; }
 
@@ -106,6 +107,7 @@ class StandInSsh final : public Link {
   ClosedHandler closed;
   std::vector<std::string> sent;
   bool closed_by_job = false;
+  std::string local = "127.0.0.1";  ///< the SSH connection's local address
 };
 
 class RoutedLinkTest : public ::testing::Test {
@@ -174,6 +176,41 @@ class RoutedLinkTest : public ::testing::Test {
   std::string got_;
   std::optional<std::string> end_;
 };
+
+TEST(RouteAddresses, TheSshConnectionsAddressAloneUnlessLoopbackOrNone) {
+  const std::vector<std::string> own = {"127.0.0.1", "10.0.0.1", "192.168.5.1"};
+  EXPECT_EQ(route_addresses("10.0.0.1", own), (std::vector<std::string>{"10.0.0.1"}));
+  EXPECT_EQ(route_addresses("172.17.0.1", own), (std::vector<std::string>{"172.17.0.1"}));
+  EXPECT_EQ(route_addresses("127.0.0.1", own),
+            (std::vector<std::string>{"127.0.0.1", "10.0.0.1", "192.168.5.1"}));
+  EXPECT_EQ(route_addresses("", own), own);
+}
+
+// The router listens where the host reached this machine, not on every address (the wildcard):
+// with the SSH connection on a non-loopback address, loopback refuses the connection.
+TEST(OutputRouterListen, OnlyOnTheAddressesOffered) {
+  std::string addr;
+  for (const auto& a : own_ipv4_addresses())
+    if (!a.starts_with("127.")) addr = a;
+  if (addr.empty()) GTEST_SKIP() << "this machine has no IPv4 address but loopback";
+  asio::io_context io;
+  OutputRouter router(io, nullptr);
+  auto ssh = std::make_unique<StandInSsh>();
+  ssh->local = addr;
+  OutputRouter::Offer offer;
+  std::string problem;
+  auto link = router.route(std::move(ssh), offer, problem);
+  ASSERT_EQ("", problem);
+  EXPECT_EQ(offer.addresses, std::vector<std::string>{addr});
+  auto reaches = [&](const std::string& a) {
+    asio::ip::tcp::socket s(io);
+    std::error_code ec;
+    s.connect({asio::ip::make_address_v4(a), offer.port}, ec);
+    return !ec;
+  };
+  EXPECT_TRUE(reaches(addr));
+  EXPECT_FALSE(reaches("127.0.0.1"));
+}
 
 TEST_F(RoutedLinkTest, RouteBytesWaitForTheSshBytesQueuedBeforeIt) {
   ASSERT_TRUE(connect(offer_.secret));
