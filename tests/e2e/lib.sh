@@ -44,6 +44,19 @@ chmod 755 "$T"
 : >"$T/.bgpids"
 LAST_CAPTURE=""
 
+# When this scenario began, in clock ticks since boot (the unit of /proc/PID/stat's start
+# time): its cleanup ends only processes that started after it.
+E2E_START_TICKS=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%d", $1 * hz}' /proc/uptime)
+
+# _started_here PID...: those of the PIDs that started after this scenario began.
+_started_here() {
+  local pid start
+  for pid in "$@"; do
+    start=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $20}')
+    [[ -n $start ]] && ((start >= E2E_START_TICKS)) && echo "$pid"
+  done
+}
+
 _e2e_cleanup() {
   local rc=$? pid tok pids
   set +e
@@ -60,9 +73,11 @@ _e2e_cleanup() {
     [[ -n $pids ]] && kill -9 $pids 2>/dev/null
   done <"$T/.tokens"
   # A failed scenario may leave ferryds or sshd sessions on the simulated hosts:
-  # clear them so the next scenario starts clean (the listeners stay).
+  # clear them so the next scenario starts clean (the listeners stay). Only what started
+  # after the scenario began: nothing of a job someone else runs on the cluster.
   if ((rc != 0 && rc != 77)) && [[ -n ${FERRY_CLUSTER_NODES:-} ]]; then
-    pids=$(cluster_leftovers | awk '{print $3}' | tr -d ':')
+    # shellcheck disable=SC2046 # one pid per word
+    pids=$(_started_here $(cluster_leftovers | awk '{print $3}' | tr -d ':'))
     # shellcheck disable=SC2086
     [[ -n $pids ]] && kill -9 $pids 2>/dev/null
   fi
@@ -71,7 +86,8 @@ _e2e_cleanup() {
     pids=$(squeue -h -o %A 2>/dev/null)
     # shellcheck disable=SC2086
     [[ -n $pids ]] && timeout 10 scancel $pids 2>/dev/null
-    pids=$(slurm_leftovers | awk '$1 != "job" {print $3}' | tr -d ':')
+    # shellcheck disable=SC2046 # one pid per word
+    pids=$(_started_here $(slurm_leftovers | awk '$1 != "job" {print $3}' | tr -d ':'))
     # shellcheck disable=SC2086
     [[ -n $pids ]] && kill -9 $pids 2>/dev/null
   fi
