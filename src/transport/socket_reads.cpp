@@ -1,7 +1,6 @@
-// recv() and poll() for libssh's sockets, served from a buffer (socket_reads.hpp). These
-// definitions in the executable take precedence over the C library's for every shared
-// library (the dynamic linker searches the executable first); the real functions are
-// looked up once with dlsym(RTLD_NEXT).
+// recv() and poll() for libssh's sockets, served from a buffer (socket_reads.hpp): what
+// ferryrun's own recv() and poll() (socket_reads_interposer.cpp) call. The C library's
+// functions are looked up once with dlsym(RTLD_NEXT).
 
 #include "ferry/transport/socket_reads.hpp"
 
@@ -98,12 +97,7 @@ void writes_pending(int fd, bool pending) {
   if (Slot* s = find(fd)) s->writes_pending = pending;
 }
 
-}  // namespace ferry::socket_reads
-
-using ferry::socket_reads::kBuffer;
-
-extern "C" ssize_t recv(int fd, void* buf, size_t n, int flags) {
-  using namespace ferry::socket_reads;
+ssize_t recv_through(int fd, void* buf, size_t n, int flags) {
   Slot* s = flags == 0 ? find(fd) : nullptr;
   if (s == nullptr) {
     RecvFn fn = real_recv();
@@ -125,9 +119,7 @@ extern "C" ssize_t recv(int fd, void* buf, size_t n, int flags) {
   return static_cast<ssize_t>(take);
 }
 
-// NOLINTNEXTLINE(readability-inconsistent-declaration-parameter-name): glibc names them __fds...
-extern "C" int poll(pollfd* fds, nfds_t n, int timeout) {
-  using namespace ferry::socket_reads;
+int poll_through(pollfd* fds, nfds_t n, int timeout) {
   PollFn fn = real_poll();
   if (fn == nullptr) {
     errno = ENOSYS;
@@ -156,3 +148,5 @@ extern "C" int poll(pollfd* fds, nfds_t n, int timeout) {
   }
   return ready;
 }
+
+}  // namespace ferry::socket_reads
