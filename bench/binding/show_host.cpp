@@ -2,7 +2,8 @@
 // --report-bindings lines for M local ranks, using the binding library exactly as the daemon
 // does (load_system, discover_accelerators, plan_bindings, probe_memory_binding).
 //
-//   g++ -std=c++20 -I include bench/binding/show_host.cpp build/libferry_core.a
+//   g++ -std=c++20 -I include bench/binding/show_host.cpp build/libferry_binding.a \
+//       build/libferry_common.a \
 //       $(pkg-config --cflags --libs hwloc) -pthread -o show_host
 //   ./show_host 8 [--bind-to core|none|hwthread|numa|socket] [--map-by slot|numa|socket]
 //                 [--cpus-per-rank N] [--bind-mem] [--isolate-devices] [--root DIR]

@@ -1,6 +1,6 @@
 #include "ferry/wire/messages.hpp"
 
-#include "ferry/binding/options_wire.hpp"
+#include "ferry/wire/binding_options.hpp"
 #include "ferry/wire/schema.hpp"
 
 namespace ferry::wire {

@@ -1,4 +1,4 @@
-#include "ferry/binding/options_wire.hpp"
+#include "ferry/wire/binding_options.hpp"
 
 namespace ferry {
 namespace {

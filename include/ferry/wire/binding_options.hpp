@@ -1,7 +1,8 @@
 #pragma once
 /// \file
-/// How BindingOptions travel inside a HostSpec: the binding part owns its fields' layout,
-/// the wire part only calls these (found by argument-dependent lookup).
+/// How BindingOptions travel inside a HostSpec: their fields' layout, in the wire part (which
+/// uses binding's options struct; binding itself knows nothing of the wire). The message
+/// codec calls these (found by argument-dependent lookup).
 
 #include "ferry/binding/options.hpp"
 #include "ferry/wire/codec.hpp"
