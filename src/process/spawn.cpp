@@ -173,7 +173,7 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
     if (child_errno < 0)
       return make_error("cannot change to working directory '" + req.wdir +
                         "': " + std::strerror(-child_errno));
-    return make_error(exec_failure(req.path, req.wdir, child_errno));
+    return make_error(exec_failure(req.path, req.wdir, child_errno), child_errno);
   }
   return pid;
 }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -90,7 +91,8 @@ void LocalLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
   if (!pid) {
     ::close(sv[0]);
     std::string why = pid.error().message;
-    if (why.find("No such file") != std::string::npos)
+    // ENOENT also means a script's interpreter is missing: then the message says so already.
+    if (pid.error().code == ENOENT && ::access(cmd.ferryd_path.c_str(), F_OK) != 0)
       why = "ferryd not found at " + cmd.ferryd_path;
     handler(make_error(host.name + ": " + why));
     return;

@@ -9,13 +9,18 @@
 
 namespace ferry {
 
-/// A failure: one line a user can act on (it names the host, file:line or flag).
+/// A failure: one line a user can act on (it names the host, file:line or flag), and, where a
+/// caller may branch on the cause, the system's error number: code compares `code`, never
+/// the text.
 struct Error {
   std::string message;
+  int code = 0;  ///< errno of the failed call (ENOENT, EACCES...), or 0
 };
 
-/// Makes an Error from a message.
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+/// Makes an Error from a message (and the errno behind it, where there is one).
+inline Error make_error(std::string message, int code = 0) {
+  return Error{std::move(message), code};
+}
 
 /// Either a value or an Error. Never throws; check `ok()` before `value()`.
 template <typename T>

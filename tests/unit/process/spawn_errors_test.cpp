@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -57,6 +58,27 @@ TEST(SpawnErrors, AScriptWhoseInterpreterIsMissingNamesTheInterpreter) {
             "interpreter /nonexistent/python of script " + d.path + "/job.sh not found");
   write_script(d.path + "/tight.sh", "#!/no/sh\n");
   EXPECT_EQ(spawn_error("./tight.sh", d.path), "interpreter /no/sh of script ./tight.sh not found");
+}
+
+// Callers branch on the cause by its errno, never by the text.
+TEST(SpawnErrors, TheErrorCarriesTheExecErrno) {
+  Dir d;
+  auto code = [](const std::string& path) {
+    SpawnRequest req;
+    req.path = path;
+    req.argv = {path};
+    auto pid = spawn_process(req);
+    if (pid) {
+      ::waitpid(*pid, nullptr, 0);
+      return 0;
+    }
+    ::wait(nullptr);
+    return pid.error().code;
+  };
+  EXPECT_EQ(code(d.path + "/none"), ENOENT);
+  EXPECT_EQ(code(d.path), EACCES);
+  write_script(d.path + "/ok.sh", "#!/bin/sh\nexit 0\n");
+  EXPECT_EQ(code(d.path + "/ok.sh"), 0);
 }
 
 TEST(SpawnErrors, OtherFailuresKeepTheSystemsReason) {
