@@ -15,8 +15,9 @@ require_nodes 2
 
 shipped=$FERRY_BIN/../libexec/ferry/ferryd-$(uname -m)
 [[ -f $shipped ]] || fail "the build made no $shipped"
-hash=$(sha256sum <"$shipped")
+hash=$(sha256sum <"$shipped" || true)
 hash=${hash%% *}
+[[ -n $hash ]] || fail "cannot hash $shipped"
 cache=/root/.cache/ferry/$hash
 rm -rf "$cache"
 missing=/nonexistent/ferry/ferryd
@@ -36,7 +37,8 @@ cmp -s "$shipped" "$cache/ferryd" || fail "the cached ferryd differs from the sh
 assert_eq 700 "$(stat -c %a "$cache")" "the cache folder is 0700"
 assert_eq 700 "$(stat -c %a "$(dirname "$cache")")" "ferry's cache folder is 0700"
 assert_eq 0 "$(find "$cache" -name '.ferryd.*' | wc -l)" "no temporary file left"
-before=$(stat -c '%i %Y %Z' "$cache/ferryd")
+before=$(stat -c '%i %Y %Z' "$cache/ferryd" || true)
+[[ -n $before ]] || fail "no $cache/ferryd after the first job"
 
 # Second job: nothing sent, the file untouched.
 sleep 1  # so that a rewrite would show in the change time
@@ -48,8 +50,11 @@ assert_eq 2 "$(grep -c 'ferryd cached at .*0 bytes sent' "$T/B.err" || true)" \
   "both hosts say 0 bytes sent"
 assert_eq "$before" "$(stat -c '%i %Y %Z' "$cache/ferryd")" "the cached file is untouched"
 
-# A tampered copy is replaced before anything runs it.
-printf '#!/bin/sh\necho tampered >&2; exit 3\n' >"$cache/ferryd"
+# A tampered copy is replaced before anything runs it. (Put in place by a rename: the
+# second job's ferryds may still be exiting, and a running file cannot be written.)
+printf '#!/bin/sh\necho tampered >&2; exit 3\n' >"$cache/tampered"
+chmod 700 "$cache/tampered"
+mv -f "$cache/tampered" "$cache/ferryd"
 run_capture C -- "$FERRYRUN" --ssh-config "$SSHCFG" -H "$hosts" --ferryd "$missing" --verbose \
   "${rank_cmd[@]}" "$tok"
 assert_eq 0 "$C_rc" "a job after tampering runs ($C_err)"
