@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 
 #include "ferry/common/printable.hpp"
 #include "ferry/frontend/job.hpp"
@@ -18,6 +20,7 @@
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/slurm_launcher.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
+#include "ferry/wire/messages.hpp"
 
 namespace ferry {
 
@@ -97,6 +100,41 @@ void read_environment(SshOptions& ssh, JobOptions& job, Diagnostics& diag) {
   }
 }
 
+// The folder of ferryrun's executable (ferryd and libexec/ are found from it).
+std::string program_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+// What --ship-ferryd sends. A file ferryrun cannot read fails the job with `always`; with
+// `auto` it is a warning (hosts that have ferryd still run), and nothing is shipped.
+std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& cfg,
+                                                         Diagnostics& diag) {
+  auto mode = parse_ship_mode(cfg.ship_ferryd);
+  if (!mode) {
+    diag.error("--ship-ferryd " + mode.error().message);
+    return std::nullopt;
+  }
+  auto plan = load_ship_plan(*mode, static_cast<int>(wire::kProtocolVersion), cfg.ferryd_dir,
+                             program_dir());
+  if (plan) {
+    for (const auto& f : plan->files)
+      diag.verbose("ship-ferryd " + cfg.ship_ferryd + ": " + f.arch + " " + f.source + " (" +
+                   std::to_string(f.bytes->size()) + " bytes, sha256 " + f.sha256.substr(0, 16) +
+                   "...)");
+    return std::make_shared<const ShipPlan>(std::move(*plan));
+  }
+  if (*mode == ShipMode::kAlways) {
+    diag.error(plan.error().message);
+    return std::nullopt;
+  }
+  diag.warn(plan.error().message + "; no ferryd will be shipped (--ship-ferryd auto)");
+  return std::shared_ptr<const ShipPlan>();
+}
+
 }  // namespace
 
 OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
@@ -138,6 +176,11 @@ int run_ferryrun(const FrontendConfig& cfg) {
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
   JobOptions job_opts = cfg.job;
   read_environment(ssh, job_opts, diag);
+  if (cfg.launch == LaunchWith::kSsh) {
+    auto plan = ship_plan(cfg, diag);
+    if (!plan) return 2;
+    ssh.ship = std::move(*plan);
+  }
   LocalLauncher local(io);
   SshLauncher remote(io, ssh);
   SlurmOptions so;

@@ -106,8 +106,14 @@ int run(int argc, char** argv) {
   const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
   const bool own_blacklist = ::getenv(kPluginsVar) == nullptr;
   if (own_blacklist) ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+  // hwloc is linked into ferryd (cmake/portable_ferryd.cmake): a host's hwloc plugins were
+  // built for its shared libhwloc, a second copy, and must not be loaded at all.
+  const char* kPathVar = "HWLOC_PLUGINS_PATH";
+  const bool own_path = ::getenv(kPathVar) == nullptr;
+  if (own_path) ::setenv(kPathVar, "/nonexistent/ferryd-loads-no-hwloc-plugins", 1);
   daemon.start();
   if (own_blacklist) ::unsetenv(kPluginsVar);
+  if (own_path) ::unsetenv(kPathVar);
   io.run();
   return daemon.exit_code();
 }

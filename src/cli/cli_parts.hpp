@@ -38,6 +38,8 @@ struct RawCli {
   std::vector<std::pair<std::string, std::string>> mca;  ///< --mca key value
   std::vector<std::string> mca_help;           ///< never filled: take_mca removes --mca first
   std::string ferryd;                          ///< --ferryd (or PREFIX/bin/ferryd); "" = unchanged
+  std::string ship_ferryd;                     ///< --ship-ferryd; "" = the job file's or auto
+  std::string ferryd_dir;                      ///< --ferryd-dir; "" = the job file's
   std::vector<std::string> nics;               ///< horovodrun --network-interface(s)
   std::map<std::string, std::string> horovod;  ///< horovodrun tunables: flag → value
   std::vector<std::string> refused;            ///< flags given that ferry refuses, in order

@@ -30,6 +30,18 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("--ferryd", raw.ferryd,
                  "Path of ferryd on the hosts (default: beside this ferryrun)")
       ->group("Start");
+  app.add_option("--ship-ferryd", raw.ship_ferryd,
+                 "Send ferryrun's own ferryd over the SSH session to hosts that lack one: "
+                 "auto (where the host's ferryd is missing or speaks another protocol "
+                 "version; default), always, or never. Cached per user on the host, "
+                 "sent once (docs/design.md)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->group("Start");
+  app.add_option("--ferryd-dir", raw.ferryd_dir,
+                 "Folder of ferryd-<arch> files (ferryd-aarch64, ...) to ship to hosts of "
+                 "another architecture than this one")
+      ->check(CLI::ExistingDirectory)
+      ->group("Start");
   app.add_option("--ssh-user", cfg.ssh.user, "SSH login user for hosts that name none")
       ->group("SSH");
   app.add_option("--ssh-config", cfg.ssh.config_file,

@@ -304,6 +304,8 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (job.wdir.empty()) job.wdir = current_dir();
   if (!raw.ferryd.empty()) job.ferryd_path = raw.ferryd;
   if (job.ferryd_path.empty()) job.ferryd_path = self_dir() + "/ferryd";
+  if (!raw.ship_ferryd.empty()) cfg.ship_ferryd = raw.ship_ferryd;
+  if (!raw.ferryd_dir.empty()) cfg.ferryd_dir = raw.ferryd_dir;
   return {};
 }
 

@@ -15,6 +15,7 @@
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/common/text.hpp"
 #include "ferry/hosts/host_fields.hpp"
+#include "ferry/transport/ferryd_shipment.hpp"
 #include "toml_guard.hpp"
 #include "toml_reader.hpp"
 
@@ -80,7 +81,8 @@ void read_environment(TomlReader& r, const toml::table& env, JobFile& out) {
 
 void read_defaults(TomlReader& r, const toml::table& d, JobFile& out) {
   FrontendConfig& cfg = out.config;
-  r.check_keys(d, "[defaults]", {"slots", "port", "user", "ferryd", "devices"});
+  r.check_keys(d, "[defaults]",
+               {"slots", "port", "user", "ferryd", "ship_ferryd", "ferryd_dir", "devices"});
   r.get(d, "slots", out.default_slots, 1, 1'000'000);
   r.get(d, "port", cfg.ssh.port, 1, 65535);
   std::string user;
@@ -104,6 +106,15 @@ void read_defaults(TomlReader& r, const toml::table& d, JobFile& out) {
     else
       cfg.job.ferryd_path = ferryd;
   }
+  std::string ship;
+  r.get(d, "ship_ferryd", ship);
+  if (!ship.empty()) {
+    if (auto mode = parse_ship_mode(ship); !mode)
+      r.fail(d.get("ship_ferryd")->source(), "[defaults] ship_ferryd " + mode.error().message);
+    else
+      cfg.ship_ferryd = ship;
+  }
+  r.get(d, "ferryd_dir", cfg.ferryd_dir);
   r.get(d, "devices", cfg.job.binding.devices, 0, 1'000'000);
 }
 

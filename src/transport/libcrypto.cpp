@@ -30,6 +30,7 @@ const Functions& get() {
     load(h, "EVP_DecryptUpdate", f.decrypt_update);
     load(h, "EVP_DecryptFinal_ex", f.decrypt_final);
     load(h, "EVP_CIPHER_CTX_ctrl", f.ctrl);
+    load(h, "SHA256", f.sha256_digest);
     return f;
   }();
   return fns;

@@ -12,6 +12,7 @@ using HmacFn = unsigned char* (*)(const void* md, const void* key, int key_len,
                                   const unsigned char* data, size_t data_len, unsigned char* out,
                                   unsigned int* out_len);
 using MdFn = const void* (*)();
+using Sha256Fn = unsigned char* (*)(const unsigned char* data, size_t len, unsigned char* out);
 using CipherFn = const void* (*)();
 using CtxNewFn = void* (*)();
 using CtxFreeFn = void (*)(void* ctx);
@@ -39,6 +40,7 @@ struct Functions {
   UpdateFn decrypt_update = nullptr;
   FinalFn decrypt_final = nullptr;
   CtrlFn ctrl = nullptr;
+  Sha256Fn sha256_digest = nullptr;  ///< SHA256(): a whole buffer at once
 
   bool have_hmac() const { return hmac && sha256; }
   bool have_gcm() const {

@@ -74,6 +74,9 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
     kHostKey,
     kAuthIdentity,
     kAuthAuto,
+    kShipChannel,  // shipping ferryd (ssh_session_ship.cpp), when SshOptions::ship asks
+    kShipExec,
+    kShipTalk,
     kChannel,
     kExec,       // opening
     kReady,      // exec accepted, start() not called yet: the fd is not read
@@ -94,6 +97,15 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   Step auth_auto_step();
   Step channel_step();
   Step exec_step();
+  /// After authentication: shipping ferryd when the options ask for it, else the channel.
+  Phase after_auth() const;
+
+  // ssh_session_ship.cpp
+  Step ship_channel_step();
+  Step ship_exec_step();
+  Step ship_talk_step();
+  bool ship_write();
+  Step ship_answer(const ShipLine& line);
   void fail_open(const std::string& message);
   void finish_open(Status status);
   bool opening() const { return phase_ < Phase::kReady; }
@@ -158,6 +170,15 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   SshSessionPtr session_;
   SshKeyPtr identity_;
   SshChannelPtr channel_;  // after session_: destroyed first (see ssh_handles.hpp)
+  // Shipping ferryd: the channel of the shell program, its answer so far, the file being
+  // sent and how far.
+  SshChannelPtr ship_channel_;
+  std::string ship_out_, ship_err_;
+  const ShippedFerryd* ship_file_ = nullptr;
+  const std::string* ship_bytes_ = nullptr;  // its bytes or its gzip copy, as the host asked
+  size_t ship_off_ = 0;
+  uint64_t ship_sent_ = 0;
+  std::chrono::steady_clock::time_point ship_began_;
   ssh_channel_callbacks_struct channel_cb_{};
   std::string rx_out_, rx_err_;  // channel data taken by on_channel_data, not yet delivered
   uint64_t rx_total_ = 0;

@@ -78,6 +78,15 @@ void SshSession::run_open() {
       case Phase::kAuthAuto:
         step = auth_auto_step();
         break;
+      case Phase::kShipChannel:
+        step = ship_channel_step();
+        break;
+      case Phase::kShipExec:
+        step = ship_exec_step();
+        break;
+      case Phase::kShipTalk:
+        step = ship_talk_step();
+        break;
       case Phase::kChannel:
         step = channel_step();
         break;
@@ -192,7 +201,7 @@ SshSession::Step SshSession::auth_identity_step() {
   if (rc == SSH_AUTH_AGAIN) return Step::kAgain;
   if (rc == SSH_AUTH_SUCCESS) {
     log(describe() + ": authenticated as " + user_ + " with " + options_.identity_file);
-    phase_ = Phase::kChannel;
+    phase_ = after_auth();
     return Step::kNext;
   }
   if (rc == SSH_AUTH_ERROR) {
@@ -210,7 +219,7 @@ SshSession::Step SshSession::auth_auto_step() {
   if (rc == SSH_AUTH_AGAIN) return Step::kAgain;
   if (rc == SSH_AUTH_SUCCESS) {
     log(describe() + ": authenticated as " + user_ + " (agent, ssh config or default keys)");
-    phase_ = Phase::kChannel;
+    phase_ = after_auth();
     return Step::kNext;
   }
   if (rc == SSH_AUTH_ERROR) {
@@ -221,6 +230,11 @@ SshSession::Step SshSession::auth_auto_step() {
   if (rc == SSH_AUTH_PARTIAL) message += "; the server asks for a second method too";
   fail_open(message);
   return Step::kStop;
+}
+
+SshSession::Phase SshSession::after_auth() const {
+  return options_.ship && options_.ship->mode != ShipMode::kNever ? Phase::kShipChannel
+                                                                  : Phase::kChannel;
 }
 
 SshSession::Step SshSession::channel_step() {

@@ -36,9 +36,10 @@ assert_eq 1 "$(grep -F 10.231.0.12 "$T/C.err" | grep -cF 2999 || true)" \
 assert_eq "" "$C_out" "stdout with a closed port"
 wait_cluster_idle 5
 
-# --- ferryd missing on the hosts: one line per host mentioning ferryd.
+# --- ferryd missing on the hosts, and not shipped (--ship-ferryd never; auto would send
+# one, see 63_ship_ferryd): one line per host mentioning ferryd.
 run_capture D --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" --ferryd /nonexistent/ferryd \
-  --start-timeout 10 -np 2 -H fnode1:1,fnode2:1 hostname
+  --ship-ferryd never --start-timeout 10 -np 2 -H fnode1:1,fnode2:1 hostname
 assert_ne 0 "$D_rc" "ferryrun exit code when ferryd is missing"
 for h in fnode1 fnode2; do
   assert_eq 1 "$(grep -F "$h" "$T/D.err" | grep -cF ferryd || true)" "stderr lines naming $h and ferryd"

@@ -33,6 +33,10 @@ struct FrontendConfig {
   LaunchWith launch = LaunchWith::kSsh;  ///< resolved from --launcher (auto: see finish_config)
   std::string launch_reason;             ///< why, for --verbose
   SshSettings ssh;
+  /// --ship-ferryd: "auto", "always" or "never" (checked by the parser).
+  std::string ship_ferryd = "auto";
+  /// --ferryd-dir: a folder of ferryd-<arch> files to ship; "" = only this machine's.
+  std::string ferryd_dir;
   OutputOptions output;
   /// The name the user called ("ferryrun", "horovodrun", "mpirun"), for messages.
   std::string program = "ferryrun";

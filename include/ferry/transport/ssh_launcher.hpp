@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ferry/transport/ferryd_shipment.hpp"
 #include "ferry/transport/link.hpp"
 
 namespace ferry {
@@ -48,12 +49,16 @@ struct SshOptions {
   /// the launcher's io_context; 0 = none on machines with fewer than 4 CPUs, else one per
   /// CPU, at most 8.
   int io_threads = 0;
+  /// Shipping ferryd (--ship-ferryd): unless null or kNever, each host first runs
+  /// ship_command() on its session, which names the ferryd to start or receives this
+  /// plan's file for its architecture.
+  std::shared_ptr<const ShipPlan> ship;
 };
 
 /// A Launcher that reaches hosts over SSH. The command run is
 /// `'<ferryd path>' --stdio`, where the path is `HostEntry::ferryd` when set, else
-/// `DaemonCommand::ferryd_path`; its stderr lines go to `DaemonCommand::on_stderr`. Errors
-/// are one line prefixed "host:port: ".
+/// `DaemonCommand::ferryd_path`, or the cached copy that shipping chose (SshOptions::ship); its
+/// stderr lines go to `DaemonCommand::on_stderr`. Errors are one line prefixed "host:port: ".
 class SshLauncher : public Launcher {
  public:
   /// `io` must outlive the launcher and every link it hands out.

@@ -197,7 +197,9 @@ TEST(JobFile, ValuesApplyOverTheBaseAndAbsentKeysKeepIt) {
 TEST(JobFile, ErrorsNameFileLineAndTheBadToken) {
   EXPECT_EQ(error_of("np = 4\n[defaults]\nslot = 4\n"),
             "job.toml:3: unknown key 'slot' in [defaults] (known: slots, port, user, ferryd, "
-            "devices)");
+            "ship_ferryd, ferryd_dir, devices)");
+  EXPECT_EQ(error_of("np = 4\n[defaults]\nship_ferryd = \"sometimes\"\n"),
+            "job.toml:3: [defaults] ship_ferryd 'sometimes' is not auto, always or never");
   EXPECT_EQ(error_of("\n\nnp = \"four\""),
             "job.toml:3: np must be an integer (1-1000000), not a string");
   EXPECT_EQ(error_of("np = 0"), "job.toml:1: bad np 0 (expected 1-1000000)");
