@@ -29,9 +29,9 @@ run_capture X -- "${job[@]}" --expand-args --torch-local-rank-arg=underscore \
 assert_eq 0 "$X_rc" "exit status (--expand-args)"
 assert_eq $'[0]<stdout>:0: r0/0/0/4:{x} --local_rank=0\n[1]<stdout>:1: r1/1/0/4:{x} --local_rank=1\n[2]<stdout>:2: r2/0/1/4:{x} --local_rank=0\n[3]<stdout>:3: r3/1/1/4:{x} --local_rank=1' \
   "$(sort "$T/X.out")" "each rank's arguments"
-run_capture M -- "${job[@]}" --expand-args sh -c 'echo "$1"' 'tcp://{master_addr}:{master_port}'
+run_capture M -- "${job[@]}" --expand-args sh -c 'echo "$0"' 'tcp://{master_addr}:{master_port}'
 assert_eq 0 "$M_rc" "exit status ({master_addr})"
-mp=$(grep -m1 -o 'tcp://.*' "$T/M.out")
+mp=$(grep -m1 -o "tcp://.*" "$T/M.out" || true)
 assert_match "$mp" '^tcp://[^:]+:[0-9]+$' "{master_addr}:{master_port}"
 
 # SIGUSR1 then SIGUSR2: every rank gets each, the job goes on and ends 0.
