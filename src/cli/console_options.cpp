@@ -58,10 +58,9 @@ void add_console_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                "Print a line that many ranks print alike once, with their ranks "
                "([0-63]<stdout>:), after a short wait for the others")
       ->group("Output");
-  app.add_flag("--summary{hosts}", raw.summary,
+  app.add_flag("--summary", raw.summary,
                "After the job, a table of wall time, CPU time, peak RSS and exit per host "
                "(--summary=ranks: per rank); always printed after a failure")
-      ->check(CLI::IsMember({"hosts", "ranks"}))
       ->group("Output");
   app.add_flag("--expand-args", cfg.job.expand_args,
                "Replace {rank}, {local_rank}, {node_rank}, {world_size}, {master_addr} and "
@@ -89,9 +88,19 @@ Status finish_console(FrontendConfig& cfg, RawCli& raw) {
   if (!raw.summary.empty() && !cmd.empty() && (cmd.front() == "ranks" || cmd.front() == "hosts"))
     return make_error("--summary " + cmd.front() + ": write --summary=" + cmd.front() +
                       " (the next word starts the command)");
-  if (raw.summary == "hosts") cfg.job.summary = JobOptions::Summary::kHosts;
-  if (raw.summary == "ranks") cfg.job.summary = JobOptions::Summary::kRanks;
-  if (raw.torch_arg == "underscore") cfg.job.torch_local_rank_underscore = true;
+  // A bare flag reads "true".
+  if (raw.summary == "true" || raw.summary == "hosts")
+    cfg.job.summary = JobOptions::Summary::kHosts;
+  else if (raw.summary == "ranks")
+    cfg.job.summary = JobOptions::Summary::kRanks;
+  else if (!raw.summary.empty())
+    return make_error("--summary=" + raw.summary + ": expected --summary, --summary=hosts or " +
+                      "--summary=ranks");
+  if (raw.torch_arg == "underscore")
+    cfg.job.torch_local_rank_underscore = true;
+  else if (!raw.torch_arg.empty() && raw.torch_arg != "true" && raw.torch_arg != "dash")
+    return make_error("--torch-local-rank-arg=" + raw.torch_arg +
+                      ": expected --torch-local-rank-arg or --torch-local-rank-arg=underscore");
   if (!raw.torch_arg.empty()) cfg.job.torch_local_rank_arg = true;
   if (cfg.job.expand_args && !cmd.empty()) {
     if (cmd.front().find('{') != std::string::npos)

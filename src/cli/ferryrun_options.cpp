@@ -130,10 +130,9 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
                  "torchrun's spelling: MIN:MAX hosts (--min-hosts MIN; the job's hosts must "
                  "number at most MAX), or N (exactly N hosts)")
       ->group("Fault tolerance");
-  app.add_flag("--torch-local-rank-arg{dash}", raw.torch_arg,
+  app.add_flag("--torch-local-rank-arg", raw.torch_arg,
                "Append --local-rank=N to each rank's command (legacy "
                "torch.distributed.launch scripts; =underscore: --local_rank=N, older ones)")
-      ->check(CLI::IsMember({"dash", "underscore"}))
       ->group("Job");
 }
 

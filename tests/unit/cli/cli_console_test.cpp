@@ -46,6 +46,7 @@ TEST(CliConsole, ConsoleRanksFoldSummaryAndTheHostTag) {
   // `--summary ranks` would run "ranks": refused with the spelling that works.
   EXPECT_FALSE(parse({"--summary", "ranks", "true"}).config.has_value());
   EXPECT_FALSE(parse({"--console-ranks", "3-1", "true"}).config.has_value());
+  EXPECT_FALSE(parse({"--summary=all", "true"}).config.has_value());
 }
 
 TEST(CliConsole, RankLists) {
@@ -68,6 +69,7 @@ TEST(CliConsole, ExpandArgsAndTheLocalRankSpelling) {
   EXPECT_TRUE(r.config->job.torch_local_rank_arg);
   EXPECT_FALSE(r.config->job.torch_local_rank_underscore);
   EXPECT_FALSE(parse({"--expand-args", "python3", "--x={rnak}"}).config.has_value());
+  EXPECT_FALSE(parse({"--torch-local-rank-arg=dot", "python3"}).config.has_value());
   // Without --expand-args braces are plain text.
   r = parse({"echo", "{rnak}"});
   ASSERT_TRUE(r.config.has_value());
