@@ -11,6 +11,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The queue of `rank`'s `stream`: a rank's stdout and stderr lines keep their own orders.
+std::size_t queue_of(int rank, StreamId stream) {
+  return 2 * static_cast<std::size_t>(rank) + (stream == StreamId::kStderr ? 1 : 0);
+}
+
 // "0-3,8": sorted ranks as ranges.
 std::string rank_ranges(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
@@ -63,13 +68,13 @@ void ConsoleOutput::fold_lines(StreamState& s, std::string_view held, std::strin
   fold_out(false);
 }
 
-// Whether `rank`'s next line may join `e`: false when one of the rank's waiting lines must
+// Whether the next line of `queue` may join `e`: false when one of its waiting lines must
 // leave after `e` (through the queues of e's ranks), which would make an order no output
 // can keep, or when finding out takes too long.
-bool ConsoleOutput::fold_may_join(const FoldEntry& e, std::size_t rank) const {
+bool ConsoleOutput::fold_may_join(const FoldEntry& e, std::size_t queue) const {
   using Entry = FoldEntry;
   const Folder& f = *fold_;
-  const auto& mine = f.queues[rank];
+  const auto& mine = f.queues[queue];
   if (mine.empty()) return true;
   std::vector<const Entry*> todo{&e};
   std::vector<const Entry*> seen{&e};
@@ -79,7 +84,7 @@ bool ConsoleOutput::fold_may_join(const FoldEntry& e, std::size_t rank) const {
     todo.pop_back();
     if (std::find(mine.begin(), mine.end(), x) != mine.end()) return false;
     for (int r : x->ranks) {
-      const auto& q = f.queues[static_cast<std::size_t>(r)];
+      const auto& q = f.queues[queue_of(r, x->first->stream)];
       auto it = std::find(q.begin(), q.end(), x);
       for (++it; it < q.end(); ++it) {
         if (std::find(seen.begin(), seen.end(), *it) != seen.end()) continue;
@@ -96,7 +101,7 @@ void ConsoleOutput::fold_line(StreamState& s, std::string_view line) {
   Folder& f = *fold_;
   std::string key(1, static_cast<char>(s.stream));
   key.append(line);
-  const auto r = static_cast<std::size_t>(s.rank);
+  const std::size_t r = queue_of(s.rank, s.stream);
   if (r >= f.queues.size()) f.queues.resize(r + 1);
   if (auto it = f.index.find(key); it != f.index.end()) {
     for (FoldEntry* e : it->second) {
@@ -136,8 +141,9 @@ Clock::time_point ConsoleOutput::fold_out(bool all) {
 // Prints `entry` after the earlier waiting lines of its ranks, and forgets it.
 void ConsoleOutput::fold_print(FoldEntry& e) {
   Folder& f = *fold_;
+  const StreamId stream = e.first->stream;
   for (int r : e.ranks) {
-    auto& q = f.queues[static_cast<std::size_t>(r)];
+    auto& q = f.queues[queue_of(r, stream)];
     while (!q.empty() && q.front() != &e) fold_print(*q.front());
   }
   const std::string_view line = std::string_view(e.key).substr(1);
@@ -146,7 +152,7 @@ void ConsoleOutput::fold_print(FoldEntry& e) {
     print_tagged(*e.first->dest, e.first->tag, line);
   else
     print_tagged(*e.first->dest, fold_tag(options_.tag, e.ranks, e.first->stream), line);
-  for (int r : e.ranks) f.queues[static_cast<std::size_t>(r)].pop_front();
+  for (int r : e.ranks) f.queues[queue_of(r, stream)].pop_front();
   if (auto it = f.index.find(e.key); it != f.index.end()) {
     std::erase(it->second, &e);
     if (it->second.empty()) f.index.erase(it);

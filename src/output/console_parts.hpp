@@ -76,7 +76,7 @@ struct ConsoleOutput::FoldEntry {
 struct ConsoleOutput::Folder {
   std::list<FoldEntry> entries;
   std::unordered_map<std::string_view, std::vector<FoldEntry*>> index;  // key → its entries
-  std::vector<std::deque<FoldEntry*>> queues;                           // per rank, oldest first
+  std::vector<std::deque<FoldEntry*>> queues;  // per rank and stream, oldest first
   std::size_t bytes = 0;
   std::size_t shown = 1;  // ranks on the console: a line all of them printed goes at once
 };

@@ -229,7 +229,7 @@ class ConsoleOutput final : public OutputSink {
   void fold_line(StreamState& s, std::string_view line);
   std::chrono::steady_clock::time_point fold_out(bool all);
   void fold_print(FoldEntry& e);
-  bool fold_may_join(const FoldEntry& e, std::size_t rank) const;
+  bool fold_may_join(const FoldEntry& e, std::size_t queue) const;
   void print_tagged(Destination& d, std::string_view tag, std::string_view line);
   bool on_console(int rank) const {
     return shown_ranks_.empty() ||

@@ -45,7 +45,7 @@ TEST(ArgPlaceholders, EachNameIsReplacedAndDoubledBracesAreLiteral) {
   EXPECT_EQ(expand_placeholders("--local_rank={local_rank}", v), "--local_rank=1");
   EXPECT_EQ(expand_placeholders("{rank}/{world_size}@{node_rank}", v), "5/8@2");
   EXPECT_EQ(expand_placeholders("tcp://{master_addr}:{master_port}", v), "tcp://10.0.0.1:29500");
-  EXPECT_EQ(expand_placeholders("{{rank}} {{}}", v), "{rank}} {}");
+  EXPECT_EQ(expand_placeholders("{{rank}} {{}}", v), "{rank} {}");
   EXPECT_EQ(expand_placeholders("plain", v), "plain");
 }
 
