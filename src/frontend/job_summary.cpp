@@ -58,7 +58,7 @@ std::vector<std::vector<std::string>> host_rows(const std::vector<RankUsage>& ra
   std::vector<std::string> order;
   std::map<std::string, std::vector<const RankUsage*>> by_host;
   for (const auto& r : ranks) {
-    if (!by_host.count(r.host)) order.push_back(r.host);
+    if (!by_host.contains(r.host)) order.push_back(r.host);
     by_host[r.host].push_back(&r);
   }
   std::vector<std::vector<std::string>> rows{{"host", "ranks", "wall", "cpu", "peak rss", "exit"}};
@@ -102,7 +102,7 @@ std::string format_kib(uint64_t kib) {
   char buf[48];
   if (kib < 1024)
     std::snprintf(buf, sizeof buf, "%llu KiB", static_cast<unsigned long long>(kib));
-  else if (kib < 1024 * 1024)
+  else if (kib < uint64_t{1024} * 1024)
     std::snprintf(buf, sizeof buf, "%llu MiB", static_cast<unsigned long long>(kib / 1024));
   else
     std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(kib) / (1024.0 * 1024.0));

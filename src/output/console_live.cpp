@@ -47,8 +47,12 @@ void ConsoleOutput::watch_partial(StreamState& s, std::size_t fed) {
   // Only the new bytes (and the one before them: a '\r' that waited for its next byte).
   const std::size_t from = held.size() > fed + 1 ? held.size() - fed - 1 : 0;
   const char* r = last_return(held.substr(from));
-  // "50%\r" (the return written after the state, not before it) makes a bar too.
-  if (r != nullptr || held.back() == '\r') {
+  // Untagged and unstamped, the console gets the rank's bytes exactly: a bar is not cut
+  // down but passed through as it comes, holding its fd as a prompt does.
+  if (s.tag.empty() && !options_.timestamps && (r != nullptr || held.back() == '\r')) {
+    if (s.dest->holder == nullptr) return take_prompt(s);
+  } else if (r != nullptr || held.back() == '\r') {
+    // "50%\r" (the return written after the state, not before it) makes a bar too.
     if (r != nullptr) a.drop_held_front(static_cast<std::size_t>(r + 1 - held.data()));
     s.bar = true;
     Destination& d = *s.dest;

@@ -135,7 +135,7 @@ ConsoleOutput::StreamState& ConsoleOutput::state(int rank, StreamId stream) {
     auto s = std::make_unique<StreamState>(options_.line_cap);
     s->rank = rank;
     s->stream = stream;
-    const std::size_t r = static_cast<std::size_t>(rank);
+    const auto r = static_cast<std::size_t>(rank);
     s->tag = format_tag(options_.tag, rank, stream,
                         r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "");
     s->on_console = on_console(rank);

@@ -38,8 +38,9 @@ std::optional<ChildExit> SystemSpawner::reap() {
   const auto us = [](const timeval& t) {
     return static_cast<uint64_t>(t.tv_sec) * 1'000'000 + static_cast<uint64_t>(t.tv_usec);
   };
-  return ChildExit{pid, status, us(ru.ru_utime) + us(ru.ru_stime),
-                   static_cast<uint64_t>(ru.ru_maxrss)};
+  // glibc's struct rusage keeps ru_maxrss in an anonymous union.
+  const long max_rss = ru.ru_maxrss;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+  return ChildExit{pid, status, us(ru.ru_utime) + us(ru.ru_stime), static_cast<uint64_t>(max_rss)};
 }
 
 }  // namespace ferry
