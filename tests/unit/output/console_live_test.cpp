@@ -67,6 +67,17 @@ TEST(ConsoleLive, AReturnAfterEachStateMakesABarToo) {
   EXPECT_EQ(c.cout.text(), "[1]<stdout>:100%\n");
 }
 
+TEST(ConsoleLive, UntaggedBarsPassAsTheyComeByteForByte) {
+  Console c(with_tag(TagStyle::kNone));
+  c.out.write(0, StreamId::kStdout, "\r10%");
+  c.out.flush();
+  EXPECT_EQ(c.cout.text(), "\r10%");             // at once, as written
+  c.out.write(1, StreamId::kStdout, "other\n");  // waits for the bar's line
+  c.out.write(0, StreamId::kStdout, "\r100%\n");
+  c.out.flush();
+  EXPECT_EQ(c.cout.text(), "\r10%\r100%\nother\n");
+}
+
 TEST(ConsoleLive, CarriageReturnLineEndsAreKept) {
   Timed c(live(LiveBars::kOff));
   c.out.write(0, StreamId::kStdout, "dos line\r");
