@@ -1,5 +1,7 @@
 // ConsoleOutput's progress bars and prompts: unfinished lines that are shown before their
-// '\n' (see "Progress bars and prompts" in console_output.hpp).
+// '\n' (see "Progress bars and prompts" in console_output.hpp). Untagged and unstamped, where
+// the console gets the rank's bytes exactly, a line with a '\r' is not cut down: it takes
+// its fd at once and its bytes pass as they come.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -94,7 +96,9 @@ void ConsoleOutput::erase_bar(Destination& d) {
   d.dirty = live_due_ = true;
 }
 
-void ConsoleOutput::draw(Destination& d, Clock::time_point t) {
+// A member beside the other steps of the bar, though it needs nothing else of this object.
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static)
+void ConsoleOutput::draw(Destination& d, Clock::time_point now) {
   StreamState& s = *d.bar;
   std::string_view state = s.assembler.held();
   while (!state.empty() && (state.back() == '\r' || state.back() == '\n')) state.remove_suffix(1);
@@ -104,7 +108,7 @@ void ConsoleOutput::draw(Destination& d, Clock::time_point t) {
   d.out.append(cut(state, room));
   d.shown = true;
   d.dirty = false;
-  d.drawn = t;
+  d.drawn = now;
 }
 
 // Draws the bars that changed and whose interval passed; the others wait for the timer.

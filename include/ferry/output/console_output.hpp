@@ -122,8 +122,6 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// ("\r", erase to end of line) and the bar is drawn again after it, so no line is torn.
 /// The bar is cut to the terminal's width. An unfinished line without '\r' that got no
 /// byte for prompt_delay (a prompt) takes its fd as an over-cap line does, so it is shown.
-/// Untagged and unstamped (the console gets the bytes exactly), an unfinished line with a
-/// '\r' takes its fd at once instead, and its bytes pass as they come.
 /// Timing runs on the loop given to write_behind(); tick() does it now (tests).
 ///
 /// Folding (OutputOptions::fold): each complete line waits up to fold_delay for other ranks
@@ -221,7 +219,7 @@ class ConsoleOutput final : public OutputSink {
   void pick_live(Destination& d);
   inline void unshow(Destination& d);
   void erase_bar(Destination& d);
-  static void draw(Destination& d, std::chrono::steady_clock::time_point t);
+  void draw(Destination& d, std::chrono::steady_clock::time_point now);
   void draw_due();
   void take_prompt(StreamState& s);
   void arm_timer(std::chrono::steady_clock::time_point at);
