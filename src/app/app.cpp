@@ -141,6 +141,15 @@ OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
   OutputOptions out = cfg.output;
   out.world_size = std::max(world_size, 1);
   out.program = cfg.program;
+  if (out.tag == TagStyle::kHost) {
+    const JobOptions& job = cfg.job;
+    if (auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement)) {
+      out.rank_hosts.assign(static_cast<std::size_t>(placed->world_size), "");
+      for (const HostPlan& h : placed->hosts)
+        for (const RankSlot& r : h.ranks)
+          out.rank_hosts[static_cast<std::size_t>(r.rank)] = h.label;
+    }
+  }
   return out;
 }
 

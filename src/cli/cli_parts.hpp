@@ -52,6 +52,11 @@ struct RawCli {
   int max_np = 0;                              ///< horovodrun --max-np (0 = not given)
   std::vector<int> cooldown;                   ///< horovodrun --blacklist-cooldown-range
   int elastic_timeout = 0;                     ///< horovodrun --elastic-timeout (0 = not given)
+  std::string console_ranks;                   ///< --console-ranks list ("" = not given)
+  std::string summary;                         ///< --summary word ("" = not given)
+  std::string torch_arg;                       ///< --torch-local-rank-arg word ("" = not given)
+  std::vector<std::string> env_files;          ///< --env-file, in order
+  bool env_all = false;                        ///< --env-all
 };
 
 /// How the user calls this command line, for the usage line and "see ... --help" hints:
@@ -105,13 +110,27 @@ Result<std::vector<std::string>> horovod_tunables_env(
 /// BASH_FUNC_*, *CUDA_VISIBLE_DEVICES (as horovodrun), and names that are not identifiers.
 std::vector<std::string> forwarded_environment(char** environ_list);
 
+/// ferryrun's console, environment and summary options (console_options.cpp): --console-ranks,
+/// --fold, --summary, --expand-args, --env-file, --env-all.
+void add_console_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+
 /// What the job file adds that FrontendConfig does not hold.
 struct JobFileExtras {
   bool present = false;
   std::vector<std::string> hostfiles;
   std::vector<std::string> exports;
+  std::vector<std::string> env_files;  ///< env_file, relative paths made the file's
+  bool env_all = false;
   int default_slots = 1;
 };
+
+/// The console, summary and argument words once the line is read (console_options.cpp).
+Status finish_console(FrontendConfig& cfg, RawCli& raw);
+
+/// The exported items in the order they override each other: --env-all's environment, the
+/// job file's, the env files', `generated`, then -x; patterns expanded (env_sources.hpp).
+Result<std::vector<std::string>> export_items(RawCli& raw, const JobFileExtras& file,
+                                              const std::vector<std::string>& generated);
 
 /// horovodrun's part of finishing: refuses what ferry cannot do (YAML --config-file,
 /// elastic mode, jsrun, --mpi-args), and returns the tunables and NICs as "K=V" exports.

@@ -178,6 +178,8 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
     extras.hostfiles = std::move(file->hostfiles);
     extras.exports = std::move(file->exports);
     extras.default_slots = file->default_slots;
+    extras.env_files = std::move(file->env_files);
+    extras.env_all = file->env_all;
   }
 
   // Second pass: the command line over the job file.

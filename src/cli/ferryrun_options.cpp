@@ -106,9 +106,9 @@ namespace {
 void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   app.add_option("--tag-style", raw.tag,
-                 "Output tags: horovod ([r]<stdout>:), openmpi "
+                 "Output tags: horovod ([r]<stdout>:), host ([r@host]<stdout>:), openmpi "
                  "([1,r]<stdout>:), mpich ([r] ) or none")
-      ->check(CLI::IsMember({"horovod", "openmpi", "mpich", "none"}))
+      ->check(CLI::IsMember({"horovod", "host", "openmpi", "mpich", "none"}))
       ->group("Output");
   app.add_flag("--timestamp-output,--prefix-output-with-timestamp", cfg.output.timestamps,
                "Prefix each line with the time")
@@ -142,9 +142,9 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
                  "torchrun's spelling: MIN:MAX hosts (--min-hosts MIN; the job's hosts must "
                  "number at most MAX), or N (exactly N hosts)")
       ->group("Fault tolerance");
-  app.add_flag("--torch-local-rank-arg", job.torch_local_rank_arg,
+  app.add_flag("--torch-local-rank-arg", raw.torch_arg,
                "Append --local-rank=N to each rank's command (legacy "
-               "torch.distributed.launch scripts)")
+               "torch.distributed.launch scripts; =underscore: --local_rank=N, older ones)")
       ->group("Job");
 }
 
@@ -195,6 +195,7 @@ void add_ferryrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("-l", cfg.ssh.user, "SSH login user for hosts that name none (--ssh-user)")
       ->group("SSH");
   add_ferryrun_output_and_job_options(app, cfg, raw);
+  add_console_options(app, cfg, raw);
   add_placement_options(app, cfg, raw, true);
   add_shared_options(app, cfg, raw);
 }

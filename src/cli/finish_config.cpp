@@ -63,6 +63,8 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
       cfg.output.tag = TagStyle::kMpich;
     else if (raw.tag == "none")
       cfg.output.tag = TagStyle::kNone;
+    else if (raw.tag == "host")
+      cfg.output.tag = TagStyle::kHost;
     else
       cfg.output.tag = TagStyle::kHorovod;
   }
@@ -286,16 +288,10 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (Status st = choose_launcher(cfg, raw); !st) return st;
   if (Status st = check_ssh_config(cfg.ssh.config_file); !st) return st;
 
-  std::vector<std::string> items;
-  if (raw.who == Personality::kHorovodrun) items = forwarded_environment(environ);
-  // Open MPI's settings in this environment reach every rank, as mpirun forwards them.
-  if (raw.who != Personality::kHorovodrun)
-    for (char** e = environ; e && *e; ++e)
-      if (std::string_view(*e).starts_with("OMPI_MCA_")) items.emplace_back(*e);
-  items.insert(items.end(), file.exports.begin(), file.exports.end());
-  items.insert(items.end(), generated.begin(), generated.end());
-  items.insert(items.end(), raw.exports.begin(), raw.exports.end());
-  auto ex = resolve_exports(items, &env_lookup, raw.warnings);
+  if (Status st = finish_console(cfg, raw); !st) return st;
+  auto items = export_items(raw, file, generated);
+  if (!items) return items.error();
+  auto ex = resolve_exports(*items, &env_lookup, raw.warnings);
   if (!ex) return ex.error();
   job.exports = last_wins(*ex);
   warn_overridden(raw, file);

@@ -12,6 +12,7 @@
 
 #include "cli_text.hpp"
 #include "ferry/cli/binding_flags.hpp"
+#include "ferry/cli/rank_list.hpp"
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/common/text.hpp"
 #include "ferry/hosts/host_fields.hpp"
@@ -238,8 +239,33 @@ void read_binding(TomlReader& r, const toml::table& b, JobOptions& job) {
   r.get(b, "report_bindings", job.binding.report_bindings);
 }
 
+// [output]'s console keys: console_ranks, fold, summary.
+void read_console(TomlReader& r, const toml::table& o, FrontendConfig& cfg) {
+  std::string ranks, summary;
+  r.get(o, "console_ranks", ranks);
+  r.get(o, "fold", cfg.output.fold);
+  r.get(o, "summary", summary);
+  if (r.error()) return;
+  if (!ranks.empty()) {
+    auto list = parse_rank_list(ranks);
+    if (!list)
+      return r.fail(o.get("console_ranks")->source(),
+                    "[output] console_ranks: " + list.error().message);
+    cfg.output.console_ranks = std::move(*list);
+  }
+  if (summary == "hosts")
+    cfg.job.summary = JobOptions::Summary::kHosts;
+  else if (summary == "ranks")
+    cfg.job.summary = JobOptions::Summary::kRanks;
+  else if (!summary.empty())
+    r.fail(o.get("summary")->source(),
+           "[output] bad summary '" + summary + "' (expected hosts or ranks)");
+}
+
 void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
-  r.check_keys(o, "[output]", {"tag", "timestamps", "merge_stderr", "dir", "layout"});
+  r.check_keys(
+      o, "[output]",
+      {"tag", "timestamps", "merge_stderr", "dir", "layout", "console_ranks", "fold", "summary"});
   std::string tag, layout;
   r.get(o, "tag", tag);
   r.get(o, "layout", layout);
@@ -255,9 +281,11 @@ void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
     out.tag = TagStyle::kMpich;
   else if (tag == "none")
     out.tag = TagStyle::kNone;
+  else if (tag == "host")
+    out.tag = TagStyle::kHost;
   else if (!tag.empty())
     r.fail(o.get("tag")->source(),
-           "[output] bad tag '" + tag + "' (expected horovod, openmpi, mpich or none)");
+           "[output] bad tag '" + tag + "' (expected horovod, host, openmpi, mpich or none)");
   if (layout == "horovod")
     out.layout = FileLayout::kHorovod;
   else if (layout == "openmpi")
@@ -269,10 +297,10 @@ void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
 
 void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::string& file) {
   JobOptions& job = out.config.job;
-  r.check_keys(
-      top, "the top level",
-      {"np", "command", "wdir", "oversubscribe", "start_timeout", "kill_grace", "stdin", "verbose",
-       "hostfile", "hosts", "export", "defaults", "ssh", "environment", "binding", "output"});
+  r.check_keys(top, "the top level",
+               {"np", "command", "wdir", "oversubscribe", "start_timeout", "kill_grace", "stdin",
+                "verbose", "hostfile", "hosts", "export", "env_file", "env_all", "defaults", "ssh",
+                "environment", "binding", "output"});
   r.get(top, "np", job.np, 1, 1'000'000);
   if (const toml::node* c = top.get("command"); c && c->is_string() && !r.error())
     r.fail(c->source(),
@@ -299,12 +327,19 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
   std::vector<std::string> hostfiles;
   r.get(top, "hostfile", hostfiles, true);
   for (auto& h : hostfiles) out.hostfiles.push_back(h.front() == '/' ? h : folder_of(file) + h);
+  std::vector<std::string> env_files;
+  r.get(top, "env_file", env_files, true);
+  for (auto& e : env_files) out.env_files.push_back(e.front() == '/' ? e : folder_of(file) + e);
+  r.get(top, "env_all", out.env_all);
   std::vector<std::string> exports;
   r.get(top, "export", exports, false);
   if (const toml::array* a = top.get("export") ? top.get("export")->as_array() : nullptr)
     for (size_t i = 0; i < a->size() && i < exports.size() && !r.error(); ++i)
-      if (!is_var_name(exports[i].substr(0, exports[i].find('='))))
-        r.fail((*a)[i].source(), "export: '" + exports[i] + "' is not VAR or VAR=value");
+      if (!is_var_name(exports[i].substr(0, exports[i].find('='))) &&
+          (exports[i].find('=') != std::string::npos ||
+           exports[i].find_first_of("*?[") == std::string::npos))
+        r.fail((*a)[i].source(),
+               "export: '" + exports[i] + "' is not VAR, VAR=value or a pattern such as NCCL_*");
 
   if (const toml::table* d = r.table(top, "defaults")) read_defaults(r, *d, out);
   if (const toml::node* h = top.get("hosts"); h && !r.error()) read_hosts(r, *h, out);
@@ -312,7 +347,10 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
   if (const toml::table* e = r.table(top, "environment")) read_environment(r, *e, out);
   out.exports.insert(out.exports.end(), exports.begin(), exports.end());
   if (const toml::table* b = r.table(top, "binding")) read_binding(r, *b, job);
-  if (const toml::table* o = r.table(top, "output")) read_output(r, *o, out.config.output);
+  if (const toml::table* o = r.table(top, "output")) {
+    read_output(r, *o, out.config.output);
+    read_console(r, *o, out.config);
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 
 #include "ferry/common/read_text_file.hpp"
@@ -43,6 +45,7 @@ Rank& RankSet::add(int32_t rank, size_t local) {
 
 void RankSet::started(Rank& r, pid_t pid, UniqueFd out, UniqueFd err) {
   r.pid = pid;
+  r.started_at = std::chrono::steady_clock::now();
   r.state = Rank::State::kRunning;
   by_pid_[pid] = &r;
   r.out.open(std::move(out));
@@ -66,6 +69,9 @@ void RankSet::reap() {
     by_pid_.erase(it);
     r.state = Rank::State::kReaped;
     r.status = child->status;
+    r.wall = std::chrono::steady_clock::now() - r.started_at;
+    r.cpu_us = child->cpu_us;
+    r.max_rss_kb = child->max_rss_kb;
     if (holds_open(r)) arm_drain(r);
     maybe_report(r);
   }
@@ -110,6 +116,13 @@ void RankSet::maybe_report(Rank& r) {
     e.signal = WTERMSIG(r.status);
   else
     e.exit_code = WEXITSTATUS(r.status);
+  const auto clamp = [](uint64_t v) {
+    return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX));
+  };
+  e.wall_ms = clamp(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(r.wall).count()));
+  e.cpu_ms = clamp(r.cpu_us / 1000);
+  e.max_rss_kb = clamp(r.max_rss_kb);
   report(r, e);
 }
 

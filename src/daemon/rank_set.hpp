@@ -36,8 +36,12 @@ struct Rank {
   const int32_t rank;
   const size_t local;  ///< index in HostSpec::ranks
   State state = State::kPending;
-  pid_t pid = -1;  ///< also its process group
-  int status = 0;  ///< wait status once reaped
+  pid_t pid = -1;                                    ///< also its process group
+  int status = 0;                                    ///< wait status once reaped
+  std::chrono::steady_clock::time_point started_at;  ///< when it was forked
+  std::chrono::steady_clock::duration wall{};        ///< from fork to reaping
+  uint64_t cpu_us = 0;                               ///< once reaped (wait4)
+  uint64_t max_rss_kb = 0;
   RankStream out, err;
   asio::steady_timer drain;  ///< how long its output may stay open after it ended
   asio::steady_timer kill;   ///< stopped on its own (stop()): SIGKILL after the grace

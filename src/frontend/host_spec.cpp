@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <random>
 
+#include "ferry/plan/arg_placeholders.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 
@@ -23,6 +24,41 @@ const std::vector<int>& devices_for_host(const JobOptions& opts, const HostEntry
   return opts.binding.devices;
 }
 
+namespace {
+
+// The value of `name` in "K=V" entries, the last one winning.
+std::string env_value(const std::vector<std::string>& env, std::string_view name) {
+  std::string out;
+  for (const auto& kv : env)
+    if (kv.size() > name.size() && kv.starts_with(name) && kv[name.size()] == '=')
+      out = kv.substr(name.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+wire::RankLaunch rank_launch(const JobOptions& opts, const Placement& placement,
+                             const HostPlan& plan, const RankSlot& r,
+                             const std::vector<std::string>& job_env) {
+  wire::RankLaunch rl{r.rank, rank_environment(placement, plan, r), {}};
+  if (opts.expand_args) {
+    const PlaceholderValues v{r.rank,
+                              r.local_rank,
+                              r.node_rank,
+                              placement.world_size,
+                              env_value(job_env, "MASTER_ADDR"),
+                              env_value(job_env, "MASTER_PORT")};
+    for (size_t i = 1; i < opts.command.size(); ++i)
+      rl.extra_args.push_back(expand_placeholders(opts.command[i], v));
+  }
+  if (opts.torch_local_rank_arg)
+    rl.extra_args =
+        with_local_rank_arg(std::move(rl.extra_args), r.local_rank,
+                            opts.torch_local_rank_underscore ? LocalRankArgStyle::kUnderscore
+                                                             : LocalRankArgStyle::kDash);
+  return rl;
+}
+
 wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement,
                               const HostInputs& host, const SharedSpec& shared) {
   const HostPlan& plan = *host.plan;
@@ -32,13 +68,12 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   // The default wdir is this machine's; a remote host may lack it. A local host cannot.
   spec.wdir_fallback = !opts.wdir_explicit && !host.local;
   spec.argv = opts.command;
+  // Each rank's arguments are its own (rank_launch): the program alone is shared.
+  if (opts.expand_args && !spec.argv.empty()) spec.argv.resize(1);
   spec.env = shared.env;
   spec.env.insert(spec.env.end(), host.env.begin(), host.env.end());
-  for (const auto& r : plan.ranks) {
-    wire::RankLaunch rl{r.rank, rank_environment(placement, plan, r), {}};
-    if (opts.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
-    spec.ranks.push_back(std::move(rl));
-  }
+  for (const auto& r : plan.ranks)
+    spec.ranks.push_back(rank_launch(opts, placement, plan, r, spec.env));
   const bool has_stdin_rank = std::any_of(plan.ranks.begin(), plan.ranks.end(),
                                           [&](auto& r) { return r.rank == opts.stdin_rank; });
   // Stdin is read once: a later attempt's ranks get /dev/null.

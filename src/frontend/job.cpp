@@ -67,6 +67,9 @@ int Job::Impl::run() {
   signals_.add(SIGTERM);
   signals_.add(SIGHUP);
   wait_signal();
+  passed_signals_.add(SIGUSR1);
+  passed_signals_.add(SIGUSR2);
+  wait_passed_signal();
   out_.set_flow_handler([this, alive = alive_](bool behind) {
     if (*alive) pause_reading(behind);
   });
@@ -75,7 +78,11 @@ int Job::Impl::run() {
   });
   open_all();
   io_.run();
-  return attempt_.end.exit_status();
+  const int status = attempt_.end.exit_status();
+  // After a failure always: what every rank used and how it ended, in one table.
+  if (!summary_.empty() && (opts_.summary != JobOptions::Summary::kOnFailure || status != 0))
+    diag_.raw(summary_.format(diag_.program(), opts_.summary == JobOptions::Summary::kRanks));
+  return status;
 }
 
 // "1.234 s" since the job started, for --verbose.
@@ -356,6 +363,21 @@ void Job::Impl::wait_signal() {
     if (ec) return;
     on_signal(signo);
     wait_signal();
+  });
+}
+
+// SIGUSR1 and SIGUSR2 (Slurm's warning of preemption, checkpoint requests) go to every
+// running rank, each time; the job goes on.
+void Job::Impl::wait_passed_signal() {
+  passed_signals_.async_wait([this](std::error_code ec, int signo) {
+    if (ec) return;
+    if (phase_ == Phase::kRunning) {
+      diag_.verbose("got " + signal_name(signo) + "; forwarding it to every rank");
+      for (size_t m : attempt_.members) hosts_[m]->send_running(wire::encode(wire::Signal{signo}));
+    } else {
+      diag_.verbose("got " + signal_name(signo) + " while no rank runs; not forwarded");
+    }
+    wait_passed_signal();
   });
 }
 

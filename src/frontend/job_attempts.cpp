@@ -53,6 +53,11 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   next.rank_failure.assign(next.placement.world_size, {});
   next.rank_exited.assign(next.placement.world_size, false);
   attempt_ = std::move(next);
+  std::vector<std::string> rank_hosts(attempt_.placement.world_size);
+  for (const HostPlan& hp : attempt_.placement.hosts)
+    for (const RankSlot& r : hp.ranks)
+      if (r.rank >= 0 && r.rank < attempt_.placement.world_size) rank_hosts[r.rank] = hp.label;
+  summary_.begin(rank_hosts);
   for (auto& h : hosts_) {
     h->attempt_index = -1;
     h->spec_sent = false;

@@ -162,8 +162,8 @@ void Job::Impl::elastic_host_ready(size_t i) {
 // A worker's launch entry: its rank's variables with the coordinates of its slot in the current
 // world (HOROVOD_RANK, ...), as horovod's driver starts a worker.
 wire::RankLaunch Job::Impl::elastic_launch(const HostLink& h, const RankSlot& r) const {
-  wire::RankLaunch rl{r.rank, rank_environment(attempt_.placement, h.plan, r), {}};
-  if (opts_.torch_local_rank_arg) rl.extra_args = with_local_rank_arg({}, r.local_rank);
+  // Horovod workers: no MASTER_ADDR to put in {master_addr} (it expands empty).
+  wire::RankLaunch rl = rank_launch(opts_, attempt_.placement, h.plan, r, {});
   auto a = elastic_->assignment({h.name(), r.local_rank});
   if (!a) return rl;
   const std::pair<const char*, int> vars[] = {{"HOROVOD_RANK=", a->rank},

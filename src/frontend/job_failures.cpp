@@ -36,6 +36,8 @@ void Job::Impl::on_exited(size_t i, const wire::Exited& e) {
   out_.close_stream(e.rank, StreamId::kStdout);
   out_.close_stream(e.rank, StreamId::kStderr);
   attempt_.rank_exited[e.rank] = true;
+  summary_.exited(e.rank, e.exit_code, e.signal, uint64_t{e.wall_ms} * 1000,
+                  uint64_t{e.cpu_ms} * 1000, e.max_rss_kb);
   if (elastic_) return elastic_stopping_ ? void() : elastic_exited(i, e);
   // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank even when
   // it exited 0.
@@ -132,6 +134,7 @@ void Job::Impl::maybe_finish() {
   if (stdin_) stdin_->stop();
   out_.flush();
   signals_.cancel();
+  passed_signals_.cancel();
   start_timer_.cancel();
   abort_timer_.cancel();
   beat_timer_.cancel();

@@ -17,6 +17,7 @@
 #include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/frontend/job_end.hpp"
+#include "ferry/frontend/job_summary.hpp"
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
@@ -106,6 +107,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void maybe_finish();
   void wait_signal();
   void on_signal(int signo);
+  void wait_passed_signal();
 
   // ---- job_attempts.cpp: attempts ----
   void launch_attempt(std::vector<size_t> members, const std::string& how);
@@ -154,6 +156,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   Diagnostics& diag_;
   OutputRouter router_{io_, [this](const std::string& line) { diag_.verbose(line); }};
   asio::signal_set signals_{io_};
+  asio::signal_set passed_signals_{io_};  // SIGUSR1, SIGUSR2: forwarded, the job goes on
   asio::steady_timer start_timer_{io_}, abort_timer_{io_}, beat_timer_{io_};
   asio::steady_timer progress_timer_{io_};
   bool progress_on_ = false;  // the connecting display is up (a terminal, after a moment)
@@ -172,6 +175,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
+  JobSummary summary_;  // the last attempt's ranks, for --summary
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {

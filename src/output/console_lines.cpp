@@ -140,7 +140,7 @@ void format_lines_direct(FdWriter& out, std::string_view stamp, std::string_view
 
 }  // namespace
 
-std::string format_tag(TagStyle style, int rank, StreamId stream) {
+std::string format_tag(TagStyle style, int rank, StreamId stream, std::string_view host) {
   char buf[64];
   switch (style) {
     case TagStyle::kNone:
@@ -154,6 +154,10 @@ std::string format_tag(TagStyle style, int rank, StreamId stream) {
     case TagStyle::kMpich:
       std::snprintf(buf, sizeof buf, "[%d] ", rank);
       break;
+    case TagStyle::kHost:
+      if (host.empty()) return format_tag(TagStyle::kHorovod, rank, stream);
+      return "[" + std::to_string(rank) + "@" + std::string(host) + "]<" + stream_name(stream) +
+             ">:";
   }
   return buf;
 }
@@ -169,10 +173,28 @@ std::string format_timestamp(std::time_t t) {
 
 void ConsoleOutput::emit_lines(StreamState& s, std::string_view held, std::string_view body) {
   Destination& d = *s.dest;
+  if (s.bar) {
+    // The bar's final state: states that came in the same bytes as its '\n' go too, and a
+    // held "50%\r" once bytes other than the '\n' follow it.
+    if (!held.empty() && held.back() == '\r' && body.front() != '\n') held = {};
+    const auto* nl = static_cast<const char*>(std::memchr(body.data(), '\n', body.size()));
+    const std::string_view line(body.data(), nl - body.data());
+    if (line.size() >= 2) {
+      if (const auto* r = static_cast<const char*>(memrchr(line.data(), '\r', line.size() - 1))) {
+        held = {};
+        body.remove_prefix(r + 1 - body.data());
+      }
+    }
+    end_bar(s);
+  }
+  if (fold_) return fold_lines(s, held, body);
   if (d.holder != nullptr && d.holder != &s) {
     StringOut q{d.queue};
     format_lines(q, stamp_, s.tag, held, body);
-  } else if (stamp_.empty() && s.tag.empty()) {
+    return;
+  }
+  unshow(d);
+  if (stamp_.empty() && s.tag.empty()) {
     format_lines(d.out, stamp_, s.tag, held, body);
   } else {
     format_lines_direct(d.out, stamp_, s.tag, held, body);
@@ -188,6 +210,8 @@ bool ConsoleOutput::take(StreamState& s, std::string_view held, std::string_view
     }
     return false;
   }
+  if (fold_) fold_out(true);
+  unshow(d);
   d.holder = &s;
   d.out.append(stamp_);
   d.out.append(s.tag);
@@ -207,6 +231,8 @@ void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool
   // Untagged and unstamped, the console gets the rank's bytes exactly (as the per-rank
   // file does): no newline is made up for a last line that had none.
   const std::string_view end = s.tag.empty() && !options_.timestamps ? "" : "\n";
+  if (s.bar) end_bar(s);
+  if (fold_) fold_out(true);
   if (mid_line) {
     d.out.append(end);
     release(d);
@@ -219,6 +245,7 @@ void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool
     q.append(held);
     q.append(end);
   } else {
+    unshow(d);
     d.out.append(stamp_);
     d.out.append(s.tag);
     d.out.append(held);
@@ -229,6 +256,7 @@ void ConsoleOutput::end_unterminated(StreamState& s, std::string_view held, bool
 void ConsoleOutput::release(Destination& d) {
   d.holder = nullptr;
   if (!d.queue.empty()) {
+    unshow(d);
     d.out.append(d.queue);
     if (d.queue.capacity() > kKeepQueueCapacity) {
       std::string().swap(d.queue);
@@ -243,6 +271,7 @@ void ConsoleOutput::release(Destination& d) {
     w->waiting = false;
     if (w->assembler.held_size() <= w->assembler.cap()) continue;
     const std::string held = w->assembler.take_held();
+    unshow(d);
     d.holder = w;
     d.out.append(stamp_);
     d.out.append(w->tag);

@@ -30,6 +30,24 @@ ConsoleOutput::ConsoleOutput(OutputOptions options, int stdout_fd, int stderr_fd
     err_ = std::make_unique<Destination>(stderr_fd, options_.buffer_size);
   }
   streams_.resize(2 * static_cast<std::size_t>(std::max(options_.world_size, 1)));
+  for (Destination* d : {out_.get(), err_.get()}) {
+    if (d == nullptr) continue;
+    const bool tty = console_terminal(d->out.fd(), d->width);
+    d->live = options_.live_bars == LiveBars::kOn || (options_.live_bars == LiveBars::kAuto && tty);
+  }
+  for (int r : options_.console_ranks) {
+    if (r < 0) continue;
+    if (static_cast<std::size_t>(r) >= shown_ranks_.size()) shown_ranks_.resize(r + 1);
+    shown_ranks_[r] = true;
+  }
+  if (!options_.console_ranks.empty() && shown_ranks_.empty()) shown_ranks_.push_back(false);
+  if (options_.fold) {
+    fold_ = std::make_unique<Folder>();
+    fold_->shown = static_cast<std::size_t>(std::max(options_.world_size, 1));
+    if (!shown_ranks_.empty())
+      fold_->shown =
+          static_cast<std::size_t>(std::count(shown_ranks_.begin(), shown_ranks_.end(), true));
+  }
 }
 
 ConsoleOutput::~ConsoleOutput() {
@@ -37,6 +55,7 @@ ConsoleOutput::~ConsoleOutput() {
   // late warnings take the default path.
   warn_ = nullptr;
   flow_ = nullptr;
+  timer_.reset();
   reader_gone_ = nullptr;
   for (auto& stream : streams_) {
     if (stream && (stream->assembler.mid_line() || stream->assembler.held_size() > 0 ||
@@ -44,6 +63,7 @@ ConsoleOutput::~ConsoleOutput() {
       close_stream(stream->rank, stream->stream);
     }
   }
+  if (fold_) fold_out(true);
   // Everything goes out before the program ends: wait for the writing threads, then write
   // directly (the warnings of errors they met included).
   for (Destination* d : {out_.get(), err_.get()})
@@ -55,6 +75,7 @@ ConsoleOutput::~ConsoleOutput() {
 void ConsoleOutput::write_behind(asio::io_context& io) {
   if (self_) return;
   self_ = std::make_shared<ConsoleOutput*>(this);
+  timer_ = std::make_unique<asio::steady_timer>(io);
   // Runs on a writing thread: only posts, and the loop finds out whether this still exists.
   auto wake = [&io, weak = std::weak_ptr<ConsoleOutput*>(self_)] {
     asio::post(io, [weak] {
@@ -114,7 +135,10 @@ ConsoleOutput::StreamState& ConsoleOutput::state(int rank, StreamId stream) {
     auto s = std::make_unique<StreamState>(options_.line_cap);
     s->rank = rank;
     s->stream = stream;
-    s->tag = format_tag(options_.tag, rank, stream);
+    const auto r = static_cast<std::size_t>(rank);
+    s->tag = format_tag(options_.tag, rank, stream,
+                        r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "");
+    s->on_console = on_console(rank);
     if (options_.timestamps && options_.tag == TagStyle::kNone) {
       s->tag = std::string("<") + stream_name(stream) + ">:";  // as Open MPI
     }
@@ -137,9 +161,11 @@ void ConsoleOutput::write(int rank, StreamId stream, std::string_view bytes) {
   if (rank < 0 || bytes.empty()) return;
   StreamState& s = state(rank, stream);
   if (!options_.output_dir.empty()) write_file(s, bytes);
+  if (!s.on_console) return;
   refresh_timestamp();
   Handler h{*this, s};
   s.assembler.feed(bytes, h);
+  if (s.assembler.held_size() != 0) watch_partial(s, bytes.size());
   if (s.waiting && s.assembler.held_size() <= s.assembler.cap()) drop_waiter(s);
   if (s.dest->holder != nullptr) enforce_queue_cap(*s.dest);
   report_errors();
@@ -169,6 +195,8 @@ void ConsoleOutput::close_stream(int rank, StreamId stream) {
 }
 
 void ConsoleOutput::flush() {
+  if (fold_) fold_out(false);
+  if (live_due_) draw_due();
   out_->out.flush();
   if (err_) err_->out.flush();
   for (auto& s : streams_) {
@@ -184,12 +212,14 @@ void ConsoleOutput::flush() {
 }
 
 void ConsoleOutput::print_line(StreamId stream, std::string_view line) {
+  if (fold_) fold_out(true);  // ferry's diagnostics come after the lines before them
   Destination& d = (stream == StreamId::kStderr && err_) ? *err_ : *out_;
   const bool nl = !line.empty() && line.back() == '\n';
   if (d.holder != nullptr) {
     d.queue.append(line);
     if (!nl) d.queue.push_back('\n');
   } else {
+    unshow(d);
     d.out.append(line);
     if (!nl) d.out.append("\n", 1);
   }

@@ -1,5 +1,6 @@
 #include "ferry/process/spawner.hpp"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -31,9 +32,15 @@ void SystemSpawner::wait_signal() {
 
 std::optional<ChildExit> SystemSpawner::reap() {
   int status = 0;
-  pid_t pid = ::waitpid(-1, &status, WNOHANG);
+  struct rusage ru {};
+  pid_t pid = ::wait4(-1, &status, WNOHANG, &ru);
   if (pid <= 0) return std::nullopt;
-  return ChildExit{pid, status};
+  const auto us = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000 + static_cast<uint64_t>(t.tv_usec);
+  };
+  // glibc's struct rusage keeps ru_maxrss in an anonymous union.
+  const long max_rss = ru.ru_maxrss;  // NOLINT(cppcoreguidelines-pro-type-union-access)
+  return ChildExit{pid, status, us(ru.ru_utime) + us(ru.ru_stime), static_cast<uint64_t>(max_rss)};
 }
 
 }  // namespace ferry

@@ -26,6 +26,10 @@ struct JobFile {
   std::vector<std::string> exports;
   /// [defaults] slots: slots of hosts that name none (here, in -H and in hostfiles).
   int default_slots = 1;
+  /// `env_file`: env files (KEY=VALUE lines), relative paths made relative to the file's
+  /// folder; `env_all`: export this whole environment (as --env-all).
+  std::vector<std::string> env_files;
+  bool env_all = false;
 };
 
 /// Parses job file text. `file` names it in errors ("job.toml:7: unknown key 'slot' in

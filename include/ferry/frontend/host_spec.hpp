@@ -48,6 +48,14 @@ const std::vector<int>& devices_for_host(const JobOptions& opts, const HostEntry
 /// variables (and `--local-rank=N` with torch_local_rank_arg); the stdin rank when it is one of
 /// this host's; the binding with this host's devices; the kill grace; the heartbeat interval
 /// (JobOptions::heartbeat_s: ferryd watches ferryrun with it too).
+/// One rank's launch entry: its variables (rank_environment), and its arguments: with
+/// JobOptions::expand_args the command's arguments with their placeholders replaced (the
+/// spec's argv is then the program alone; `job_env` gives MASTER_ADDR and MASTER_PORT), then
+/// the local-rank argument with torch_local_rank_arg.
+wire::RankLaunch rank_launch(const JobOptions& opts, const Placement& placement,
+                             const HostPlan& plan, const RankSlot& r,
+                             const std::vector<std::string>& job_env);
+
 wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement,
                               const HostInputs& host, const SharedSpec& shared);
 

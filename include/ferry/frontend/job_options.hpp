@@ -60,10 +60,16 @@ struct JobOptions {
                                                 ///< frameworks (each host takes the first it has)
   std::vector<std::string> network_exclude;     ///< interfaces never chosen (mpirun's if_exclude)
   bool torch_local_rank_arg = false;            ///< --torch-local-rank-arg: append --local-rank=N
-  std::vector<HostDevices> host_devices;        ///< per-host devices from the job file
-  std::string remote_via = "SSH";               ///< how remote hosts are reached, for --verbose
-  int ssh_port = 0;                             ///< -p, for --verbose only: neither it nor -l
-  std::string ssh_user;                         ///< (ssh_user) makes a host on this machine SSH
+  bool torch_local_rank_underscore = false;     ///< ... spelt --local_rank=N (older scripts)
+  /// --expand-args: {rank}, {local_rank}, {node_rank}, {world_size}, {master_addr} and
+  /// {master_port} in the command's arguments are replaced per rank ({{ and }}: braces).
+  bool expand_args = false;
+  /// --summary: a table after the job, per host or per rank; after a failure always.
+  enum class Summary { kOnFailure, kHosts, kRanks } summary = Summary::kOnFailure;
+  std::vector<HostDevices> host_devices;  ///< per-host devices from the job file
+  std::string remote_via = "SSH";         ///< how remote hosts are reached, for --verbose
+  int ssh_port = 0;                       ///< -p, for --verbose only: neither it nor -l
+  std::string ssh_user;                   ///< (ssh_user) makes a host on this machine SSH
   /// --heartbeat, the job's one liveness interval; 0 = off. It drives three things:
   /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
   /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.

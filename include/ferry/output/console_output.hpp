@@ -4,6 +4,8 @@
 /// stderr), optionally copied raw into per-rank files.
 
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
 #include <cstddef>
 #include <ctime>
 #include <functional>
@@ -23,6 +25,14 @@ enum class TagStyle {
   kHorovod,  ///< `[r]<stdout>:` (horovodrun)
   kOpenMpi,  ///< `[1,r]<stdout>:` (Open MPI --tag-output)
   kMpich,    ///< `[r] ` (MPICH -prepend-rank)
+  kHost,     ///< `[r@host]<stdout>:` (horovodrun's form with the rank's host name)
+};
+
+/// Whether a rank's carriage-return updates (progress bars) are redrawn in place.
+enum class LiveBars {
+  kAuto,  ///< on where the console fd is a terminal
+  kOn,    ///< always (tests)
+  kOff,   ///< never: only a bar's final state reaches the console
 };
 
 /// Where per-rank files go under OutputOptions::output_dir.
@@ -54,10 +64,27 @@ struct OutputOptions {
   /// With write_behind(): console bytes waiting for a slow reader before the flow handler
   /// is told to stop reading output; it is told to go on once half of that is left.
   std::size_t behind_limit = std::size_t{8} << 20;
+  /// Ranks whose output reaches the console (empty: all); per-rank files get every rank's.
+  std::vector<int> console_ranks;
+  /// Host name of each rank, for TagStyle::kHost (a rank past the end is tagged `[r]`).
+  std::vector<std::string> rank_hosts;
+  /// Progress bars redrawn in place (see ConsoleOutput, "Progress bars and prompts").
+  LiveBars live_bars = LiveBars::kAuto;
+  /// Least time between two redraws of a console fd's live bar.
+  std::chrono::milliseconds bar_interval{100};
+  /// An unfinished line without '\r' that got no byte for this long is shown (a prompt).
+  std::chrono::milliseconds prompt_delay{300};
+  /// --fold: a line that several ranks print alike is printed once, tagged with their ranks.
+  bool fold = false;
+  /// How long a folded line waits for the other ranks to print it too.
+  std::chrono::milliseconds fold_delay{500};
+  /// The most bytes of lines waiting to be folded; past it the oldest go out at once.
+  std::size_t fold_cap = std::size_t{4} << 20;
 };
 
-/// The tag of `rank`'s `stream` in `style`, without timestamp: "[3]<stderr>:".
-std::string format_tag(TagStyle style, int rank, StreamId stream);
+/// The tag of `rank`'s `stream` in `style`, without timestamp: "[3]<stderr>:"; `host`
+/// names the rank's host in TagStyle::kHost ("[3@node2]<stderr>:"; empty: "[3]<stderr>:").
+std::string format_tag(TagStyle style, int rank, StreamId stream, std::string_view host = {});
 
 /// `t` as local time in asctime form without newline: "Sun Nov 22 09:30:39 2026".
 std::string format_timestamp(std::time_t t);
@@ -84,6 +111,27 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// when it passes OutputOptions::queue_cap, a '\n' is written to end the holder's fragment,
 /// the fd is released, and the holder's continuation starts a new tagged line. No byte is
 /// lost: only a line break is inserted, and the warning hook says so (once).
+///
+/// Progress bars and prompts: the unfinished line of a stream is looked at after each
+/// write. When it holds a '\r' with bytes after it (a progress bar's update), only the text
+/// after the last such '\r' is kept: earlier states are dropped, so a bar never floods a
+/// pipe or a file and its memory stays bounded; the line's final state arrives with its
+/// '\n' (or at close_stream) as an ordinary tagged line. On a terminal (LiveBars) the
+/// current state of one bar per fd, the lowest rank's, is drawn in place below the lines
+/// printed so far, at most once per bar_interval: a line printed meanwhile first erases it
+/// ("\r", erase to end of line) and the bar is drawn again after it, so no line is torn.
+/// The bar is cut to the terminal's width. An unfinished line without '\r' that got no
+/// byte for prompt_delay (a prompt) takes its fd as an over-cap line does, so it is shown.
+/// Timing runs on the loop given to write_behind(); tick() does it now (tests).
+///
+/// Folding (OutputOptions::fold): each complete line waits up to fold_delay for other ranks
+/// to print the same line on the same stream; it is then printed once with their ranks
+/// ("[0-63]<stdout>:", a lone rank's line with its own tag), as soon as every rank shown on
+/// the console printed it. Lines leave in the order they first came, except that a line
+/// goes only after the earlier lines of each of its ranks, so each rank's lines keep their
+/// order (a rank joins a waiting line only where that order can hold). At most fold_cap
+/// bytes wait; past it the oldest go out. A stream's end, a long line taking
+/// its fd or a prompt first prints every waiting line.
 ///
 /// Per-rank files (when output_dir is set) get each stream's exact bytes, no tags. A file
 /// is created on the stream's first bytes or at its close_stream, with directories as
@@ -132,6 +180,11 @@ class ConsoleOutput final : public OutputSink {
   void set_warn(std::function<void(const std::string&)> warn);
   /// Supplies the time for timestamps. Default: time(nullptr).
   void set_clock(std::function<std::time_t()> clock);
+  /// Supplies the time for bars and prompts. Default: std::chrono::steady_clock::now.
+  void set_steady_clock(std::function<std::chrono::steady_clock::time_point()> clock);
+  /// Shows prompts and redraws bars that are due now (the loop's timer calls it), then
+  /// flushes; returns when it should be called next (time_point::max(): nothing waits).
+  std::chrono::steady_clock::time_point tick();
 
   /// Bytes held in memory and not yet written: unfinished lines, queued lines and write
   /// buffers (console and files), and what waits for the write_behind() threads.
@@ -141,6 +194,8 @@ class ConsoleOutput final : public OutputSink {
   struct Destination;
   struct StreamState;
   struct Handler;
+  struct Folder;
+  struct FoldEntry;
 
   StreamState& state(int rank, StreamId stream);
   void emit_lines(StreamState& s, std::string_view held, std::string_view body);
@@ -158,6 +213,28 @@ class ConsoleOutput final : public OutputSink {
   void check_flow();
   void caught_up();
   void warn(const std::string& message);
+  // Bars and prompts (console_live.cpp).
+  void watch_partial(StreamState& s, std::size_t fed);
+  void end_bar(StreamState& s);
+  void pick_live(Destination& d);
+  inline void unshow(Destination& d);
+  void erase_bar(Destination& d);
+  void draw(Destination& d, std::chrono::steady_clock::time_point now);
+  void draw_due();
+  void take_prompt(StreamState& s);
+  void arm_timer(std::chrono::steady_clock::time_point at);
+  std::chrono::steady_clock::time_point now() const;
+  // --fold (console_fold.cpp).
+  void fold_lines(StreamState& s, std::string_view held, std::string_view body);
+  void fold_line(StreamState& s, std::string_view line);
+  std::chrono::steady_clock::time_point fold_out(bool all);
+  void fold_print(FoldEntry& e);
+  bool fold_may_join(const FoldEntry& e, std::size_t queue) const;
+  void print_tagged(Destination& d, std::string_view tag, std::string_view line);
+  bool on_console(int rank) const {
+    return shown_ranks_.empty() ||
+           (static_cast<std::size_t>(rank) < shown_ranks_.size() && shown_ranks_[rank]);
+  }
 
   OutputOptions options_;
   std::unique_ptr<Destination> out_;
@@ -173,6 +250,13 @@ class ConsoleOutput final : public OutputSink {
   std::function<void(bool)> flow_;
   bool behind_ = false;  // flow_ was told to stop
   std::function<void()> reader_gone_;
+  std::vector<bool> shown_ranks_;       // from console_ranks; empty: all
+  std::vector<StreamState*> partials_;  // streams with an unfinished line to watch
+  std::unique_ptr<Folder> fold_;        // with OutputOptions::fold
+  bool live_due_ = false;               // a live bar waits to be drawn
+  std::function<std::chrono::steady_clock::time_point()> steady_;
+  std::unique_ptr<asio::steady_timer> timer_;  // on write_behind()'s loop
+  std::chrono::steady_clock::time_point timer_at_ = std::chrono::steady_clock::time_point::max();
   // Lets the writing threads' wake-ups, posted to the loop, find this object or its absence.
   std::shared_ptr<ConsoleOutput*> self_;
 };

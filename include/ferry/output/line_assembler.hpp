@@ -53,6 +53,9 @@ class LineAssembler {
   /// goes mid-line and reports the rest of the line through `more`.
   std::string take_held();
 
+  /// Drops the first `n` bytes of the held unfinished line (states a '\r' went back over).
+  void drop_held_front(std::size_t n) { held_.erase(0, n); }
+
   /// Ends a taken line early (the handler broke it): the next bytes start a new line.
   void break_line() { mid_line_ = false; }
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <asio.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,6 +20,8 @@ namespace ferry {
 struct ChildExit {
   pid_t pid = -1;
   int status = 0;
+  uint64_t cpu_us = 0;      ///< user + system CPU time of the child and its reaped children
+  uint64_t max_rss_kb = 0;  ///< its peak resident set (wait4's ru_maxrss)
 };
 
 /// Starts child processes, each the leader of its own process group, and learns how they

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 9;
+inline constexpr uint32_t kProtocolVersion = 10;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -180,9 +180,14 @@ struct Exited {
   /// A failed rank's TORCHELASTIC_ERROR_FILE as it wrote it (at most kErrorFileLimit bytes);
   /// "" none.
   std::string error_file;
+  /// What the rank used, for --summary: wall time from its start to its reaping, the CPU
+  /// time of it and its reaped children (user + system), its peak resident set. 0: unknown.
+  uint32_t wall_ms = 0;
+  uint32_t cpu_ms = 0;
+  uint32_t max_rss_kb = 0;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.rank, m.exit_code, m.signal, m.error_file);
+    return std::tie(m.rank, m.exit_code, m.signal, m.error_file, m.wall_ms, m.cpu_ms, m.max_rss_kb);
   }
 };
 

@@ -155,7 +155,7 @@ TEST(CliSources, BadJobFileIsOneLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(err, "ferryrun: " + path +
                      ":3: unknown key 'tags' in [output] (known: tag, timestamps, merge_stderr, "
-                     "dir, layout)\n");
+                     "dir, layout, console_ranks, fold, summary)\n");
   EXPECT_EQ(parse({"--config", "/nonexistent.toml", "true"}).exit_code, 2);
   EXPECT_EQ(parse({"--config", dir.write("j.yaml", "np: 2\n"), "true"}).exit_code, 2);
 }

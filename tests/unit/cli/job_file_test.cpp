@@ -211,8 +211,9 @@ TEST(JobFile, ErrorsNameFileLineAndTheBadToken) {
   EXPECT_EQ(error_of("[binding]\nmap_by = \"diagonal\""),
             "job.toml:2: [binding] map_by: unknown mapping 'diagonal' in 'diagonal' (expected "
             "slot, node, core, hwthread, numa, socket or ppr:N:node)");
-  EXPECT_EQ(error_of("[output]\ntag = \"fancy\""),
-            "job.toml:2: [output] bad tag 'fancy' (expected horovod, openmpi, mpich or none)");
+  EXPECT_EQ(
+      error_of("[output]\ntag = \"fancy\""),
+      "job.toml:2: [output] bad tag 'fancy' (expected horovod, host, openmpi, mpich or none)");
   EXPECT_EQ(error_of("command = \"python train.py\""),
             "job.toml:1: command must be an array of words such as [\"python3\", \"train.py\"] "
             "(no shell splitting)");
@@ -223,7 +224,8 @@ TEST(JobFile, ErrorsNameFileLineAndTheBadToken) {
             "job.toml:2: [environment] X must be a string, number or boolean, not an array");
   EXPECT_EQ(error_of("[environment]\n\"1BAD\" = \"x\""),
             "job.toml:2: [environment] '1BAD' is not a variable name (letters, digits, '_')");
-  EXPECT_EQ(error_of("export = [\"A B\"]"), "job.toml:1: export: 'A B' is not VAR or VAR=value");
+  EXPECT_EQ(error_of("export = [\"A B\"]"),
+            "job.toml:1: export: 'A B' is not VAR, VAR=value or a pattern such as NCCL_*");
   EXPECT_EQ(error_of("[[hosts]]\nname = \"root@a\""),
             "job.toml:1: [[hosts]] name 'root@a' carries a user; use user = \"root\"");
   EXPECT_EQ(error_of("[defaults]\nferryd = \"/x;rm\""),

@@ -170,6 +170,19 @@ TEST(MakeHostSpec, Rules) {
          EXPECT_EQ(s[1].ranks[1].extra_args, std::vector<std::string>{"--local-rank=1"});
          EXPECT_EQ(s[1].argv, (std::vector<std::string>{"python3", "train.py"}));
        }},
+      {"expand_args: the program alone is shared, each rank's arguments are its own",
+       [](JobOptions& o) {
+         o.expand_args = true;
+         o.torch_local_rank_arg = true;
+         o.torch_local_rank_underscore = true;
+         o.command = {"python3", "train.py", "--gpu={local_rank}", "--r={rank}/{world_size}"};
+       },
+       {},
+       [](const Specs& s) {
+         EXPECT_EQ(s[1].argv, std::vector<std::string>{"python3"});
+         EXPECT_EQ(s[1].ranks[1].extra_args,
+                   (std::vector<std::string>{"train.py", "--gpu=1", "--r=3/4", "--local_rank=1"}));
+       }},
       {"torch: no extra arguments by default",
        [](JobOptions&) {},
        {},

@@ -1,0 +1,48 @@
+#pragma once
+/// \file
+/// The job summary (--summary): what each rank (or host) used and how it ended, as a table
+/// printed after the job.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+/// One rank's line of the summary.
+struct RankUsage {
+  int rank = 0;
+  std::string host;
+  bool reported = false;  ///< an exit came for it (else it was lost or never started)
+  int exit_code = 0;
+  int signal = 0;
+  uint64_t wall_us = 0;
+  uint64_t cpu_us = 0;
+  uint64_t max_rss_kb = 0;
+};
+
+/// Collects the ranks' exits of the last attempt and formats them.
+class JobSummary {
+ public:
+  /// A new attempt: `hosts[r]` is rank r's host; earlier exits are forgotten.
+  void begin(const std::vector<std::string>& hosts);
+  /// Rank `rank` ended (ranks outside the attempt are ignored).
+  void exited(int rank, int exit_code, int signal, uint64_t wall_us, uint64_t cpu_us,
+              uint64_t max_rss_kb);
+  /// The table, each line ending in '\n', the first a heading naming `program`. `per_rank`:
+  /// one line per rank; otherwise one per host (its ranks, the longest wall time, the CPU
+  /// time summed, the largest peak RSS, and the exits that were not 0).
+  std::string format(const std::string& program, bool per_rank) const;
+  /// True when no rank was recorded (no attempt began).
+  bool empty() const { return ranks_.empty(); }
+
+ private:
+  std::vector<RankUsage> ranks_;
+};
+
+/// "12.3 s", "2 min 03 s", "1 h 02 min".
+std::string format_duration_us(uint64_t us);
+/// "312 MiB", "1.5 GiB" (from KiB).
+std::string format_kib(uint64_t kib);
+
+}  // namespace ferry

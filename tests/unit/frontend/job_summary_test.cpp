@@ -1,0 +1,48 @@
+// The job summary: per host (ranks as ranges, longest wall, summed CPU, largest RSS, the
+// exits that were not 0) and per rank.
+#include "ferry/frontend/job_summary.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+namespace ferry {
+namespace {
+
+TEST(JobSummary, PerHostFoldsTheRanksOfEachHost) {
+  JobSummary s;
+  s.begin({"node1", "node1", "node2", "node2"});
+  s.exited(0, 0, 0, 2'000'000, 1'500'000, 2048);
+  s.exited(1, 0, 0, 3'000'000, 1'000'000, 4096);
+  s.exited(2, 3, 0, 1'000'000, 500'000, 1024);
+  // rank 3 never reported (its host was lost)
+  const std::string text = s.format("ferryrun", false);
+  EXPECT_EQ(text,
+            "ferryrun: job summary: 4 ranks on 2 hosts\n"
+            "  host   ranks  wall   cpu    peak rss  exit\n"
+            "  node1  0-1    3.0 s  2.5 s  4 MiB     0\n"
+            "  node2  2-3    1.0 s  0.5 s  1 MiB     3 (rank 2), lost (rank 3)\n");
+}
+
+TEST(JobSummary, PerRankNamesSignals) {
+  JobSummary s;
+  s.begin({"a", "b"});
+  s.exited(0, 0, 0, 61'000'000, 0, 512);
+  s.exited(1, 0, SIGKILL, 0, 0, 3 * 1024 * 1024);
+  EXPECT_EQ(s.format("ferryrun", true),
+            "ferryrun: job summary: 2 ranks on 2 hosts\n"
+            "  rank  host  wall        cpu    peak rss  exit\n"
+            "  0     a     1 min 01 s  0.0 s  512 KiB   0\n"
+            "  1     b     0.0 s       0.0 s  3.0 GiB   SIGKILL\n");
+}
+
+TEST(JobSummary, DurationsAndSizesReadWell) {
+  EXPECT_EQ(format_duration_us(3'723'000'000), "1 h 02 min");
+  EXPECT_EQ(format_kib(1536 * 1024), "1.5 GiB");
+  JobSummary s;
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.format("ferryrun", false), "");
+}
+
+}  // namespace
+}  // namespace ferry
