@@ -16,6 +16,19 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
       ->transform(decimal_number(0, 3600))
       ->group("Job");
+  app.add_option("--timeout", job.timeout_s,
+                 "Seconds the whole job may run: then print the state of every rank (stacks "
+                 "too), abort the job and exit 124 (default: no limit)")
+      ->transform(whole_number(1, 31'536'000))
+      ->group("Hangs");
+  app.add_option("--stall-timeout", job.stall_timeout_s,
+                 "Print the state of every rank when none printed anything for S seconds, and "
+                 "again after each further S (default off); Ctrl-\\ (SIGQUIT) prints it any time")
+      ->transform(whole_number(1, 31'536'000))
+      ->group("Hangs");
+  app.add_flag("--stall-abort", job.stall_abort,
+               "After the --stall-timeout report, abort the job as --timeout does (exit 124)")
+      ->group("Hangs");
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
                "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "

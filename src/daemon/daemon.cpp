@@ -26,6 +26,7 @@
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
 #include "rank_set.hpp"
+#include "state_collector.hpp"
 #include "stdin_feed.hpp"
 
 namespace ferry {
@@ -189,6 +190,7 @@ class Daemon::Impl {
               if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
             },
             [this](wire::OutputRoute& r) { route_output(r); },
+            [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
             [this](wire::StopRanks& m) {
               for (int32_t rank : m.ranks)
                 if (Rank* r = ranks_.find(rank))
@@ -480,6 +482,7 @@ class Daemon::Impl {
   int exit_code_ = 0;
   size_t early_stdin_ = 0;  // Stdin frames before the HostSpec (held for the stdin rank)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  StateCollector state_{io_, [this](const std::string& frame) { queue(frame); }};  // last: joins
 };
 
 Daemon::Daemon(asio::io_context& io, DaemonOptions opts)

@@ -165,6 +165,13 @@ std::vector<pid_t> RankSet::started_pids() const {
   return v;
 }
 
+std::vector<std::pair<int32_t, pid_t>> RankSet::running() const {
+  std::vector<std::pair<int32_t, pid_t>> v;
+  for (const auto& r : ranks_)
+    if (r->state == Rank::State::kRunning) v.emplace_back(r->rank, r->pid);
+  return v;
+}
+
 std::vector<pid_t> RankSet::running_pgids() const {
   std::vector<pid_t> v;
   for (const auto& r : ranks_)

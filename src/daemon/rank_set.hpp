@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "ferry/daemon/pmi_proxy.hpp"
@@ -86,6 +87,8 @@ class RankSet {
   bool all_reported() const;
   /// The pids of the ranks that started.
   std::vector<pid_t> started_pids() const;
+  /// (global rank, pid) of each running rank, for the state report.
+  std::vector<std::pair<int32_t, pid_t>> running() const;
   /// The process groups of the running ranks.
   std::vector<pid_t> running_pgids() const;
   /// Stops every timer (the job is over on this host).

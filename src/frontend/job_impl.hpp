@@ -6,8 +6,10 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -94,6 +96,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
   void on_log(size_t i, const std::string& line) override;
   void on_done(size_t i, const wire::Done& d) override;
+  void on_state_report(size_t i, const wire::StateReport& r) override;
   RankWhere where(size_t i, int rank) const;
   uint32_t kill_grace_ms() const;
   void fail_attempt(const JobFailure& failure);
@@ -106,6 +109,15 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void maybe_finish();
   void wait_signal();
   void on_signal(int signo);
+
+  // ---- job_hang.cpp: --timeout, --stall-timeout and the state report (also on SIGQUIT) ----
+  void watch_for_hangs();
+  void on_job_timeout();
+  void check_stall();
+  void on_report_signal();
+  void request_report(const std::string& why, std::function<void()> then);
+  void report_host_gone(size_t i);
+  void print_report();
 
   // ---- job_attempts.cpp: attempts ----
   void launch_attempt(std::vector<size_t> members, const std::string& how);
@@ -172,6 +184,20 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
+  // The state report being gathered: the hosts still to answer, the ranks' states so far, and
+  // what follows once it is printed (the abort, after --timeout).
+  struct PendingReport {
+    uint32_t id = 0;
+    std::string why;
+    std::set<size_t> waiting;
+    std::set<size_t> lost;
+    std::map<int32_t, wire::RankState> ranks;
+    std::function<void()> then;
+  };
+  std::optional<PendingReport> report_;
+  uint32_t report_seq_ = 0;
+  asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
+  Clock::time_point stall_reported_at_{};
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 9;
+inline constexpr uint32_t kProtocolVersion = 10;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -53,6 +53,8 @@ enum class MsgType : uint8_t {
   kPmixFenceDone = 23,     ///< f→d: every host's data of fence `seq`; release the ranks
   kPmixModexRequest = 24,  ///< both: a rank's PMIx data is wanted (d→f asks, f→d forwards)
   kPmixModexReply = 25,    ///< both: the answer to one kPmixModexRequest
+  kStateRequest = 26,      ///< f→d: report the state and stack of every running rank
+  kStateReport = 27,       ///< d→f: the answer to one kStateRequest
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -398,14 +400,51 @@ struct OutputRoute {
   }
 };
 
+/// f→d: describe every running rank of this host (the state report, when a job hangs).
+struct StateRequest {
+  static constexpr MsgType kType = MsgType::kStateRequest;
+  uint32_t id = 0;  ///< echoed in the StateReport
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id);
+  }
+};
+
+/// One running rank as its ferryd saw it.
+struct RankState {
+  int32_t rank = 0;
+  int32_t pid = 0;
+  std::string state;          ///< from /proc: "running", "sleeping", "disk sleep (D)", ...
+  uint32_t cpu_permille = 0;  ///< CPU used over the sample, 1000 = one core busy
+  uint32_t sample_ms = 0;     ///< how long the CPU sample was
+  uint32_t threads = 0;
+  std::string stack;  ///< native and Python frames as text, or why they are missing
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.rank, m.pid, m.state, m.cpu_permille, m.sample_ms, m.threads, m.stack);
+  }
+};
+
+/// d→f: the state of every rank this ferryd runs, for StateRequest `id`.
+struct StateReport {
+  static constexpr MsgType kType = MsgType::kStateReport;
+  uint32_t id = 0;
+  std::vector<RankState> ranks;
+  std::string note;  ///< a host-wide remark (no stack tool installed), "" none
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.id, m.ranks, m.note);
+  }
+};
+
 /// What ferryd may receive.
-using ToDaemon =
-    std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
-                 StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply>;
+using ToDaemon = std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply,
+                              PmiBarrierDone, StartRanks, StopRanks, OutputRoute, PmixFenceDone,
+                              PmixModexRequest, PmixModexReply, StateRequest>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
-using ToFront =
-    std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
-                 PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply>;
+using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
+                             PmiBarrier, PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest,
+                             PmixModexReply, StateReport>;
 
 /// One frame of message `M`.
 template <class M>
