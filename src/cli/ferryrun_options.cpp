@@ -29,6 +29,10 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_flag("--stall-abort", job.stall_abort,
                "After the --stall-timeout report, abort the job as --timeout does (exit 124)")
       ->group("Hangs");
+  app.add_flag("--no-preflight", raw.no_preflight,
+               "Do not test, before the ranks start, that every host reaches rank 0's host at "
+               "MASTER_ADDR:MASTER_PORT (the test fails a launch that would hang)")
+      ->group("Hangs");
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
                "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "

@@ -23,6 +23,7 @@
 #include "free_port.hpp"
 #include "output_route.hpp"
 #include "pmix_service.hpp"
+#include "preflight_peer.hpp"
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
 #include "rank_set.hpp"
@@ -191,6 +192,7 @@ class Daemon::Impl {
             },
             [this](wire::OutputRoute& r) { route_output(r); },
             [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
+            [this](wire::Preflight& m) { preflight_.handle(m); },
             [this](wire::StopRanks& m) {
               for (int32_t rank : m.ranks)
                 if (Rank* r = ranks_.find(rank))
@@ -245,6 +247,7 @@ class Daemon::Impl {
     const bool first = !have_spec_;
     have_spec_ = true;
     spec_ = std::move(spec);
+    preflight_.close();  // the ranks' own MASTER_PORT from now on
     tell_route_problem();
     if (first && spec_.heartbeat_ms > 0) heartbeat();
     if (first) {
@@ -472,6 +475,7 @@ class Daemon::Impl {
   std::unique_ptr<PmiProxy> pmi_;
   std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
   PmixService pmix_;
+  PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

@@ -119,8 +119,16 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void report_host_gone(size_t i);
   void print_report();
 
+  // ---- job_preflight.cpp: the data network's preflight before the first attempt's ranks ----
+  bool want_preflight() const;
+  void start_preflight();
+  void on_preflight_result(size_t i, const wire::PreflightResult& r) override;
+  void preflight_over();
+
   // ---- job_attempts.cpp: attempts ----
   void launch_attempt(std::vector<size_t> members, const std::string& how);
+  void send_specs();
+  std::pair<std::string, uint16_t> master_endpoint() const;
   Result<Placement> place_on(const std::vector<size_t>& members) const;
   SharedSpec shared_spec();
   /// Every member host's HostSpec frame for this attempt; an Error naming the host whose spec
@@ -198,6 +206,20 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   uint32_t report_seq_ = 0;
   asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
   Clock::time_point stall_reported_at_{};
+  // The preflight under way: rank 0's host (listening first), the address, the other hosts'
+  // answers so far (by host id), and its time limit.
+  struct PendingPreflight {
+    size_t rank0 = 0;
+    std::string address;
+    uint16_t port = 0;
+    bool listening = false;
+    std::set<size_t> waiting;
+    std::map<size_t, wire::PreflightResult> results;
+    std::string target_interface;
+    Clock::time_point began;
+  };
+  std::optional<PendingPreflight> preflight_;
+  asio::steady_timer preflight_timer_{io_};
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {

@@ -64,6 +64,10 @@ const char* name_of(MsgType t) {
       return "state request";
     case MsgType::kStateReport:
       return "state report";
+    case MsgType::kPreflight:
+      return "preflight";
+    case MsgType::kPreflightResult:
+      return "preflight result";
   }
   return "unknown";
 }
@@ -206,6 +210,8 @@ FERRY_WIRE_MESSAGE(PmixModexRequest)
 FERRY_WIRE_MESSAGE(PmixModexReply)
 FERRY_WIRE_MESSAGE(StateRequest)
 FERRY_WIRE_MESSAGE(StateReport)
+FERRY_WIRE_MESSAGE(Preflight)
+FERRY_WIRE_MESSAGE(PreflightResult)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

@@ -56,6 +56,9 @@ struct JobOptions {
   /// after each further period (0 = off); --stall-abort: then abort as --timeout does.
   int stall_timeout_s = 0;
   bool stall_abort = false;
+  /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
+  /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).
+  bool preflight = true;
   double kill_grace_s = 5.0;
   bool verbose = false;
   std::string ferryd_path;    ///< for hosts whose entry names none

@@ -55,6 +55,8 @@ enum class MsgType : uint8_t {
   kPmixModexReply = 25,    ///< both: the answer to one kPmixModexRequest
   kStateRequest = 26,      ///< f→d: report the state and stack of every running rank
   kStateReport = 27,       ///< d→f: the answer to one kStateRequest
+  kPreflight = 28,         ///< f→d: listen for, or connect to, the data network's preflight
+  kPreflightResult = 29,   ///< d→f: how the preflight went on this host
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -434,6 +436,36 @@ struct StateReport {
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.id, m.ranks, m.note);
+  }
+};
+
+/// f→d, before the ranks start: rank 0's host listens on `address`:`port` (MASTER_ADDR and
+/// MASTER_PORT) until its HostSpec arrives (`listen`); every other host connects there, giving
+/// up after `timeout_ms`. Each answers with one PreflightResult.
+struct Preflight {
+  static constexpr MsgType kType = MsgType::kPreflight;
+  bool listen = false;
+  std::string address;
+  uint16_t port = 0;
+  uint32_t timeout_ms = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.listen, m.address, m.port, m.timeout_ms);
+  }
+};
+
+/// d→f: `error` is "" when listening (or the connection) worked, else why not, with the errno
+/// name in `reason` (ETIMEDOUT, ECONNREFUSED, EADDRNOTAVAIL, ...); `interface` is the one this
+/// host used for the address (its own, or the one its route leaves by), "" unknown.
+struct PreflightResult {
+  static constexpr MsgType kType = MsgType::kPreflightResult;
+  std::string error;
+  std::string reason;
+  std::string interface;
+  uint32_t elapsed_ms = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.error, m.reason, m.interface, m.elapsed_ms);
   }
 };
 

@@ -119,5 +119,32 @@ TEST(LocalJobHang, StallReportAloneLetsTheJobFinish) {
   EXPECT_NE(r.diag.find("no rank printed anything for 1 s"), std::string::npos) << r.diag;
 }
 
+JobOptions two_local_hosts(std::vector<std::string> cmd) {
+  JobOptions o = local_job(2, std::move(cmd));
+  HostEntry a, b;
+  a.name = "localhost";
+  b.name = "127.0.0.1";
+  o.hosts = {a, b};
+  return o;
+}
+
+TEST(LocalJobHang, PreflightPassesWhereRankZerosAddressIsReachable) {
+  auto r = run_job(two_local_hosts({"sh", "-c", "echo $MASTER_ADDR"}));
+  EXPECT_EQ(r.status, 0) << r.diag;
+  EXPECT_EQ(r.diag.find("preflight"), std::string::npos) << r.diag;
+}
+
+TEST(LocalJobHang, PreflightFailsTheLaunchWhenRankZerosHostCannotListenThere) {
+  JobOptions o = two_local_hosts({"sh", "-c", "echo started"});
+  o.exports = {"MASTER_ADDR=192.0.2.7"};  // TEST-NET-1: on no host
+  auto r = run_job(o);
+  EXPECT_EQ(r.status, 1) << r.diag;
+  EXPECT_NE(r.diag.find("preflight: localhost cannot listen on 192.0.2.7:"), std::string::npos)
+      << r.diag;
+  EXPECT_NE(r.diag.find("hosts failed the preflight"), std::string::npos) << r.diag;
+  o.preflight = false;  // --no-preflight: the ranks start (and meet nowhere, which sh ignores)
+  EXPECT_EQ(run_job(o).status, 0);
+}
+
 }  // namespace
 }  // namespace ferry
