@@ -29,6 +29,12 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_flag("--stall-abort", job.stall_abort,
                "After the --stall-timeout report, abort the job as --timeout does (exit 124)")
       ->group("Hangs");
+  app.add_flag("--check", job.check,
+               "Reach the job's hosts, choose the network and run the preflight as for the job, "
+               "then print one table of the hosts (ferryd, cores, NUMA, accelerators, interface, "
+               "python3/torch/NCCL/CUDA/MPI versions; differences marked) and start no rank; "
+               "exit 0 when the job could start (no command needed)")
+      ->group("Hangs");
   app.add_flag("--no-preflight", raw.no_preflight,
                "Do not test, before the ranks start, that every host reaches rank 0's host at "
                "MASTER_ADDR:MASTER_PORT (the test fails a launch that would hang)")

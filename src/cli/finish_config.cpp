@@ -267,6 +267,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
                         " --help; put the command after -- if it starts with '-')");
     job.command = std::move(remaining);
   }
+  if (job.command.empty() && job.check) job.command = {"true"};  // --check starts no rank
   if (job.command.empty()) return make_error("no command given" + help);
   if (job.command.front().empty()) return make_error("the command is an empty word" + help);
 

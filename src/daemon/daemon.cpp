@@ -193,6 +193,7 @@ class Daemon::Impl {
             [this](wire::OutputRoute& r) { route_output(r); },
             [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
             [this](wire::Preflight& m) { preflight_.handle(m); },
+            [this](wire::CheckRequest&) { state_.check(); },
             [this](wire::StopRanks& m) {
               for (int32_t rank : m.ranks)
                 if (Rank* r = ranks_.find(rank))

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <future>
 
+#include "ferry/daemon/host_check.hpp"
 #include "ferry/daemon/rank_probe.hpp"
 #include "ferry/wire/messages.hpp"
 
@@ -55,6 +56,15 @@ StateCollector::~StateCollector() {
 void StateCollector::collect(uint32_t id, std::vector<std::pair<int32_t, pid_t>> ranks) {
   threads_.emplace_back([this, id, ranks = std::move(ranks), alive = alive_] {
     std::string frame = wire::encode(collect_now(id, ranks));
+    asio::post(io_, [this, frame = std::move(frame), alive] {
+      if (*alive) send_(frame);
+    });
+  });
+}
+
+void StateCollector::check() {
+  threads_.emplace_back([this, alive = alive_] {
+    std::string frame = wire::encode(check_this_host());
     asio::post(io_, [this, frame = std::move(frame), alive] {
       if (*alive) send_(frame);
     });

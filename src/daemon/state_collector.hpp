@@ -1,7 +1,8 @@
 #pragma once
-// ferryd's answer to a StateRequest: samples every running rank's CPU for a moment, reads its
-// stack, and sends the StateReport. The debuggers take seconds, so this runs on threads of its
-// own: the host's output, heartbeats and exits go on meanwhile.
+// ferryd's answers that take seconds: a StateRequest (samples every running rank's CPU for a
+// moment, reads its stack, and sends the StateReport) and a CheckRequest (runs python3 for the
+// versions). They run on threads of their own: the host's output, heartbeats and exits go on
+// meanwhile.
 
 #include <sys/types.h>
 
@@ -30,6 +31,8 @@ class StateCollector {
   /// Reports `ranks` (global rank, pid) for request `id`. A second request while one runs is
   /// answered when its own collection is done; both run.
   void collect(uint32_t id, std::vector<std::pair<int32_t, pid_t>> ranks);
+  /// Describes this host for `ferryrun --check` (a CheckReport), on a thread as collect().
+  void check();
 
  private:
   asio::io_context& io_;

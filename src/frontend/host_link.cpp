@@ -123,6 +123,7 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::Log& l) { ev.on_log(i, l.line); },
                  [&](const wire::StateReport& r) { ev.on_state_report(i, r); },
                  [&](const wire::PreflightResult& r) { ev.on_preflight_result(i, r); },
+                 [&](const wire::CheckReport& r) { ev.on_check_report(i, r); },
                  [&](const wire::Done& d) {
                    if (d.free_port) free_port = d.free_port;
                    ev.on_done(i, d);

@@ -41,6 +41,7 @@ class HostEvents {
   virtual void on_done(size_t host, const wire::Done& d) = 0;
   virtual void on_state_report(size_t host, const wire::StateReport& r) = 0;
   virtual void on_preflight_result(size_t host, const wire::PreflightResult& r) = 0;
+  virtual void on_check_report(size_t host, const wire::CheckReport& r) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.
   virtual void on_broken(size_t host, const std::string& why) = 0;
   /// The link ended; `reason` is empty for a clean end of stream.

@@ -213,6 +213,7 @@ void Job::Impl::check_started() {
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     return launch_attempt(std::move(all), "");
   }
+  if (opts_.check) return start_check();  // the table says which hosts failed, and why
   // Every failing host at once, one line each; the hosts that did start get their stream closed,
   // so their ferryd exits with nothing started.
   for (auto& h : hosts_)

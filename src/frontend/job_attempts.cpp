@@ -82,6 +82,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
 
 // Every member's part of the attempt: from here on its ranks start.
 void Job::Impl::send_specs() {
+  if (opts_.check) return start_check();  // --check: no rank starts
   const bool first = attempt_.number == 0;
   auto specs = encode_host_specs();
   if (!specs) {

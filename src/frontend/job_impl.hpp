@@ -125,6 +125,11 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_preflight_result(size_t i, const wire::PreflightResult& r) override;
   void preflight_over();
 
+  // ---- job_check.cpp: ferryrun --check ----
+  void start_check();
+  void on_check_report(size_t i, const wire::CheckReport& r) override;
+  void print_check();
+
   // ---- job_attempts.cpp: attempts ----
   void launch_attempt(std::vector<size_t> members, const std::string& how);
   void send_specs();
@@ -220,6 +225,15 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   };
   std::optional<PendingPreflight> preflight_;
   asio::steady_timer preflight_timer_{io_};
+  // ferryrun --check: the hosts still to describe themselves, and their descriptions; each
+  // host's preflight result ("ok", "failed"), kept from the preflight for the table.
+  struct PendingCheck {
+    std::set<size_t> waiting;
+    std::map<size_t, wire::CheckReport> reports;
+  };
+  std::optional<PendingCheck> check_;
+  std::map<size_t, std::string> preflight_outcome_;
+  asio::steady_timer check_timer_{io_};
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {

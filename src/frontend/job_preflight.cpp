@@ -84,8 +84,12 @@ void Job::Impl::preflight_over() {
     PreflightFailure f{
         m == p.rank0, hosts_[m]->name(), "", target, p.target_interface, p.address, p.port, "", ""};
     auto it = p.results.find(m);
+    preflight_outcome_[m] = "ok";
     if (it == p.results.end()) {
-      if (!p.waiting.contains(m)) continue;  // not asked: rank 0's host could not listen
+      if (!p.waiting.contains(m)) {  // not asked: rank 0's host could not listen
+        preflight_outcome_[m] = "not tried";
+        continue;
+      }
       f.error = "its ferryd gave no preflight answer within " +
                 std::to_string(kPreflightLimit.count()) + " s";
     } else if (it->second.error.empty()) {
@@ -96,6 +100,7 @@ void Job::Impl::preflight_over() {
       f.reason = it->second.reason;
     }
     diag_.error(preflight_failure_line(f));
+    preflight_outcome_[m] = "failed";
     ++failed;
   }
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - p.began);
@@ -104,6 +109,7 @@ void Job::Impl::preflight_over() {
                   std::to_string(p.port) + " (" + std::to_string(took.count()) + " ms)");
     return send_specs();
   }
+  if (opts_.check) return start_check();
   diag_.error("the job did not start (" + std::to_string(failed) + " of " +
               std::to_string(attempt_.members.size()) + " hosts failed the preflight)");
   attempt_.end.start_failed();

@@ -68,6 +68,10 @@ const char* name_of(MsgType t) {
       return "preflight";
     case MsgType::kPreflightResult:
       return "preflight result";
+    case MsgType::kCheckRequest:
+      return "check request";
+    case MsgType::kCheckReport:
+      return "check report";
   }
   return "unknown";
 }
@@ -212,6 +216,8 @@ FERRY_WIRE_MESSAGE(StateRequest)
 FERRY_WIRE_MESSAGE(StateReport)
 FERRY_WIRE_MESSAGE(Preflight)
 FERRY_WIRE_MESSAGE(PreflightResult)
+FERRY_WIRE_MESSAGE(CheckRequest)
+FERRY_WIRE_MESSAGE(CheckReport)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

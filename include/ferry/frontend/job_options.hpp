@@ -59,6 +59,9 @@ struct JobOptions {
   /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
   /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).
   bool preflight = true;
+  /// --check: reach every host, choose the network, run the preflight, print one table of the
+  /// hosts (ferryd, cores, accelerators, interface, software versions); start no rank.
+  bool check = false;
   double kill_grace_s = 5.0;
   bool verbose = false;
   std::string ferryd_path;    ///< for hosts whose entry names none

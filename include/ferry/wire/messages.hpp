@@ -57,6 +57,8 @@ enum class MsgType : uint8_t {
   kStateReport = 27,       ///< d→f: the answer to one kStateRequest
   kPreflight = 28,         ///< f→d: listen for, or connect to, the data network's preflight
   kPreflightResult = 29,   ///< d→f: how the preflight went on this host
+  kCheckRequest = 30,      ///< f→d: ferryrun --check: describe this host
+  kCheckReport = 31,       ///< d→f: the answer to kCheckRequest
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -466,6 +468,33 @@ struct PreflightResult {
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.error, m.reason, m.interface, m.elapsed_ms);
+  }
+};
+
+/// f→d: `ferryrun --check` wants this host's description (no rank starts).
+struct CheckRequest {
+  static constexpr MsgType kType = MsgType::kCheckRequest;
+  template <class M>
+  static auto fields(M&) {
+    return std::tie();
+  }
+};
+
+/// d→f: what `ferryrun --check` shows of a host. `software` holds "name version" lines
+/// ("python3 3.11.2", "torch absent").
+struct CheckReport {
+  static constexpr MsgType kType = MsgType::kCheckReport;
+  std::string version;  ///< ferryd's release
+  uint32_t cores = 0;
+  uint32_t numa_nodes = 0;
+  uint32_t accelerators = 0;
+  std::string accelerator_kind;  ///< "NVIDIA GPU", ...; "" none
+  std::vector<std::string> software;
+  std::vector<std::string> link_speeds;  ///< "eth0 10000": Mb/s from sysfs, where known
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.version, m.cores, m.numa_nodes, m.accelerators, m.accelerator_kind,
+                    m.software, m.link_speeds);
   }
 };
 
