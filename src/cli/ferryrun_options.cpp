@@ -145,8 +145,9 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
                i = j + 1;
              }
          },
-         "Interface for NCCL/gloo/HCCL/MPI traffic (NAME or NAME1,NAME2: each host takes "
-         "the first it has); default: chosen from every host's interfaces")
+         "Interface for NCCL/gloo/HCCL/MPI traffic, in NCCL's syntax: name prefixes (eth or "
+         "eth,ib: each host takes the first it has, its exact name first), =eth0 exact, "
+         "^docker,lo excluded; default: chosen from every host's interfaces")
       ->allow_extra_args(false)
       ->group("Job");
   app.add_option("--nnodes", raw.nnodes,

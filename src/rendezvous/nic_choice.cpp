@@ -106,26 +106,34 @@ NicChoice loopback_choice(std::size_t n, const std::string& why) {
   return c;
 }
 
-NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& spec) {
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i <= spec.size();) {
-    auto j = std::min(spec.find(',', i), spec.size());
-    if (j > i) names.push_back(spec.substr(i, j - i));
-    i = j + 1;
+// The interface of `h` that `spec` names: for each of its names in order, the interface of that
+// name, else (unless `=`) the first whose name starts with it. `prefix` says whether the pick
+// was by prefix. Null: none.
+const NetInterface* named_interface(const HostNetwork& h, const InterfaceSpec& spec, bool& prefix) {
+  for (const auto& n : spec.names) {
+    for (const auto& ni : h.interfaces)
+      if (ni.name == n) return &ni;
+    if (spec.exact) continue;
+    for (const auto& ni : h.interfaces)
+      if (ni.name.starts_with(n)) {
+        prefix = true;
+        return &ni;
+      }
   }
+  return nullptr;
+}
+
+NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& text) {
+  const InterfaceSpec spec = parse_interface_spec(text);
   NicChoice c;
   c.chosen = true;
+  bool prefix = false;
   for (const auto& h : hosts) {
-    const NetInterface* found = nullptr;
-    for (const auto& n : names) {
-      for (const auto& ni : h.interfaces)
-        if (ni.name == n) found = &ni;
-      if (found) break;
-    }
+    const NetInterface* found = named_interface(h, spec, prefix);
     if (!found) {
-      c.iface.push_back(names.empty() ? spec : names.front());
+      c.iface.push_back(spec.names.empty() ? text : spec.names.front());
       c.address.emplace_back();
-      c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + spec +
+      c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + text +
                    ": host " + h.label + " has no such interface (" + describe(h) + ")";
       continue;
     }
@@ -134,8 +142,10 @@ NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& 
     c.address.push_back(a ? a->address : "");
     c.explanation.push_back("network: " + h.label + ": " + found->name +
                             (a ? " " + a->address : std::string(" (no address)")) +
-                            " (--network-interface)");
+                            " (--network-interface " + text + ")");
   }
+  // NCCL and HCCL read the same syntax: a prefix goes to them as the user wrote it.
+  if (prefix) c.nccl_spec = text;
   return c;
 }
 
@@ -226,6 +236,30 @@ bool routed_choice(const std::vector<HostNetwork>& hosts, NicChoice& c) {
 
 }  // namespace
 
+InterfaceSpec parse_interface_spec(const std::string& text) {
+  InterfaceSpec spec;
+  std::string_view rest = text;
+  if (rest.starts_with("^")) {
+    spec.exclude = true;
+    rest.remove_prefix(1);
+  }
+  if (rest.starts_with("=")) {
+    spec.exact = true;
+    rest.remove_prefix(1);
+  }
+  for (std::size_t i = 0; i <= rest.size();) {
+    auto j = std::min(rest.find(',', i), rest.size());
+    if (j > i) spec.names.emplace_back(rest.substr(i, j - i));
+    i = j + 1;
+  }
+  return spec;
+}
+
+bool InterfaceSpec::matches(const std::string& name) const {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return exact ? name == n : name.starts_with(n); });
+}
+
 bool is_excluded_interface(const NetInterface& ni) {
   const std::string& n = ni.name;
   return ni.loopback || n == "lo" || n.starts_with("docker") || n.starts_with("veth") ||
@@ -246,6 +280,17 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
   }
   const std::size_t n = hosts.size();
   if (n == 0) return {};
+  if (options.interface.starts_with("^")) {
+    // NCCL's exclusions: the automatic choice among the interfaces left; NCCL and HCCL get
+    // the user's string as it is.
+    const InterfaceSpec spec = parse_interface_spec(options.interface);
+    std::vector<HostNetwork> kept = hosts;
+    for (auto& h : kept)
+      std::erase_if(h.interfaces, [&](const NetInterface& ni) { return spec.matches(ni.name); });
+    NicChoice c = choose_network_interface(kept, NicOptions{"", options.exclude});
+    c.nccl_spec = options.interface;
+    return c;
+  }
   if (!options.interface.empty()) return user_choice(hosts, options.interface);
   if (n == 1) return loopback_choice(n, "a single host: ranks talk only among themselves");
   bool all_local = std::all_of(hosts.begin(), hosts.end(),
