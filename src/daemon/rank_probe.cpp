@@ -42,17 +42,13 @@ std::string cut(const std::string& line) {
 
 std::string gdb_stack(pid_t pid, const std::string& python, std::chrono::seconds limit) {
   const std::string marker = "@@ferry-python-frames@@";
-  // Symbols of the C and C++ runtimes only: reading a framework's (libtorch's hundreds of MB)
-  // would take gdb many seconds per rank. The interpreter's own come with the executable.
+  // Every library's symbols are read (libtorch's take gdb seconds): without a library's
+  // unwind tables the stack stops at its first frame, short of the interpreter's.
   std::vector<std::string> argv = {"gdb",
                                    "-nx",
                                    "-batch",
-                                   "-iex",
-                                   "set auto-solib-add off",
                                    "-p",
                                    std::to_string(pid),
-                                   "-ex",
-                                   "sharedlibrary /lib\\(c\\|m\\|stdc++\\|gcc_s\\|pthread\\)\\.so",
                                    "-ex",
                                    "set pagination off",
                                    "-ex",

@@ -13,7 +13,7 @@ namespace {
 // How long the CPU of each rank is watched before its stack is read (the debugger stops it).
 constexpr auto kCpuSample = std::chrono::milliseconds(1000);
 // The most one debugger may take for one rank; they run side by side.
-constexpr auto kStackLimit = std::chrono::seconds(30);
+constexpr auto kStackLimit = std::chrono::seconds(45);
 
 wire::StateReport collect_now(uint32_t id, const std::vector<std::pair<int32_t, pid_t>>& ranks) {
   wire::StateReport report;

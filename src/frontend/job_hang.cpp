@@ -12,8 +12,8 @@ namespace ferry {
 namespace {
 
 // How long ferryrun waits for the hosts' answers: above the ferryd's own limits (one CPU
-// sample, debuggers side by side under 30 s each), below anyone's patience.
-constexpr auto kReportWait = std::chrono::seconds(45);
+// sample, debuggers side by side under 45 s each), below anyone's patience.
+constexpr auto kReportWait = std::chrono::seconds(60);
 // How often --stall-timeout looks at the ranks' last output.
 constexpr auto kStallCheck = std::chrono::seconds(1);
 
