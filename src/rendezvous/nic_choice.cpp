@@ -176,14 +176,47 @@ std::optional<std::vector<Candidate>> extend(const std::vector<HostNetwork>& hos
   return picks;
 }
 
+// What a set of picks is worth: a network whose every pick is InfiniBand first, then the
+// slowest link's speed (0 when a host's is unknown), then the old rule: the subnet most hosts
+// were reached through, IPv4, the same name everywhere.
+struct PickScore {
+  int infiniband = 0;
+  int speed = 0;
+  int reach = 0;
+  auto operator<=>(const PickScore&) const = default;
+};
+
+PickScore score_of(const std::vector<HostNetwork>& hosts, const std::vector<Candidate>& picks) {
+  PickScore s;
+  bool all_ib = true, same_names = true;
+  int anchors = 0, slowest = -1;
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    anchors += picks[h].ni == anchor_of(hosts[h]);
+    same_names = same_names && picks[h].ni->name == picks[0].ni->name;
+    all_ib = all_ib && picks[h].ni->infiniband;
+    slowest = slowest < 0 ? picks[h].ni->speed_mbps : std::min(slowest, picks[h].ni->speed_mbps);
+  }
+  s.infiniband = all_ib ? 1 : 0;
+  s.speed = std::max(slowest, 0);
+  s.reach = anchors * 100 + (picks[0].addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
+  return s;
+}
+
+std::string speed_text(const PickScore& s) {
+  if (s.infiniband) return "InfiniBand";
+  return s.speed > 0 ? std::to_string(s.speed) + " Mb/s" : "speed unknown";
+}
+
 // The interfaces, one per host, of the subnet every host has an address in; where several
-// are, the one most hosts were reached through, IPv4, the same name everywhere. `rejected_note`
-// says why a candidate was dropped.
+// are, the fastest (PickScore). `rejected_note` says why a candidate was dropped; `preferred`
+// why a faster network won over the one the hosts were reached on ("" when it did not).
 std::optional<std::vector<Candidate>> best_common_subnet(const std::vector<HostNetwork>& hosts,
-                                                         std::string& rejected_note) {
+                                                         std::string& rejected_note,
+                                                         std::string& preferred) {
   const std::size_t n = hosts.size();
-  std::optional<std::vector<Candidate>> best;
-  int best_score = -1;
+  std::optional<std::vector<Candidate>> best, by_reach;
+  PickScore best_score{-1, -1, -1};
+  PickScore reach_score{-1, -1, -1};
   for (const auto& seed : usable(hosts.front())) {
     auto picks = extend(hosts, seed);
     if (!picks) continue;
@@ -197,18 +230,20 @@ std::optional<std::vector<Candidate>> best_common_subnet(const std::vector<HostN
                       " is Docker's default bridge on each machine, not one shared network";
       continue;
     }
-    int anchors = 0;
-    bool same_names = true;
-    for (std::size_t h = 0; h < n; ++h) {
-      anchors += (*picks)[h].ni == anchor_of(hosts[h]);
-      same_names = same_names && (*picks)[h].ni->name == seed.ni->name;
+    const PickScore score = score_of(hosts, *picks);
+    if (score.reach > reach_score.reach) {
+      by_reach = picks;
+      reach_score = score;
     }
-    int score = anchors * 100 + (seed.addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
     if (score > best_score) {
       best = std::move(picks);
       best_score = score;
     }
   }
+  if (best && by_reach && (*best)[0].ni != (*by_reach)[0].ni)
+    preferred = "network: preferred " + network_of(*(*best)[0].addr) + " (" +
+                speed_text(best_score) + ") over " + network_of(*(*by_reach)[0].addr) + " (" +
+                speed_text(reach_score) + "), the network ferryrun reached the hosts on";
   return best;
 }
 
@@ -309,8 +344,9 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
   NicChoice c;
   for (const auto& h : hosts) c.explanation.push_back("network: " + describe(h));
 
-  std::string rejected_note;
-  std::optional<std::vector<Candidate>> best = best_common_subnet(hosts, rejected_note);
+  std::string rejected_note, preferred;
+  std::optional<std::vector<Candidate>> best = best_common_subnet(hosts, rejected_note, preferred);
+  if (!preferred.empty()) c.explanation.push_back(preferred);
   if (best) {
     c.chosen = true;
     std::string names;
