@@ -499,13 +499,14 @@ struct CheckReport {
 };
 
 /// What ferryd may receive.
-using ToDaemon = std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply,
-                              PmiBarrierDone, StartRanks, StopRanks, OutputRoute, PmixFenceDone,
-                              PmixModexRequest, PmixModexReply, StateRequest>;
+using ToDaemon =
+    std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
+                 StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
+                 StateRequest, Preflight, CheckRequest>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
                              PmiBarrier, PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest,
-                             PmixModexReply, StateReport>;
+                             PmixModexReply, StateReport, PreflightResult, CheckReport>;
 
 /// One frame of message `M`.
 template <class M>
