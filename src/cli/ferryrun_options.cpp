@@ -138,6 +138,7 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
   app.add_option_function<std::vector<std::string>>(
          "--network-interface,--network-interfaces",
          [&job](const std::vector<std::string>& values) {
+           job.network_interfaces.clear();  // over the job file's
            for (const auto& v : values)
              for (size_t i = 0; i <= v.size();) {
                size_t j = std::min(v.find(',', i), v.size());

@@ -277,6 +277,9 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
   r.get(top, "timeout", job.timeout_s, 1, 31'536'000);
   r.get(top, "stall_timeout", job.stall_timeout_s, 1, 31'536'000);
   r.get(top, "stall_abort", job.stall_abort);
+  std::string nic;
+  r.get(top, "network_interface", nic);
+  if (!nic.empty()) job.network_interfaces = {nic};
   r.get(top, "verbose", job.verbose);
   if (const toml::node* s = top.get("stdin"); s && !r.error()) {
     if (auto rank = s->value_exact<int64_t>(); rank && *rank >= 0 && *rank < 1'000'000)
