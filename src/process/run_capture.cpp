@@ -57,9 +57,11 @@ Result<std::string> run_capture_limited(const std::vector<std::string>& argv,
   UniqueFd rd(fds[0]), wr(fds[1]);
   UniqueFd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   SpawnRequest req;
-  req.path = argv[0];
   req.argv = argv;
   for (char** e = environ; *e; ++e) req.env.emplace_back(*e);
+  auto path = resolve_command(argv[0], req.env, "");
+  if (!path) return path.error();
+  req.path = *path;
   req.stdin_fd = null.get();
   req.stdout_fd = wr.get();
   req.stderr_fd = null.get();

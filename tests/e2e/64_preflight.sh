@@ -47,7 +47,7 @@ assert_eq 0 "$N_rc" "ferryrun's exit status with --no-preflight"
 assert_eq 3 "$(grep -c 'ran$' "$T/N.out")" "every rank ran"
 
 unwall
-run_capture V --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -v -np 3 -H "$hosts" \
+run_capture V --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" --verbose -np 3 -H "$hosts" \
   sh -c "echo ran; : $tok"
 assert_eq 0 "$V_rc" "ferryrun's exit status without the wall"
 assert_match "$V_err" "ferryrun: preflight: every host reached fnode1 at 10\.231\.0\.11:[0-9]+ \([0-9]+ ms\)" \
