@@ -12,12 +12,17 @@ require_cluster
 require_nodes 3
 /usr/bin/python3 -c 'import torch' 2>/dev/null || fail "python3-torch is not installed"
 
-mkdir -p "$T/notorch"
-printf '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n' >"$T/notorch/python3"
-printf '#!/bin/sh\nPATH=%s:$PATH exec %s "$@"\n' "$T/notorch" "$FERRYD" >"$T/ferryd-notorch"
-chmod +x "$T/notorch/python3" "$T/ferryd-notorch"
-printf 'fnode1 slots=2\nfnode2 slots=2 ferryd=%s\nfnode3 slots=2\n' "$T/ferryd-notorch" \
-  >"$T/hosts.txt"
+# Each host's ferryd finds Debian's python3 first in its PATH (the one with torch), but
+# fnode2's, which runs it without site-packages (-S): no torch there.
+for kind in torch notorch; do
+  mkdir -p "$T/$kind"
+  flag=$([[ $kind == notorch ]] && echo " -S" || true)
+  printf '#!/bin/sh\nexec /usr/bin/python3%s "$@"\n' "$flag" >"$T/$kind/python3"
+  printf '#!/bin/sh\nPATH=%s:$PATH exec %s "$@"\n' "$T/$kind" "$FERRYD" >"$T/ferryd-$kind"
+  chmod +x "$T/$kind/python3" "$T/ferryd-$kind"
+done
+printf 'fnode1 slots=2 ferryd=%s\nfnode2 slots=2 ferryd=%s\nfnode3 slots=2 ferryd=%s\n' \
+  "$T/ferryd-torch" "$T/ferryd-notorch" "$T/ferryd-torch" >"$T/hosts.txt"
 
 run_capture C --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" --hostfile "$T/hosts.txt" --check
 assert_eq 0 "$C_rc" "ferryrun --check's exit status (the job could start)"
@@ -36,7 +41,8 @@ for n in 1 3; do
 done
 assert_contains "$C_out" "*: differs between the hosts" "the legend"
 
-printf 'fnode1 slots=2\nfnode2 slots=2\nfnode3 slots=2 port=2999\n' >"$T/hosts-bad.txt"
+printf 'fnode1 slots=2 ferryd=%s\nfnode2 slots=2\nfnode3 slots=2 port=2999\n' "$T/ferryd-torch" \
+  >"$T/hosts-bad.txt"
 run_capture B --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" --hostfile "$T/hosts-bad.txt" \
   --check
 assert_eq 1 "$B_rc" "ferryrun --check's exit status with a host down"
