@@ -30,15 +30,15 @@ TEST(CheckTable, OneRowPerHostAndTheOddValueMarked) {
   const std::string t =
       format_check_table({host("n1", "2.0.1"), host("n2", "absent"), host("n3", "2.0.1"), down});
   EXPECT_EQ(t,
-            "host  reachable  ferryd  cores  NUMA  accelerators/slots  interface               "
+            "host  reachable  ferryd  cores  NUMA  accelerators/slots  interface          "
             "preflight  python3  torch     NCCL  CUDA  MPI\n"
-            "n1    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)       "
+            "n1    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)  "
             "ok         3.11.2   2.0.1     none  none  Open MPI 4.1.4\n"
-            "n2    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)       "
+            "n2    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)  "
             "ok         3.11.2   absent *  none  none  Open MPI 4.1.4\n"
-            "n3    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)       "
+            "n3    yes        0.1.0   4      1     0/2                 eth0 (10000 Mb/s)  "
             "ok         3.11.2   2.0.1     none  none  Open MPI 4.1.4\n"
-            "n4    no         -       -      -     -                   -                       "
+            "n4    no         -       -      -     -                   -                  "
             "-          -        -         -     -     -\n"
             "n4:2999: connection refused\n"
             "*: differs between the hosts\n");

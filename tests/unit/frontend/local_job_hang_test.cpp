@@ -112,7 +112,8 @@ TEST(LocalJobHang, StallAbortReportsTheSilenceAndEndsTheJob) {
 }
 
 TEST(LocalJobHang, StallReportAloneLetsTheJobFinish) {
-  JobOptions o = local_job(1, {"sh", "-c", "sleep 3; echo late"});
+  // Long enough for the report (a second's CPU sample, then the debugger) to come first.
+  JobOptions o = local_job(1, {"sh", "-c", "sleep 10; echo late"});
   o.stall_timeout_s = 1;
   auto r = run_job(o);
   EXPECT_EQ(r.status, 0) << r.diag;
