@@ -6,16 +6,11 @@
 
 namespace ferry::cli_detail {
 
-void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+namespace {
+
+// What ferry does about jobs that hang: limits, the state report, the preflight, --check.
+void add_hang_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
-  app.add_option("--config", raw.config_file,
-                 "TOML job file (hosts, defaults, environment, binding, output); options "
-                 "given here win (docs/job-file.md)")
-      ->group("Job");
-  app.add_option("--kill-grace", job.kill_grace_s,
-                 "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
-      ->transform(decimal_number(0, 3600))
-      ->group("Job");
   app.add_option("--timeout", job.timeout_s,
                  "Seconds the whole job may run: then print the state of every rank (stacks "
                  "too), abort the job and exit 124 (default: no limit)")
@@ -39,6 +34,21 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                "Do not test, before the ranks start, that every host reaches rank 0's host at "
                "MASTER_ADDR:MASTER_PORT (the test fails a launch that would hang)")
       ->group("Hangs");
+}
+
+}  // namespace
+
+void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  app.add_option("--config", raw.config_file,
+                 "TOML job file (hosts, defaults, environment, binding, output); options "
+                 "given here win (docs/job-file.md)")
+      ->group("Job");
+  app.add_option("--kill-grace", job.kill_grace_s,
+                 "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
+      ->transform(decimal_number(0, 3600))
+      ->group("Job");
+  add_hang_options(app, cfg, raw);
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
                "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "

@@ -138,7 +138,7 @@ uint32_t cpu_permille(const ProcSample& before, const ProcSample& after,
                       std::chrono::milliseconds elapsed) {
   if (!before.ok || !after.ok || elapsed.count() <= 0 || after.cpu_ticks < before.cpu_ticks)
     return 0;
-  const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double used_ms =
       static_cast<double>(after.cpu_ticks - before.cpu_ticks) * 1000.0 / ticks_per_s;
   return static_cast<uint32_t>(used_ms * 1000.0 / static_cast<double>(elapsed.count()));

@@ -19,6 +19,7 @@ wire::StateReport collect_now(uint32_t id, const std::vector<std::pair<int32_t, 
   wire::StateReport report;
   report.id = id;
   std::vector<ProcSample> before;
+  before.reserve(ranks.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& r : ranks) before.push_back(sample_proc(r.second));
   std::this_thread::sleep_for(kCpuSample);

@@ -44,6 +44,35 @@ struct Attempt {
   bool over = false;  // every member said Done or was lost
 };
 
+// The state report being gathered: the hosts still to answer, the ranks' states so far, and
+// what follows once it is printed (the abort, after --timeout).
+struct PendingReport {
+  uint32_t id = 0;
+  std::string why;
+  std::set<size_t> waiting;
+  std::set<size_t> lost;
+  std::map<int32_t, wire::RankState> ranks;
+  std::function<void()> then;
+};
+// The preflight under way: rank 0's host (listening first), the address, the other hosts'
+// answers so far (by host id), and its time limit.
+struct PendingPreflight {
+  size_t rank0 = 0;
+  std::string address;
+  uint16_t port = 0;
+  bool listening = false;
+  std::set<size_t> waiting;
+  std::map<size_t, wire::PreflightResult> results;
+  std::string target_interface;
+  std::chrono::steady_clock::time_point began;
+};
+// ferryrun --check: the hosts still to describe themselves, and their descriptions; each
+// host's preflight result ("ok", "failed"), kept from the preflight for the table.
+struct PendingCheck {
+  std::set<size_t> waiting;
+  std::map<size_t, wire::CheckReport> reports;
+};
+
 // clang-tidy 14 asks a class with virtual functions for a virtual destructor even when it is final.
 class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtual-class-destructor)
  public:
@@ -197,40 +226,12 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::unique_ptr<StdinForwarder> stdin_;
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
-  // The state report being gathered: the hosts still to answer, the ranks' states so far, and
-  // what follows once it is printed (the abort, after --timeout).
-  struct PendingReport {
-    uint32_t id = 0;
-    std::string why;
-    std::set<size_t> waiting;
-    std::set<size_t> lost;
-    std::map<int32_t, wire::RankState> ranks;
-    std::function<void()> then;
-  };
   std::optional<PendingReport> report_;
   uint32_t report_seq_ = 0;
   asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
   Clock::time_point stall_reported_at_{};
-  // The preflight under way: rank 0's host (listening first), the address, the other hosts'
-  // answers so far (by host id), and its time limit.
-  struct PendingPreflight {
-    size_t rank0 = 0;
-    std::string address;
-    uint16_t port = 0;
-    bool listening = false;
-    std::set<size_t> waiting;
-    std::map<size_t, wire::PreflightResult> results;
-    std::string target_interface;
-    Clock::time_point began;
-  };
   std::optional<PendingPreflight> preflight_;
   asio::steady_timer preflight_timer_{io_};
-  // ferryrun --check: the hosts still to describe themselves, and their descriptions; each
-  // host's preflight result ("ok", "failed"), kept from the preflight for the table.
-  struct PendingCheck {
-    std::set<size_t> waiting;
-    std::map<size_t, wire::CheckReport> reports;
-  };
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;
   asio::steady_timer check_timer_{io_};

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace ferry {
 namespace {
@@ -183,7 +184,9 @@ struct PickScore {
   int infiniband = 0;
   int speed = 0;
   int reach = 0;
-  auto operator<=>(const PickScore&) const = default;
+  bool operator>(const PickScore& o) const {
+    return std::tie(infiniband, speed, reach) > std::tie(o.infiniband, o.speed, o.reach);
+  }
 };
 
 PickScore score_of(const std::vector<HostNetwork>& hosts, const std::vector<Candidate>& picks) {
