@@ -30,6 +30,7 @@ struct RawCli {
   bool tag_output = false;                               ///< mpirun --tag-output
   std::string stdin_spec;                                ///< --stdin word ("" = unchanged)
   bool stdin_none = false;                               ///< --stdin-none
+  bool no_preflight = false;                             ///< --no-preflight
   std::string bind_to, map_by, rank_by;                  ///< binding words ("" = unchanged)
   int per_node = 0;                                      ///< -N
   std::string devices;                                   ///< --devices list

@@ -90,7 +90,8 @@ std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {
       "Everything from the first word that is not an option is the command (or use --).\n"
       "Single-dash long options work (-np 4, -hostfile F, -wdir D).\n"
       "Exit status: 0, the first failing rank's status (128+signal if killed), 255 if a\n"
-      "host was lost, 1 if the job could not start, 2 for bad input.");
+      "host was lost, 124 if --timeout (or --stall-abort) ended the job, 1 if the job\n"
+      "could not start, 2 for bad input.");
   return app;
 }
 

@@ -6,6 +6,38 @@
 
 namespace ferry::cli_detail {
 
+namespace {
+
+// What ferry does about jobs that hang: limits, the state report, the preflight, --check.
+void add_hang_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
+  JobOptions& job = cfg.job;
+  app.add_option("--timeout", job.timeout_s,
+                 "Seconds the whole job may run: then print the state of every rank (stacks "
+                 "too), abort the job and exit 124 (default: no limit)")
+      ->transform(whole_number(1, 31'536'000))
+      ->group("Hangs");
+  app.add_option("--stall-timeout", job.stall_timeout_s,
+                 "Print the state of every rank when none printed anything for S seconds, and "
+                 "again after each further S (default off); Ctrl-\\ (SIGQUIT) prints it any time")
+      ->transform(whole_number(1, 31'536'000))
+      ->group("Hangs");
+  app.add_flag("--stall-abort", job.stall_abort,
+               "After the --stall-timeout report, abort the job as --timeout does (exit 124)")
+      ->group("Hangs");
+  app.add_flag("--check", job.check,
+               "Reach the job's hosts, choose the network and run the preflight as for the job, "
+               "then print one table of the hosts (ferryd, cores, NUMA, accelerators, interface, "
+               "python3/torch/NCCL/CUDA/MPI versions; differences marked) and start no rank; "
+               "exit 0 when the job could start (no command needed)")
+      ->group("Hangs");
+  app.add_flag("--no-preflight", raw.no_preflight,
+               "Do not test, before the ranks start, that every host reaches rank 0's host at "
+               "MASTER_ADDR:MASTER_PORT (the test fails a launch that would hang)")
+      ->group("Hangs");
+}
+
+}  // namespace
+
 void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   JobOptions& job = cfg.job;
   app.add_option("--config", raw.config_file,
@@ -16,6 +48,7 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "Seconds between SIGTERM and SIGKILL when a job is aborted (default 5)")
       ->transform(decimal_number(0, 3600))
       ->group("Job");
+  add_hang_options(app, cfg, raw);
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
                "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "
@@ -127,6 +160,7 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
   app.add_option_function<std::vector<std::string>>(
          "--network-interface,--network-interfaces",
          [&job](const std::vector<std::string>& values) {
+           job.network_interfaces.clear();  // over the job file's
            for (const auto& v : values)
              for (size_t i = 0; i <= v.size();) {
                size_t j = std::min(v.find(',', i), v.size());
@@ -134,8 +168,9 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
                i = j + 1;
              }
          },
-         "Interface for NCCL/gloo/HCCL/MPI traffic (NAME or NAME1,NAME2: each host takes "
-         "the first it has); default: chosen from every host's interfaces")
+         "Interface for NCCL/gloo/HCCL/MPI traffic, in NCCL's syntax: name prefixes (eth or "
+         "eth,ib: each host takes the first it has, its exact name first), =eth0 exact, "
+         "^docker,lo excluded; default: chosen from every host's interfaces")
       ->allow_extra_args(false)
       ->group("Job");
   app.add_option("--nnodes", raw.nnodes,

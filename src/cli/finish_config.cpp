@@ -92,6 +92,9 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
   if (job.np > 0 && job.stdin_rank >= job.np)
     return make_error("--stdin " + std::to_string(job.stdin_rank) +
                       ": there is no such rank (-np " + std::to_string(job.np) + ")");
+  if (raw.no_preflight) job.preflight = false;
+  if (job.stall_abort && job.stall_timeout_s == 0)
+    return make_error("--stall-abort needs --stall-timeout S (how long a silence is a stall)");
   return {};
 }
 
@@ -270,6 +273,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
                         " --help; put the command after -- if it starts with '-')");
     job.command = std::move(remaining);
   }
+  if (job.command.empty() && job.check) job.command = {"true"};  // --check starts no rank
   if (job.command.empty()) return make_error("no command given" + help);
   if (job.command.front().empty()) return make_error("the command is an empty word" + help);
 

@@ -299,8 +299,8 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
   JobOptions& job = out.config.job;
   r.check_keys(top, "the top level",
                {"np", "command", "wdir", "oversubscribe", "start_timeout", "kill_grace", "stdin",
-                "verbose", "hostfile", "hosts", "export", "env_file", "env_all", "defaults", "ssh",
-                "environment", "binding", "output"});
+                "verbose", "timeout", "stall_timeout", "stall_abort", "hostfile", "hosts", "export",
+                "env_file", "env_all", "defaults", "ssh", "environment", "binding", "output"});
   r.get(top, "np", job.np, 1, 1'000'000);
   if (const toml::node* c = top.get("command"); c && c->is_string() && !r.error())
     r.fail(c->source(),
@@ -313,6 +313,12 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
   r.get(top, "oversubscribe", job.oversubscribe);
   r.get(top, "start_timeout", job.start_timeout_s, 1, 86400);
   r.get(top, "kill_grace", job.kill_grace_s, 0, 3600);
+  r.get(top, "timeout", job.timeout_s, 1, 31'536'000);
+  r.get(top, "stall_timeout", job.stall_timeout_s, 1, 31'536'000);
+  r.get(top, "stall_abort", job.stall_abort);
+  std::string nic;
+  r.get(top, "network_interface", nic);
+  if (!nic.empty()) job.network_interfaces = {nic};
   r.get(top, "verbose", job.verbose);
   if (const toml::node* s = top.get("stdin"); s && !r.error()) {
     if (auto rank = s->value_exact<int64_t>(); rank && *rank >= 0 && *rank < 1'000'000)

@@ -60,6 +60,9 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Start");
   app.add_flag("-v,--verbose", job.verbose, "Say what is done and how long it takes");
   app.add_flag("-q,--quiet", raw.accepted, "Accepted")->group("Job");
+  app.add_flag("--report-state-on-timeout,--get-stack-traces", raw.accepted,
+               "Accepted: ferry always prints the ranks' state and stacks at --timeout")
+      ->group("Hangs");
   add_placement_options(app, cfg, raw, true);
   add_shared_options(app, cfg, raw);
 }

@@ -14,6 +14,7 @@
 
 #include "ferry/daemon/kv_proxy.hpp"
 #include "ferry/daemon/output_pump.hpp"
+#include "ferry/daemon/own_name.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/process/spawner.hpp"
@@ -24,9 +25,11 @@
 #include "free_port.hpp"
 #include "output_route.hpp"
 #include "pmix_service.hpp"
+#include "preflight_peer.hpp"
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
 #include "rank_set.hpp"
+#include "state_collector.hpp"
 #include "stdin_feed.hpp"
 
 namespace ferry {
@@ -40,12 +43,6 @@ bool env_flag(const char* name) {
   return v && *v && std::string_view(v) != "0";
 }
 
-std::string host_name() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 }  // namespace
 
 // The session with the front end: frames in and out, the job's course on this host from
@@ -56,7 +53,7 @@ class Daemon::Impl {
  public:
   Impl(asio::io_context& io, DaemonOptions opts)
       : io_(io),
-        host_(host_name()),
+        host_(own_host_name()),
         own_spawner_(opts.spawner ? nullptr : std::make_unique<SystemSpawner>()),
         spawner_(opts.spawner ? *opts.spawner : *own_spawner_),
         subreaper_(opts.subreaper),
@@ -190,10 +187,11 @@ class Daemon::Impl {
               if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
             },
             [this](wire::OutputRoute& r) { route_output(r); },
+            [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
+            [this](wire::Preflight& m) { preflight_.handle(m); },
+            [this](wire::CheckRequest&) { state_.check(); },
             [this](wire::StopRanks& m) {
-              for (int32_t rank : m.ranks)
-                if (Rank* r = ranks_.find(rank))
-                  ranks_.stop(*r, std::chrono::milliseconds(m.grace_ms));
+              ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
             },
         },
         *msg);
@@ -244,6 +242,7 @@ class Daemon::Impl {
     const bool first = !have_spec_;
     have_spec_ = true;
     spec_ = std::move(spec);
+    preflight_.close();  // the ranks' own MASTER_PORT from now on
     tell_route_problem();
     if (first && spec_.heartbeat_ms > 0) heartbeat();
     if (first) {
@@ -478,6 +477,7 @@ class Daemon::Impl {
   std::unique_ptr<PmiProxy> pmi_;
   std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
   PmixService pmix_;
+  PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks
@@ -488,6 +488,7 @@ class Daemon::Impl {
   int exit_code_ = 0;
   size_t early_stdin_ = 0;  // Stdin frames before the HostSpec (held for the stdin rank)
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  StateCollector state_{io_, [this](const std::string& frame) { queue(frame); }};  // last: joins
 };
 
 Daemon::Daemon(asio::io_context& io, DaemonOptions opts)

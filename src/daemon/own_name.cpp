@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -23,6 +24,12 @@ std::string numeric_address(const addrinfo& a) {
 const char kNeed[] = "Horovod's gloo needs this host's name to resolve to one of its addresses";
 
 }  // namespace
+
+std::string own_host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
 
 bool uses_horovod_gloo(const std::vector<std::string>& env) {
   if (!env_value(env, "HOROVOD_GLOO_RENDEZVOUS_ADDR")) return false;

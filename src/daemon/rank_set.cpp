@@ -162,6 +162,11 @@ void RankSet::stop(Rank& r, std::chrono::milliseconds grace) {
   });
 }
 
+void RankSet::stop(const std::vector<int32_t>& ranks, std::chrono::milliseconds grace) {
+  for (int32_t rank : ranks)
+    if (Rank* r = find(rank)) stop(*r, grace);
+}
+
 Rank* RankSet::find(int32_t rank) {
   for (auto& r : ranks_)
     if (r->rank == rank) return r.get();
@@ -195,6 +200,13 @@ std::vector<pid_t> RankSet::started_pids() const {
   std::vector<pid_t> v;
   for (const auto& r : ranks_)
     if (r->pid > 0) v.push_back(r->pid);
+  return v;
+}
+
+std::vector<std::pair<int32_t, pid_t>> RankSet::running() const {
+  std::vector<std::pair<int32_t, pid_t>> v;
+  for (const auto& r : ranks_)
+    if (r->state == Rank::State::kRunning) v.emplace_back(r->rank, r->pid);
   return v;
 }
 

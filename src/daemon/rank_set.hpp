@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "ferry/daemon/pmi_proxy.hpp"
@@ -81,6 +82,8 @@ class RankSet {
   /// Stops one rank while the others go on: SIGTERM to its group, SIGKILL after `grace` (0:
   /// SIGKILL now). A pending rank never starts: its exit is reported now, as SIGKILL.
   void stop(Rank& r, std::chrono::milliseconds grace);
+  /// stop() for each of `ranks` this host has.
+  void stop(const std::vector<int32_t>& ranks, std::chrono::milliseconds grace);
 
   /// The rank `rank` of this attempt, or null.
   Rank* find(int32_t rank);
@@ -92,6 +95,8 @@ class RankSet {
   bool all_reported() const;
   /// The pids of the ranks that started.
   std::vector<pid_t> started_pids() const;
+  /// (global rank, pid) of each running rank, for the state report.
+  std::vector<std::pair<int32_t, pid_t>> running() const;
   /// The process groups of the running ranks.
   std::vector<pid_t> running_pgids() const;
   /// Stops every timer (the job is over on this host).

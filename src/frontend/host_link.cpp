@@ -99,8 +99,9 @@ void HostLink::handle_frame(const wire::FrameView& f) {
   };
   std::visit(wire::Overloaded{
                  [&](const wire::OutputView& o) {
-                   if (mine(o.rank, "output"))
-                     out_.write(o.rank, static_cast<StreamId>(o.stream), o.data);
+                   if (!mine(o.rank, "output")) return;
+                   out_.write(o.rank, static_cast<StreamId>(o.stream), o.data);
+                   last_output[o.rank] = Clock::now();
                  },
                  [&](const wire::Started& s) {
                    if (mine(s.rank, "start")) ev.on_started(i, s);
@@ -120,6 +121,9 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::PmixModexRequest& r) { ev.on_pmix_modex_request(i, r); },
                  [&](const wire::PmixModexReply& r) { ev.on_pmix_modex_reply(i, r); },
                  [&](const wire::Log& l) { ev.on_log(i, l.line); },
+                 [&](const wire::StateReport& r) { ev.on_state_report(i, r); },
+                 [&](const wire::PreflightResult& r) { ev.on_preflight_result(i, r); },
+                 [&](const wire::CheckReport& r) { ev.on_check_report(i, r); },
                  [&](const wire::Done& d) {
                    if (d.free_port) free_port = d.free_port;
                    ev.on_done(i, d);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ class HostEvents {
   virtual void on_pmix_modex_reply(size_t host, const wire::PmixModexReply& r) = 0;
   virtual void on_log(size_t host, const std::string& line) = 0;
   virtual void on_done(size_t host, const wire::Done& d) = 0;
+  virtual void on_state_report(size_t host, const wire::StateReport& r) = 0;
+  virtual void on_preflight_result(size_t host, const wire::PreflightResult& r) = 0;
+  virtual void on_check_report(size_t host, const wire::CheckReport& r) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.
   virtual void on_broken(size_t host, const std::string& why) = 0;
   /// The link ended; `reason` is empty for a clean end of stream.
@@ -95,6 +99,8 @@ class HostLink {
   bool lost = false;       // the link ended while its ranks ran (or between attempts)
   uint16_t free_port = 0;  // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
+  /// When each of this host's ranks last printed (from its Started on), for the state report.
+  std::map<int32_t, Clock::time_point> last_output;
   bool closed = false;  // link ended (or never opened)
   int ranks_left = 0;
 

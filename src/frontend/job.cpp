@@ -66,10 +66,12 @@ int Job::Impl::run() {
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
   signals_.add(SIGHUP);
+  signals_.add(SIGQUIT);
   wait_signal();
   passed_signals_.add(SIGUSR1);
   passed_signals_.add(SIGUSR2);
   wait_passed_signal();
+  watch_for_hangs();
   out_.set_flow_handler([this, alive = alive_](bool behind) {
     if (*alive) pause_reading(behind);
   });
@@ -218,6 +220,7 @@ void Job::Impl::check_started() {
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     return launch_attempt(std::move(all), "");
   }
+  if (opts_.check) return start_check();  // the table says which hosts failed, and why
   // Every failing host at once, one line each; the hosts that did start get their stream closed,
   // so their ferryd exits with nothing started.
   for (auto& h : hosts_)
@@ -295,8 +298,9 @@ void Job::Impl::start_stdin(size_t host) {
 
 // ---- what the hosts report ----------------------------------------------------------------
 
-void Job::Impl::on_started(size_t, const wire::Started& s) {
+void Job::Impl::on_started(size_t i, const wire::Started& s) {
   attempt_.rank_pid[s.rank] = s.pid;
+  hosts_[i]->last_output[s.rank] = Clock::now();  // silence is counted from the start
   if (!first_start_seen_) {
     first_start_seen_ = true;
     diag_.verbose("first rank started after " + since_start());
@@ -384,6 +388,7 @@ void Job::Impl::wait_passed_signal() {
 // First signal: forwarded to every rank; ranks that survive it are ended like an aborted job after
 // the grace period. Second: every rank is killed at once. No attempt follows either.
 void Job::Impl::on_signal(int signo) {
+  if (signo == SIGQUIT) return on_report_signal();
   const bool first = attempt_.end.interrupted(signo);
   if (phase_ == Phase::kStarting || phase_ == Phase::kBetween) {
     diag_.error("got " + signal_name(signo) +

@@ -81,6 +81,14 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
   if (first && opts_.elastic.on()) elastic_begin();
   choose_network();
+  if (first && want_preflight()) return start_preflight();
+  send_specs();
+}
+
+// Every member's part of the attempt: from here on its ranks start.
+void Job::Impl::send_specs() {
+  if (opts_.check) return start_check();  // --check: no rank starts
+  const bool first = attempt_.number == 0;
   auto specs = encode_host_specs();
   if (!specs) {
     diag_.error(specs.error().message);
@@ -115,12 +123,17 @@ Result<std::vector<std::string>> Job::Impl::encode_host_specs() {
   return frames;
 }
 
-SharedSpec Job::Impl::shared_spec() {
+// MASTER_ADDR and MASTER_PORT of the attempt: rank 0's host's address on the chosen network, and
+// a port its ferryd found free just now (each attempt's store gets a fresh one).
+std::pair<std::string, uint16_t> Job::Impl::master_endpoint() const {
   const HostLink& first = *hosts_[attempt_.members.front()];
+  return {master_address(rdv_->choice(), rank0_address(first, hosts_)),
+          first.free_port ? first.free_port : uint16_t{29500}};
+}
+
+SharedSpec Job::Impl::shared_spec() {
   JobEnvironment je;
-  je.master_addr = master_address(rdv_->choice(), rank0_address(first, hosts_));
-  // A port ferryd found free just now: each attempt's store gets a fresh one.
-  je.master_port = first.free_port ? first.free_port : 29500;
+  std::tie(je.master_addr, je.master_port) = master_endpoint();
   je.exported = opts_.exports;
   diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" + std::to_string(je.master_port));
   SharedSpec s{job_id_, job_environment(attempt_.placement, je), rdv_->secret(),

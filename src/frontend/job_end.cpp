@@ -30,10 +30,18 @@ bool JobEnd::host_lost(int ranks_running) {
   return true;
 }
 
+bool JobEnd::timed_out() {
+  if (aborting_ || user_signal_) return false;
+  timed_out_ = true;
+  aborting_ = true;
+  return true;
+}
+
 int JobEnd::exit_status() const {
   if (start_failed_) return user_signal_ ? 128 + user_signal_ : 1;
   if (rank_failed_) return failure_status_;
   if (host_lost_) return 255;
+  if (timed_out_) return kTimeoutExitStatus;
   if (user_signal_) return 128 + user_signal_;
   return 0;
 }

@@ -105,6 +105,7 @@ void Job::Impl::on_broken(size_t i, const std::string& why) {
 // the attempt; either way the host is out of the job until it is opened again.
 void Job::Impl::host_lost(size_t i, const std::string& why) {
   HostLink& h = *hosts_[i];
+  report_host_gone(i);
   if (phase_ == Phase::kFinishing) return maybe_finish();
   if (policy_.enabled() && !h.lost && (h.done || !in_attempt(i)))
     diag_.error("lost host " + h.name() + " (" + why + ") between attempts");

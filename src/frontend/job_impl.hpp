@@ -6,8 +6,10 @@
 
 #include <asio.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -41,6 +43,35 @@ struct Attempt {
   bool rank_succeeded = false;  // a rank exited 0 before any failure
   int hosts_lost = 0;
   bool over = false;  // every member said Done or was lost
+};
+
+// The state report being gathered: the hosts still to answer, the ranks' states so far, and
+// what follows once it is printed (the abort, after --timeout).
+struct PendingReport {
+  uint32_t id = 0;
+  std::string why;
+  std::set<size_t> waiting;
+  std::set<size_t> lost;
+  std::map<int32_t, wire::RankState> ranks;
+  std::function<void()> then;
+};
+// The preflight under way: rank 0's host (listening first), the address, the other hosts'
+// answers so far (by host id), and its time limit.
+struct PendingPreflight {
+  size_t rank0 = 0;
+  std::string address;
+  uint16_t port = 0;
+  bool listening = false;
+  std::set<size_t> waiting;
+  std::map<size_t, wire::PreflightResult> results;
+  std::string target_interface;
+  std::chrono::steady_clock::time_point began;
+};
+// ferryrun --check: the hosts still to describe themselves, and their descriptions; each
+// host's preflight result ("ok", "failed"), kept from the preflight for the table.
+struct PendingCheck {
+  std::set<size_t> waiting;
+  std::map<size_t, wire::CheckReport> reports;
 };
 
 // clang-tidy 14 asks a class with virtual functions for a virtual destructor even when it is final.
@@ -95,6 +126,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
   void on_log(size_t i, const std::string& line) override;
   void on_done(size_t i, const wire::Done& d) override;
+  void on_state_report(size_t i, const wire::StateReport& r) override;
   RankWhere where(size_t i, int rank) const;
   uint32_t kill_grace_ms() const;
   void fail_attempt(const JobFailure& failure);
@@ -109,8 +141,30 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_signal(int signo);
   void wait_passed_signal();
 
+  // ---- job_hang.cpp: --timeout, --stall-timeout and the state report (also on SIGQUIT) ----
+  void watch_for_hangs();
+  void on_job_timeout();
+  void check_stall();
+  void on_report_signal();
+  void request_report(const std::string& why, std::function<void()> then);
+  void report_host_gone(size_t i);
+  void print_report();
+
+  // ---- job_preflight.cpp: the data network's preflight before the first attempt's ranks ----
+  bool want_preflight() const;
+  void start_preflight();
+  void on_preflight_result(size_t i, const wire::PreflightResult& r) override;
+  void preflight_over();
+
+  // ---- job_check.cpp: ferryrun --check ----
+  void start_check();
+  void on_check_report(size_t i, const wire::CheckReport& r) override;
+  void print_check();
+
   // ---- job_attempts.cpp: attempts ----
   void launch_attempt(std::vector<size_t> members, const std::string& how);
+  void send_specs();
+  std::pair<std::string, uint16_t> master_endpoint() const;
   Result<Placement> place_on(const std::vector<size_t>& members) const;
   SharedSpec shared_spec();
   /// Every member host's HostSpec frame for this attempt; an Error naming the host whose spec
@@ -176,6 +230,15 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   int stdin_host_ = -1;  // the host of the stdin rank; -1 none
   std::unique_ptr<RendezvousService> rdv_;
   JobSummary summary_;  // the last attempt's ranks, for --summary
+  std::optional<PendingReport> report_;
+  uint32_t report_seq_ = 0;
+  asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
+  Clock::time_point stall_reported_at_{};
+  std::optional<PendingPreflight> preflight_;
+  asio::steady_timer preflight_timer_{io_};
+  std::optional<PendingCheck> check_;
+  std::map<size_t, std::string> preflight_outcome_;
+  asio::steady_timer check_timer_{io_};
   // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
   // the job is stopping, and the status of the current round's first failed worker.
   struct SlotQuery {

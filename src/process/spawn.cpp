@@ -130,6 +130,10 @@ Result<pid_t> spawn_process(const SpawnRequest& req) {
   if (pid == 0) {
     errpipe->read.reset();
     ::setpgid(0, 0);
+    // Under Yama's ptrace_scope 1 only an ancestor may attach: this lets the parent's
+    // children (ferryd's stack dumper, the rank's sibling) read the stack of a hung rank.
+    // Without Yama it fails, harmlessly.
+    ::prctl(PR_SET_PTRACER, parent);
     if (req.parent_death_signal != 0) {
       ::prctl(PR_SET_PDEATHSIG, req.parent_death_signal);
       if (::getppid() != parent) _exit(127);  // the parent died between fork and prctl

@@ -18,9 +18,10 @@ std::vector<std::string> nic_environment(const NicChoice& choice, std::size_t ho
   std::vector<std::string> out;
   if (!choice.chosen || host >= choice.iface.size() || choice.iface[host].empty()) return out;
   const std::string& name = choice.iface[host];
-  add_unless_set(out, user_env, "NCCL_SOCKET_IFNAME", "=" + name);
-  add_unless_set(out, user_env, "GLOO_SOCKET_IFNAME", name);
-  add_unless_set(out, user_env, "HCCL_SOCKET_IFNAME", "=" + name);
+  const std::string nccl = choice.nccl_spec.empty() ? "=" + name : choice.nccl_spec;
+  add_unless_set(out, user_env, "NCCL_SOCKET_IFNAME", nccl);
+  add_unless_set(out, user_env, "GLOO_SOCKET_IFNAME", name);  // names only
+  add_unless_set(out, user_env, "HCCL_SOCKET_IFNAME", nccl);
   add_unless_set(out, user_env, "HOROVOD_GLOO_IFACE", name);
   add_unless_set(out, user_env, "TP_SOCKET_IFNAME", name);
   return out;

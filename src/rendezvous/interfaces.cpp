@@ -4,7 +4,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "ferry/common/interface_addresses.hpp"
 
@@ -16,6 +19,22 @@ NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& n
     if (i.name == name) return i;
   v.push_back(NetInterface{name, false, false, {}});
   return v.back();
+}
+
+// A small non-negative number from a sysfs file; -1 when absent or not a number (a veth's
+// speed reads "-1" or fails while it is down).
+int sysfs_number(const std::string& path) {
+  std::ifstream in(path);
+  long long v = -1;
+  if (!(in >> v) || v < 0 || v > 100'000'000) return -1;
+  return static_cast<int>(v);
+}
+
+void read_link_facts(NetInterface& ni) {
+  const char* root = std::getenv("FERRY_SYSFS_NET");
+  const std::string dir = std::string(root && *root ? root : "/sys/class/net") + "/" + ni.name;
+  ni.speed_mbps = std::max(sysfs_number(dir + "/speed"), 0);
+  ni.infiniband = sysfs_number(dir + "/type") == 32;  // ARPHRD_INFINIBAND
 }
 
 }  // namespace
@@ -31,13 +50,16 @@ Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
     if (e.address.empty() || e.link_local) continue;  // AF_PACKET and friends; fe80::/10
     ni.addresses.push_back(IfAddress{e.family == AF_INET6, std::move(e.address), e.prefix});
   }
+  for (auto& ni : out) read_link_facts(ni);
   return out;
 }
 
 std::vector<std::string> interfaces_to_lines(const std::vector<NetInterface>& ifs) {
   std::vector<std::string> lines;
   for (const auto& i : ifs) {
-    std::string l = i.name + (i.up ? " up" : " down") + (i.loopback ? " loopback" : "");
+    std::string l = i.name + (i.up ? " up" : " down") + (i.loopback ? " loopback" : "") +
+                    (i.infiniband ? " infiniband" : "") +
+                    (i.speed_mbps > 0 ? " speed=" + std::to_string(i.speed_mbps) : "");
     for (const auto& a : i.addresses) l += " " + a.address + "/" + std::to_string(a.prefix);
     lines.push_back(std::move(l));
   }
@@ -63,6 +85,17 @@ Result<std::vector<NetInterface>> interfaces_from_lines(const std::vector<std::s
     std::size_t w = 2;
     if (w < words.size() && words[w] == "loopback") {
       ni.loopback = true;
+      ++w;
+    }
+    if (w < words.size() && words[w] == "infiniband") {
+      ni.infiniband = true;
+      ++w;
+    }
+    if (w < words.size() && words[w].starts_with("speed=")) {
+      const std::string v = words[w].substr(6);
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+        return bad();
+      ni.speed_mbps = std::stoi(v);
       ++w;
     }
     for (; w < words.size(); ++w) {

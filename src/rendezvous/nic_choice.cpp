@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace ferry {
 namespace {
@@ -106,26 +107,34 @@ NicChoice loopback_choice(std::size_t n, const std::string& why) {
   return c;
 }
 
-NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& spec) {
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i <= spec.size();) {
-    auto j = std::min(spec.find(',', i), spec.size());
-    if (j > i) names.push_back(spec.substr(i, j - i));
-    i = j + 1;
+// The interface of `h` that `spec` names: for each of its names in order, the interface of that
+// name, else (unless `=`) the first whose name starts with it. `prefix` says whether the pick
+// was by prefix. Null: none.
+const NetInterface* named_interface(const HostNetwork& h, const InterfaceSpec& spec, bool& prefix) {
+  for (const auto& n : spec.names) {
+    for (const auto& ni : h.interfaces)
+      if (ni.name == n) return &ni;
+    if (spec.exact) continue;
+    for (const auto& ni : h.interfaces)
+      if (ni.name.starts_with(n)) {
+        prefix = true;
+        return &ni;
+      }
   }
+  return nullptr;
+}
+
+NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& text) {
+  const InterfaceSpec spec = parse_interface_spec(text);
   NicChoice c;
   c.chosen = true;
+  bool prefix = false;
   for (const auto& h : hosts) {
-    const NetInterface* found = nullptr;
-    for (const auto& n : names) {
-      for (const auto& ni : h.interfaces)
-        if (ni.name == n) found = &ni;
-      if (found) break;
-    }
+    const NetInterface* found = named_interface(h, spec, prefix);
     if (!found) {
-      c.iface.push_back(names.empty() ? spec : names.front());
+      c.iface.push_back(spec.names.empty() ? text : spec.names.front());
       c.address.emplace_back();
-      c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + spec +
+      c.warning += (c.warning.empty() ? "" : "\n") + std::string("--network-interface ") + text +
                    ": host " + h.label + " has no such interface (" + describe(h) + ")";
       continue;
     }
@@ -134,8 +143,10 @@ NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& 
     c.address.push_back(a ? a->address : "");
     c.explanation.push_back("network: " + h.label + ": " + found->name +
                             (a ? " " + a->address : std::string(" (no address)")) +
-                            " (--network-interface)");
+                            " (--network-interface " + text + ")");
   }
+  // NCCL and HCCL read the same syntax: a prefix goes to them as the user wrote it.
+  if (prefix) c.nccl_spec = text;
   return c;
 }
 
@@ -166,14 +177,49 @@ std::optional<std::vector<Candidate>> extend(const std::vector<HostNetwork>& hos
   return picks;
 }
 
+// What a set of picks is worth: a network whose every pick is InfiniBand first, then the
+// slowest link's speed (0 when a host's is unknown), then the old rule: the subnet most hosts
+// were reached through, IPv4, the same name everywhere.
+struct PickScore {
+  int infiniband = 0;
+  int speed = 0;
+  int reach = 0;
+  bool operator>(const PickScore& o) const {
+    return std::tie(infiniband, speed, reach) > std::tie(o.infiniband, o.speed, o.reach);
+  }
+};
+
+PickScore score_of(const std::vector<HostNetwork>& hosts, const std::vector<Candidate>& picks) {
+  PickScore s;
+  bool all_ib = true, same_names = true;
+  int anchors = 0, slowest = -1;
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    anchors += picks[h].ni == anchor_of(hosts[h]);
+    same_names = same_names && picks[h].ni->name == picks[0].ni->name;
+    all_ib = all_ib && picks[h].ni->infiniband;
+    slowest = slowest < 0 ? picks[h].ni->speed_mbps : std::min(slowest, picks[h].ni->speed_mbps);
+  }
+  s.infiniband = all_ib ? 1 : 0;
+  s.speed = std::max(slowest, 0);
+  s.reach = anchors * 100 + (picks[0].addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
+  return s;
+}
+
+std::string speed_text(const PickScore& s) {
+  if (s.infiniband) return "InfiniBand";
+  return s.speed > 0 ? std::to_string(s.speed) + " Mb/s" : "speed unknown";
+}
+
 // The interfaces, one per host, of the subnet every host has an address in; where several
-// are, the one most hosts were reached through, IPv4, the same name everywhere. `rejected_note`
-// says why a candidate was dropped.
+// are, the fastest (PickScore). `rejected_note` says why a candidate was dropped; `preferred`
+// why a faster network won over the one the hosts were reached on ("" when it did not).
 std::optional<std::vector<Candidate>> best_common_subnet(const std::vector<HostNetwork>& hosts,
-                                                         std::string& rejected_note) {
+                                                         std::string& rejected_note,
+                                                         std::string& preferred) {
   const std::size_t n = hosts.size();
-  std::optional<std::vector<Candidate>> best;
-  int best_score = -1;
+  std::optional<std::vector<Candidate>> best, by_reach;
+  PickScore best_score{-1, -1, -1};
+  PickScore reach_score{-1, -1, -1};
   for (const auto& seed : usable(hosts.front())) {
     auto picks = extend(hosts, seed);
     if (!picks) continue;
@@ -187,18 +233,20 @@ std::optional<std::vector<Candidate>> best_common_subnet(const std::vector<HostN
                       " is Docker's default bridge on each machine, not one shared network";
       continue;
     }
-    int anchors = 0;
-    bool same_names = true;
-    for (std::size_t h = 0; h < n; ++h) {
-      anchors += (*picks)[h].ni == anchor_of(hosts[h]);
-      same_names = same_names && (*picks)[h].ni->name == seed.ni->name;
+    const PickScore score = score_of(hosts, *picks);
+    if (score.reach > reach_score.reach) {
+      by_reach = picks;
+      reach_score = score;
     }
-    int score = anchors * 100 + (seed.addr->ipv6 ? 0 : 10) + (same_names ? 5 : 0);
     if (score > best_score) {
       best = std::move(picks);
       best_score = score;
     }
   }
+  if (best && by_reach && (*best)[0].ni != (*by_reach)[0].ni)
+    preferred = "network: preferred " + network_of(*(*best)[0].addr) + " (" +
+                speed_text(best_score) + ") over " + network_of(*(*by_reach)[0].addr) + " (" +
+                speed_text(reach_score) + "), the network ferryrun reached the hosts on";
   return best;
 }
 
@@ -226,6 +274,30 @@ bool routed_choice(const std::vector<HostNetwork>& hosts, NicChoice& c) {
 
 }  // namespace
 
+InterfaceSpec parse_interface_spec(const std::string& text) {
+  InterfaceSpec spec;
+  std::string_view rest = text;
+  if (rest.starts_with("^")) {
+    spec.exclude = true;
+    rest.remove_prefix(1);
+  }
+  if (rest.starts_with("=")) {
+    spec.exact = true;
+    rest.remove_prefix(1);
+  }
+  for (std::size_t i = 0; i <= rest.size();) {
+    auto j = std::min(rest.find(',', i), rest.size());
+    if (j > i) spec.names.emplace_back(rest.substr(i, j - i));
+    i = j + 1;
+  }
+  return spec;
+}
+
+bool InterfaceSpec::matches(const std::string& name) const {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return exact ? name == n : name.starts_with(n); });
+}
+
 bool is_excluded_interface(const NetInterface& ni) {
   const std::string& n = ni.name;
   return ni.loopback || n == "lo" || n.starts_with("docker") || n.starts_with("veth") ||
@@ -246,6 +318,17 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
   }
   const std::size_t n = hosts.size();
   if (n == 0) return {};
+  if (options.interface.starts_with("^")) {
+    // NCCL's exclusions: the automatic choice among the interfaces left; NCCL and HCCL get
+    // the user's string as it is.
+    const InterfaceSpec spec = parse_interface_spec(options.interface);
+    std::vector<HostNetwork> kept = hosts;
+    for (auto& h : kept)
+      std::erase_if(h.interfaces, [&](const NetInterface& ni) { return spec.matches(ni.name); });
+    NicChoice c = choose_network_interface(kept, NicOptions{"", options.exclude});
+    c.nccl_spec = options.interface;
+    return c;
+  }
   if (!options.interface.empty()) return user_choice(hosts, options.interface);
   if (n == 1) return loopback_choice(n, "a single host: ranks talk only among themselves");
   bool all_local = std::all_of(hosts.begin(), hosts.end(),
@@ -264,8 +347,9 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
   NicChoice c;
   for (const auto& h : hosts) c.explanation.push_back("network: " + describe(h));
 
-  std::string rejected_note;
-  std::optional<std::vector<Candidate>> best = best_common_subnet(hosts, rejected_note);
+  std::string rejected_note, preferred;
+  std::optional<std::vector<Candidate>> best = best_common_subnet(hosts, rejected_note, preferred);
+  if (!preferred.empty()) c.explanation.push_back(preferred);
   if (best) {
     c.chosen = true;
     std::string names;

@@ -60,6 +60,18 @@ const char* name_of(MsgType t) {
       return "PMIx modex request";
     case MsgType::kPmixModexReply:
       return "PMIx modex reply";
+    case MsgType::kStateRequest:
+      return "state request";
+    case MsgType::kStateReport:
+      return "state report";
+    case MsgType::kPreflight:
+      return "preflight";
+    case MsgType::kPreflightResult:
+      return "preflight result";
+    case MsgType::kCheckRequest:
+      return "check request";
+    case MsgType::kCheckReport:
+      return "check report";
   }
   return "unknown";
 }
@@ -200,6 +212,12 @@ FERRY_WIRE_MESSAGE(PmixFence)
 FERRY_WIRE_MESSAGE(PmixFenceDone)
 FERRY_WIRE_MESSAGE(PmixModexRequest)
 FERRY_WIRE_MESSAGE(PmixModexReply)
+FERRY_WIRE_MESSAGE(StateRequest)
+FERRY_WIRE_MESSAGE(StateReport)
+FERRY_WIRE_MESSAGE(Preflight)
+FERRY_WIRE_MESSAGE(PreflightResult)
+FERRY_WIRE_MESSAGE(CheckRequest)
+FERRY_WIRE_MESSAGE(CheckReport)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

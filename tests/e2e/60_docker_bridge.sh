@@ -41,10 +41,12 @@ kill "$L_pid" 2>/dev/null || true
 wait_gone "$tok" 5
 
 # --- 2. A job of 8 ranks: each container runs its two, output comes back
-# tagged, HOROVOD_HOSTNAME is address:port (entries share an address).
+# tagged, HOROVOD_HOSTNAME is address:port (entries share an address). No rank
+# here connects to another: the preflight, which would fail (2b), is skipped.
 hostfile=$T/hosts.txt
 sim_hostfile bridge "$hostfile"
-run_capture R -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
+SIM_FERRYRUN_OPTS=(--no-preflight)
+run_capture R -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" --no-preflight \
   sh -c 'echo "$(hostname) $RANK $LOCAL_RANK $HOROVOD_HOSTNAME $HOROVOD_CROSS_RANK"; echo "err $RANK" >&2'
 assert_eq 0 "$R_rc" "ferryrun exit code"
 ctrs=(dctr1a dctr1b dctr2a dctr2b)
@@ -62,12 +64,26 @@ for r in 0 1 2 3 4 5 6 7; do
 done
 wait_sim_idle 10
 
+# --- 2b. The preflight: rank 0's MASTER_ADDR is not an address the other
+# machine's containers reach (NAT), so the launch fails before any rank starts,
+# in one line per host, instead of a torch job hanging.
+run_capture P --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
+  sh -c 'echo ran'
+assert_eq 1 "$P_rc" "ferryrun exit code when the preflight fails"
+assert_match "$P_err" "ferryrun: preflight: [^ ]+ (cannot listen on|\(leaving by [a-z0-9]+\) cannot reach [^ ]+ at) [0-9.]+:[0-9]+ \(MASTER_ADDR" \
+  "the preflight's line names the hosts and the address"
+assert_contains "$P_err" "likely cause: " "the line gives the likely cause"
+assert_contains "$P_err" "failed the preflight)" "the summary line"
+assert_not_contains "$P_out" "ran" "no rank started"
+echo "preflight over the NATed bridge: ${P_secs}s"
+wait_sim_idle 10
+
 # --- 3. Rank 5 (dctr2a) exits 7: that is the job's exit code, the report names
 # it and its host, and every other rank is stopped.
 sim_rank_exit_case "$hostfile" 5 7 10.232.0.12:2201
 
 # --- 4. Ctrl-C to ferryrun reaches every rank through the NATed connections.
-start_sleeper_job C 8 -- --ssh-config "$DSSHCFG" --hostfile "$hostfile"
+start_sleeper_job C 8 -- --ssh-config "$DSSHCFG" --hostfile "$hostfile" --no-preflight
 kill -INT "$C_pid"
 wait_bg C 20
 assert_eq 130 "$C_rc" "ferryrun exit code after SIGINT"
@@ -80,7 +96,8 @@ sim_kill9_case "$hostfile"
 
 # --- 6. ssh_config aliases (Host dctr1a → machine address + mapped port):
 # each container is its own name, so HOROVOD_HOSTNAME is that name.
-run_capture A -- "$FERRYRUN" --ssh-config "$DSSHCFG" -np 4 -H dctr1a:1,dctr1b:1,dctr2a:1,dctr2b:1 \
+run_capture A -- "$FERRYRUN" --ssh-config "$DSSHCFG" --no-preflight -np 4 \
+  -H dctr1a:1,dctr1b:1,dctr2a:1,dctr2b:1 \
   sh -c 'echo "$(hostname) $HOROVOD_HOSTNAME"'
 assert_eq 0 "$A_rc" "ferryrun exit code (aliases)"
 actual=$(sort "$T/A.out" | tr '\n' ';')
@@ -91,7 +108,7 @@ wait_sim_idle 10
 # --- 7. ferryrun inside a container (users often launch from container 0):
 # it reaches its own machine's mapped ports (hairpin NAT) and the other
 # machine's, with the same hostfile.
-run_capture I -- "$DOCKER_SIM" exec dctr1a "$FERRYRUN" --ssh-config "$DSSHCFG" \
+run_capture I -- "$DOCKER_SIM" exec dctr1a "$FERRYRUN" --ssh-config "$DSSHCFG" --no-preflight \
   --hostfile "$hostfile" sh -c 'echo "$(hostname) $RANK"'
 assert_eq 0 "$I_rc" "ferryrun exit code inside dctr1a"
 assert_lines_count "$T/I.out" 8 "stdout lines (launched inside dctr1a)"

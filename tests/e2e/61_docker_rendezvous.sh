@@ -101,7 +101,8 @@ check_rank_lines() {
 # --- Bridge mode.
 hostfile=$T/bridge.txt
 sim_hostfile bridge "$hostfile"
-run_capture B -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" "$PY" "$T/rdv.py"
+run_capture B -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" --no-preflight \
+  "$PY" "$T/rdv.py"
 assert_eq 0 "$B_rc" "ferryrun exit code (bridge mode)"
 bridge_hosts="dctr1a dctr1a dctr1b dctr1b dctr2a dctr2a dctr2b dctr2b"
 check_rank_lines "$T/B.out" kvaddr 127.0.0.1

@@ -141,6 +141,10 @@ skip_without_rendezvous() {
   fi
 }
 
+# Options of ferryrun for the two cases below (a scenario whose ranks cannot meet at rank 0's
+# address sets SIM_FERRYRUN_OPTS=(--no-preflight)).
+SIM_FERRYRUN_OPTS=()
+
 # sim_rank_exit_case HOSTFILE RANK CODE HOST: a job over HOSTFILE in which rank RANK exits
 # CODE after 0.5 s while every other rank sleeps. ferryrun must exit CODE, its report must
 # name the rank and HOST (the rank's address:port), and every other rank must be stopped:
@@ -152,7 +156,7 @@ sim_rank_exit_case() {
   sleeper=$(sleeper_for "$tok")
   # shellcheck disable=SC2016 # $RANK and $0..$2 are the rank shell's
   run_capture E --timeout 60 -- "$FERRYRUN" --ssh-config "$DSSHCFG" --hostfile "$hostfile" \
-    --kill-grace 2 sh -c 'if [ "$RANK" = "$1" ]; then sleep 0.5; exit "$2"; fi; exec "$0" 1000' \
+    "${SIM_FERRYRUN_OPTS[@]}" --kill-grace 2 sh -c 'if [ "$RANK" = "$1" ]; then sleep 0.5; exit "$2"; fi; exec "$0" 1000' \
     "$sleeper" "$rank" "$code"
   assert_eq "$code" "$E_rc" "ferryrun exit code when rank $rank exits $code"
   grep -qE "rank $rank([^0-9]|\$)" "$T/E.err" || fail "the failure report does not name rank $rank"
@@ -167,7 +171,7 @@ sim_rank_exit_case() {
 # shellcheck disable=SC2154 # K_pid, K_tok, K_rc come from start_sleeper_job, wait_bg
 sim_kill9_case() {
   local ferryds
-  start_sleeper_job K 8 -- --ssh-config "$DSSHCFG" --hostfile "$1"
+  start_sleeper_job K 8 -- --ssh-config "$DSSHCFG" --hostfile "$1" "${SIM_FERRYRUN_OPTS[@]}"
   ferryds=$(sim_leftovers | grep -c ferryd || true)
   ((ferryds >= 4)) || fail "expected a ferryd in each of the 4 containers, found $ferryds:
 $(sim_leftovers)"

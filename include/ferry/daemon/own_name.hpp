@@ -23,4 +23,7 @@ bool uses_horovod_gloo(const std::vector<std::string>& env);
 /// went wrong, and the file to fix. May wait for DNS when the name is not in /etc/hosts.
 Status check_own_name(const std::string& name);
 
+/// This host's name (gethostname), as ferryd names its host in Hello and its lines.
+std::string own_host_name();
+
 }  // namespace ferry

@@ -6,6 +6,9 @@
 
 namespace ferry {
 
+/// ferryrun's exit status when --timeout ended the job (as timeout(1)'s).
+inline constexpr int kTimeoutExitStatus = 124;
+
 class JobEnd {
  public:
   /// Some host could not start: nothing ran. Exit status 1 (128+signal when interrupted).
@@ -32,8 +35,13 @@ class JobEnd {
   /// failure (exit status 255; the job is now aborting).
   bool host_lost(int ranks_running);
 
-  /// 0, the first failure's status, 255 for a lost host, 128+signal when interrupted, 1 when the
-  /// job did not start.
+  /// --timeout expired. True when nothing ended the job before: ferryrun will exit with
+  /// kTimeoutExitStatus, and the job is now aborting (the caller tells every host).
+  bool timed_out();
+  bool timed_out_already() const { return timed_out_; }
+
+  /// 0, the first failure's status, 255 for a lost host, kTimeoutExitStatus after --timeout,
+  /// 128+signal when interrupted, 1 when the job did not start.
   int exit_status() const;
 
  private:
@@ -42,6 +50,7 @@ class JobEnd {
   bool rank_failed_ = false;  // a rank failed first: its status is ferryrun's
   int failure_status_ = 0;
   bool host_lost_ = false;
+  bool timed_out_ = false;
   int user_signal_ = 0;
 };
 

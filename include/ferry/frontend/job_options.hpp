@@ -49,6 +49,19 @@ struct JobOptions {
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"
   int start_timeout_s = 30;
+  /// --timeout: the whole job's limit in seconds (0 = none). At expiry the state report is
+  /// printed, the job aborted, and ferryrun exits with kTimeoutExitStatus.
+  int timeout_s = 0;
+  /// --stall-timeout: print the state report when no rank printed for this long, and again
+  /// after each further period (0 = off); --stall-abort: then abort as --timeout does.
+  int stall_timeout_s = 0;
+  bool stall_abort = false;
+  /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
+  /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).
+  bool preflight = true;
+  /// --check: reach every host, choose the network, run the preflight, print one table of the
+  /// hosts (ferryd, cores, accelerators, interface, software versions); start no rank.
+  bool check = false;
   double kill_grace_s = 5.0;
   bool verbose = false;
   std::string ferryd_path;    ///< for hosts whose entry names none

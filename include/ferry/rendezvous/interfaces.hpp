@@ -26,6 +26,8 @@ struct NetInterface {
   bool up = false;        ///< IFF_UP and IFF_RUNNING
   bool loopback = false;  ///< IFF_LOOPBACK
   std::vector<IfAddress> addresses;
+  bool infiniband = false;  ///< an IPoIB interface (sysfs type 32, ARPHRD_INFINIBAND)
+  int speed_mbps = 0;       ///< link speed from sysfs; 0 unknown (virtual, down)
   bool operator==(const NetInterface&) const = default;
 };
 
@@ -38,13 +40,16 @@ class InterfaceReader {
 
 /// InterfaceReader over getifaddrs(3), in the kernel's order. IPv6 link-local addresses
 /// (fe80::/10) are left out: they need a scope id and frameworks cannot use them across hosts.
+/// Speed and type come from /sys/class/net/NAME/{speed,type} ($FERRY_SYSFS_NET instead of
+/// /sys/class/net: tests give a host fake speeds).
 class SystemInterfaceReader : public InterfaceReader {
  public:
   Result<std::vector<NetInterface>> read() override;
 };
 
 /// Lines for the wire (a string list in ferryd's hello), one per interface:
-/// `NAME up|down [loopback] ADDR/PREFIX ...`, e.g. "eth0 up 10.0.0.2/24 fd00::2/64".
+/// `NAME up|down [loopback] [infiniband] [speed=MBPS] ADDR/PREFIX ...`, e.g.
+/// "eth0 up speed=10000 10.0.0.2/24 fd00::2/64".
 std::vector<std::string> interfaces_to_lines(const std::vector<NetInterface>& ifs);
 /// Parses interfaces_to_lines() output; an Error names the first bad line.
 Result<std::vector<NetInterface>> interfaces_from_lines(const std::vector<std::string>& lines);

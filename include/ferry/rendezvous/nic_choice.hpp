@@ -28,9 +28,21 @@ struct HostNetwork {
   std::vector<NetInterface> interfaces;
 };
 
+/// --network-interface in NCCL_SOCKET_IFNAME's syntax: a comma list of name prefixes (`eth`;
+/// an interface of exactly that name is preferred), `=` first for exact names (`=eth0`), `^`
+/// first to exclude (`^docker,lo`; `^=` exact).
+struct InterfaceSpec {
+  bool exclude = false;
+  bool exact = false;
+  std::vector<std::string> names;
+  /// Whether interface `name` is one of `names` (exactly, or by prefix).
+  bool matches(const std::string& name) const;
+};
+InterfaceSpec parse_interface_spec(const std::string& text);
+
 struct NicOptions {
-  /// --network-interface: an interface name, or a comma list (each host uses the first it
-  /// has). "" = choose.
+  /// --network-interface, NCCL's syntax (InterfaceSpec); each host uses the first interface
+  /// it has that matches, in the list's order. "" = choose.
   std::string interface;
   /// Interface names never chosen automatically (Open MPI's btl/oob_tcp_if_exclude),
   /// besides the virtual ones that never are (is_excluded_interface()).
@@ -41,9 +53,12 @@ struct NicOptions {
 /// `warning` says why and what the user can do.
 struct NicChoice {
   bool chosen = false;
-  std::vector<std::string> iface;        ///< per host (same order as the input): interface name
-  std::vector<std::string> address;      ///< per host: its address on that interface ("" unknown)
-  std::string warning;                   ///< for the user; empty when all is well
+  std::vector<std::string> iface;    ///< per host (same order as the input): interface name
+  std::vector<std::string> address;  ///< per host: its address on that interface ("" unknown)
+  std::string warning;               ///< for the user; empty when all is well
+  /// The user's --network-interface where NCCL and HCCL take it as it is (a prefix or an
+  /// exclusion): their variables get it unchanged; "" = "=<chosen name>" per host.
+  std::string nccl_spec;
   std::vector<std::string> explanation;  ///< for --verbose, one line each
 };
 

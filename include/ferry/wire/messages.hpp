@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 10;
+inline constexpr uint32_t kProtocolVersion = 11;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -53,6 +53,12 @@ enum class MsgType : uint8_t {
   kPmixFenceDone = 23,     ///< f→d: every host's data of fence `seq`; release the ranks
   kPmixModexRequest = 24,  ///< both: a rank's PMIx data is wanted (d→f asks, f→d forwards)
   kPmixModexReply = 25,    ///< both: the answer to one kPmixModexRequest
+  kStateRequest = 26,      ///< f→d: report the state and stack of every running rank
+  kStateReport = 27,       ///< d→f: the answer to one kStateRequest
+  kPreflight = 28,         ///< f→d: listen for, or connect to, the data network's preflight
+  kPreflightResult = 29,   ///< d→f: how the preflight went on this host
+  kCheckRequest = 30,      ///< f→d: ferryrun --check: describe this host
+  kCheckReport = 31,       ///< d→f: the answer to kCheckRequest
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -403,14 +409,23 @@ struct OutputRoute {
   }
 };
 
+}  // namespace ferry::wire
+
+// The messages that diagnose a job before and while it runs (the preflight, --check, the state
+// report): in a header of their own, which needs MsgType above.
+#include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
+
+namespace ferry::wire {
+
 /// What ferryd may receive.
 using ToDaemon =
     std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
-                 StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply>;
+                 StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
+                 StateRequest, Preflight, CheckRequest>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
-using ToFront =
-    std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
-                 PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply>;
+using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
+                             PmiBarrier, PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest,
+                             PmixModexReply, StateReport, PreflightResult, CheckReport>;
 
 /// One frame of message `M`.
 template <class M>

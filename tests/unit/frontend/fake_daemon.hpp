@@ -3,7 +3,7 @@
 // processes. Each link says Hello at once, keeps the HostSpec it receives, and then plays
 // its host's script (by default: every rank starts and exits 0, then Done). Terminate and
 // Signal end the ranks still running as a ferryd would (killed by SIGTERM / that signal);
-// stdin bytes are kept and acknowledged.
+// stdin bytes are kept and acknowledged; a preflight always succeeds (its network works).
 
 #include <signal.h>
 #include <unistd.h>
@@ -71,6 +71,8 @@ class FakeDaemonLink : public Link {
         asio::post(io_, [this, alive = alive_] {
           if (*alive && !closed_) script_ ? script_(*this) : run_all(0);
         });
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kPreflight)) {
+        deliver(wire::encode(wire::PreflightResult{}));  // the data network works
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kTerminate)) {
         end_running(SIGTERM);
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kStdin)) {

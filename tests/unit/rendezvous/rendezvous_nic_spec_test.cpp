@@ -1,0 +1,119 @@
+// --network-interface in NCCL_SOCKET_IFNAME's syntax: prefixes, `=` exact names, `^` exclusions.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ferry/rendezvous/framework_env.hpp"
+#include "ferry/rendezvous/interfaces.hpp"
+#include "ferry/rendezvous/nic_choice.hpp"
+
+namespace ferry {
+namespace {
+
+HostNetwork host(std::string label, std::string reached, std::vector<std::string> lines) {
+  lines.insert(lines.begin(), "lo up loopback 127.0.0.1/8 ::1/128");
+  auto r = interfaces_from_lines(lines);
+  EXPECT_TRUE(r);
+  return HostNetwork{std::move(label), std::move(reached), r ? *r : std::vector<NetInterface>{}};
+}
+
+std::vector<HostNetwork> two_networks() {
+  return {host("a", "10.0.0.1", {"eth0 up 10.0.0.1/24", "ib0 up 192.168.5.1/24"}),
+          host("b", "10.0.0.2", {"ens3 up 10.0.0.2/24", "ib0 up 192.168.5.2/24"})};
+}
+
+NicChoice choose(const std::string& spec) {
+  NicOptions o;
+  o.interface = spec;
+  return choose_network_interface(two_networks(), o);
+}
+
+TEST(NicSpec, Parses) {
+  InterfaceSpec s = parse_interface_spec("^=docker0,lo");
+  EXPECT_TRUE(s.exclude);
+  EXPECT_TRUE(s.exact);
+  EXPECT_EQ(s.names, (std::vector<std::string>{"docker0", "lo"}));
+  EXPECT_TRUE(s.matches("lo"));
+  EXPECT_FALSE(s.matches("docker01"));
+  InterfaceSpec p = parse_interface_spec("eth,ib");
+  EXPECT_FALSE(p.exclude || p.exact);
+  EXPECT_TRUE(p.matches("eth12"));
+}
+
+TEST(NicSpec, PrefixesPickTheFirstMatchAndGoToNcclAsWritten) {
+  NicChoice c = choose("e");
+  ASSERT_TRUE(c.chosen) << c.warning;
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"eth0", "ens3"}));
+  EXPECT_TRUE(c.warning.empty()) << c.warning;
+  EXPECT_EQ(nic_environment(c, 1, {}),
+            (std::vector<std::string>{"NCCL_SOCKET_IFNAME=e", "GLOO_SOCKET_IFNAME=ens3",
+                                      "HCCL_SOCKET_IFNAME=e", "HOROVOD_GLOO_IFACE=ens3",
+                                      "TP_SOCKET_IFNAME=ens3"}));
+}
+
+TEST(NicSpec, AnExactNameStaysExactForNccl) {
+  NicChoice c = choose("ib0");
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"ib0", "ib0"}));
+  EXPECT_EQ(nic_environment(c, 0, {}).front(), "NCCL_SOCKET_IFNAME==ib0");
+  NicChoice e = choose("=eth");  // exact: no host has an interface named "eth"
+  EXPECT_NE(e.warning.find("has no such interface"), std::string::npos) << e.warning;
+}
+
+TEST(NicSpec, ExclusionsLeaveTheChoiceToFerryAmongTheRest) {
+  NicChoice c = choose("^eth,ens");
+  ASSERT_TRUE(c.chosen) << c.warning;
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"ib0", "ib0"}));
+  EXPECT_EQ(nic_environment(c, 0, {}).front(), "NCCL_SOCKET_IFNAME=^eth,ens");
+  EXPECT_EQ(nic_environment(c, 0, {})[1], "GLOO_SOCKET_IFNAME=ib0");
+}
+
+// Reached on the management network (eth0, 1 Gb/s); both also have a faster common one.
+TEST(NicSpeed, TheFasterCommonNetworkWinsAndVerboseSaysSo) {
+  std::vector<HostNetwork> hosts = {
+      host("a", "10.0.0.1", {"eth0 up speed=1000 10.0.0.1/24", "eth1 up speed=25000 10.9.0.1/24"}),
+      host("b", "10.0.0.2", {"eth0 up speed=1000 10.0.0.2/24", "eth1 up speed=25000 10.9.0.2/24"}),
+  };
+  NicChoice c = choose_network_interface(hosts, {});
+  ASSERT_TRUE(c.chosen) << c.warning;
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"eth1", "eth1"}));
+  EXPECT_EQ(master_address(c, "x"), "10.9.0.1");
+  bool said = false;
+  for (const auto& line : c.explanation)
+    said = said || line ==
+                       "network: preferred 10.9.0.0/24 (25000 Mb/s) over 10.0.0.0/24 "
+                       "(1000 Mb/s), the network ferryrun reached the hosts on";
+  EXPECT_TRUE(said) << c.explanation.back();
+}
+
+TEST(NicSpeed, InfinibandFirstAndUnknownSpeedsKeepTheReachedNetwork) {
+  std::vector<HostNetwork> ib = {
+      host("a", "10.0.0.1", {"eth0 up speed=100000 10.0.0.1/24", "ib0 up infiniband 10.8.0.1/16"}),
+      host("b", "10.0.0.2", {"eth0 up speed=100000 10.0.0.2/24", "ib0 up infiniband 10.8.0.2/16"}),
+  };
+  EXPECT_EQ(choose_network_interface(ib, {}).iface, (std::vector<std::string>{"ib0", "ib0"}));
+  std::vector<HostNetwork> unknown = {
+      host("a", "10.0.0.1", {"eth0 up 10.0.0.1/24", "eth1 up speed=25000 10.9.0.1/24"}),
+      host("b", "10.0.0.2", {"eth0 up 10.0.0.2/24", "eth1 up 10.9.0.2/24"}),
+  };
+  EXPECT_EQ(choose_network_interface(unknown, {}).iface,
+            (std::vector<std::string>{"eth0", "eth0"}));
+}
+
+TEST(NicSpeed, SpeedAndTypeTravelInTheLines) {
+  std::vector<NetInterface> v(1);
+  v[0].name = "ib0";
+  v[0].up = true;
+  v[0].infiniband = true;
+  v[0].speed_mbps = 100000;
+  v[0].addresses = {{false, "10.8.0.1", 16}};
+  auto lines = interfaces_to_lines(v);
+  EXPECT_EQ(lines, (std::vector<std::string>{"ib0 up infiniband speed=100000 10.8.0.1/16"}));
+  auto back = interfaces_from_lines(lines);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, v);
+  EXPECT_FALSE(interfaces_from_lines({"eth0 up speed=fast 10.0.0.1/24"}));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,71 @@
+// The messages of the state report, the preflight and --check through each side's decoder:
+// a message left out of ToDaemon / ToFront would be refused as an unexpected type.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ferry/wire/messages.hpp"
+
+namespace ferry::wire {
+namespace {
+
+FrameView view(const std::string& frame) {
+  return FrameView{static_cast<uint8_t>(frame[4]), std::string_view(frame).substr(5)};
+}
+
+template <class M>
+M to_daemon(const M& m) {
+  const std::string f = encode(m);
+  auto r = decode_to_daemon(view(f));
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r && std::holds_alternative<M>(*r) ? std::get<M>(*r) : M{};
+}
+
+template <class M>
+M to_front(const M& m) {
+  const std::string f = encode(m);
+  auto r = decode_to_front(view(f));
+  EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  return r && std::holds_alternative<M>(*r) ? std::get<M>(*r) : M{};
+}
+
+TEST(WireHang, StateRequestAndReport) {
+  EXPECT_EQ(to_daemon(StateRequest{7}).id, 7u);
+  StateReport r;
+  r.id = 7;
+  r.ranks.push_back(RankState{3, 4242, "sleeping", 15, 1000, 9, "native:\n    #0 poll\n"});
+  r.note = "n";
+  StateReport back = to_front(r);
+  EXPECT_EQ(back.id, 7u);
+  ASSERT_EQ(back.ranks.size(), 1u);
+  EXPECT_EQ(back.ranks[0].pid, 4242);
+  EXPECT_EQ(back.ranks[0].stack, "native:\n    #0 poll\n");
+  EXPECT_EQ(back.note, "n");
+}
+
+TEST(WireHang, PreflightBothWays) {
+  Preflight p = to_daemon(Preflight{true, "10.0.0.1", 29500, 3000});
+  EXPECT_TRUE(p.listen);
+  EXPECT_EQ(p.address, "10.0.0.1");
+  EXPECT_EQ(p.port, 29500);
+  EXPECT_EQ(p.timeout_ms, 3000u);
+  PreflightResult r = to_front(PreflightResult{"no answer", "ETIMEDOUT", "eth0", 3001});
+  EXPECT_EQ(r.reason, "ETIMEDOUT");
+  EXPECT_EQ(r.interface, "eth0");
+}
+
+TEST(WireHang, CheckRequestAndReport) {
+  to_daemon(CheckRequest{});
+  CheckReport c;
+  c.version = "0.1.0";
+  c.cores = 8;
+  c.software = {"python3 3.11.2"};
+  c.link_speeds = {"eth0 10000"};
+  CheckReport back = to_front(c);
+  EXPECT_EQ(back.cores, 8u);
+  EXPECT_EQ(back.software, c.software);
+  EXPECT_EQ(back.link_speeds, c.link_speeds);
+}
+
+}  // namespace
+}  // namespace ferry::wire
