@@ -297,10 +297,12 @@ void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
 
 void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::string& file) {
   JobOptions& job = out.config.job;
-  r.check_keys(top, "the top level",
-               {"np", "command", "wdir", "oversubscribe", "start_timeout", "kill_grace", "stdin",
-                "verbose", "timeout", "stall_timeout", "stall_abort", "hostfile", "hosts", "export",
-                "env_file", "env_all", "defaults", "ssh", "environment", "binding", "output"});
+  r.check_keys(
+      top, "the top level",
+      {"np",          "command", "wdir",     "oversubscribe", "start_timeout", "kill_grace",
+       "stdin",       "verbose", "timeout",  "stall_timeout", "stall_abort",   "hostfile",
+       "hosts",       "export",  "env_file", "env_all",       "defaults",      "ssh",
+       "environment", "binding", "output"});
   r.get(top, "np", job.np, 1, 1'000'000);
   if (const toml::node* c = top.get("command"); c && c->is_string() && !r.error())
     r.fail(c->source(),
