@@ -1,5 +1,7 @@
 #include "ferry/common/text.hpp"
 
+#include <algorithm>
+
 namespace ferry {
 
 std::string_view trim(std::string_view text) {
@@ -22,6 +24,20 @@ std::vector<std::string> split(std::string_view text, char sep) {
     out.emplace_back(text.substr(0, at));
     if (at == std::string_view::npos) break;
     text.remove_prefix(at + 1);
+  }
+  return out;
+}
+
+std::string number_ranges(std::vector<int> numbers) {
+  std::sort(numbers.begin(), numbers.end());
+  std::string out;
+  for (size_t i = 0; i < numbers.size();) {
+    size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] <= numbers[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(numbers[i]);
+    if (numbers[j] != numbers[i]) out += '-' + std::to_string(numbers[j]);
+    i = j + 1;
   }
   return out;
 }

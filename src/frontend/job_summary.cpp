@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include "ferry/common/text.hpp"
+
 namespace ferry {
 namespace {
 
@@ -20,20 +22,6 @@ std::string exit_text(const RankUsage& r) {
 }
 
 bool ok(const RankUsage& r) { return r.reported && r.signal == 0 && r.exit_code == 0; }
-
-// Ranks as ranges: "0-3,8,10-11".
-std::string ranges(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) out += '-' + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string row(const std::vector<std::string>& cells, const std::vector<size_t>& widths) {
   std::string line;
@@ -75,8 +63,8 @@ std::vector<std::vector<std::string>> host_rows(const std::vector<RankUsage>& ra
     }
     std::string exits;
     for (const auto& [text, rs] : bad)
-      exits += (exits.empty() ? "" : ", ") + text + " (rank " + ranges(rs) + ")";
-    rows.push_back({host, ranges(numbers), format_duration_us(wall), format_duration_us(cpu),
+      exits += (exits.empty() ? "" : ", ") + text + " (rank " + number_ranges(rs) + ")";
+    rows.push_back({host, number_ranges(numbers), format_duration_us(wall), format_duration_us(cpu),
                     format_kib(rss), exits.empty() ? "0" : exits});
   }
   return rows;

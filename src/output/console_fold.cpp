@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "console_parts.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/output/console_output.hpp"
 
 namespace ferry {
@@ -16,24 +17,9 @@ std::size_t queue_of(int rank, StreamId stream) {
   return 2 * static_cast<std::size_t>(rank) + (stream == StreamId::kStderr ? 1 : 0);
 }
 
-// "0-3,8": sorted ranks as ranges.
-std::string rank_ranges(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) out += '-' + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 // The tag of a line several ranks printed, in `style`.
 std::string fold_tag(TagStyle style, const std::vector<int>& ranks, StreamId stream) {
-  const std::string set = rank_ranges(ranks);
+  const std::string set = number_ranges(ranks);
   const std::string name = std::string("<") + stream_name(stream) + ">:";
   switch (style) {
     case TagStyle::kNone:

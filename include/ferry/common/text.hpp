@@ -26,4 +26,7 @@ std::string lower(std::string_view text);
 /// `text` cut at each `sep`, empty pieces kept: "a,,b" → {"a", "", "b"}, "" → {""}.
 std::vector<std::string> split(std::string_view text, char sep);
 
+/// Numbers as sorted ranges: {8, 0, 1, 2, 3, 10, 11} -> "0-3,8,10-11" (rank sets in messages).
+std::string number_ranges(std::vector<int> numbers);
+
 }  // namespace ferry

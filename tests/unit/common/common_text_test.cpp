@@ -46,5 +46,13 @@ TEST(CommonText, SplitKeepsEmptyPieces) {
   EXPECT_EQ(split("abc", ','), (std::vector<std::string>{"abc"}));
 }
 
+TEST(NumberRanges, SortedRunsJoinedByCommas) {
+  EXPECT_EQ(number_ranges({8, 0, 1, 2, 3, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(number_ranges({5}), "5");
+  EXPECT_EQ(number_ranges({}), "");
+  EXPECT_EQ(number_ranges({2, 2, 3}), "2-3");
+  EXPECT_EQ(number_ranges({0, 2, 4}), "0,2,4");
+}
+
 }  // namespace
 }  // namespace ferry
