@@ -11,6 +11,7 @@
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "frontend/local_job_options.hpp"
 #include "refusing_launcher.hpp"
 
 namespace ferry {
@@ -56,19 +57,6 @@ Run run_job(JobOptions opts) {
   r.diag = read_all(fd);
   ::close(fd);
   return r;
-}
-
-JobOptions local_job(int np, std::vector<std::string> cmd) {
-  JobOptions o;
-  HostEntry h;
-  h.name = "localhost";
-  h.slots = np;
-  o.hosts = {h};
-  o.np = np;
-  o.command = std::move(cmd);
-  o.wdir = "/tmp";
-  o.kill_grace_s = 1;
-  return o;
 }
 
 TEST(LocalJob, AllRanksSucceedAndOutputArrivesPerRankAndStream) {
