@@ -29,7 +29,8 @@ if(NOT FERRY_SANITIZE)
     target_sources(ferryd PRIVATE src/apps/glibc_floor.cpp)
     set(FERRY_GLIBC_WRAPPED
       __libc_start_main pthread_create pthread_join pthread_detach pthread_sigmask
-      pthread_condattr_setclock pthread_once __pthread_key_create pthread_getaffinity_np
+      pthread_condattr_setclock pthread_once __pthread_key_create pthread_key_create
+      pthread_key_delete pthread_getspecific pthread_setspecific pthread_getaffinity_np
       pthread_setaffinity_np dlopen dlsym dlerror dlclose stat fstat lstat fstatat fstat64
       close_range arc4random)
     foreach(sym ${FERRY_GLIBC_WRAPPED})

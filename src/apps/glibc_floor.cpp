@@ -35,6 +35,10 @@ int ferry_old_pthread_sigmask(int, const sigset_t*, sigset_t*);
 int ferry_old_pthread_condattr_setclock(pthread_condattr_t*, clockid_t);
 int ferry_old_pthread_once(pthread_once_t*, void (*)());
 int ferry_old_pthread_key_create(pthread_key_t*, void (*)(void*));
+int ferry_old_pthread_key_create_public(pthread_key_t*, void (*)(void*));
+int ferry_old_pthread_key_delete(pthread_key_t);
+void* ferry_old_pthread_getspecific(pthread_key_t);
+int ferry_old_pthread_setspecific(pthread_key_t, const void*);
 int ferry_old_pthread_getaffinity_np(pthread_t, size_t, cpu_set_t*);
 int ferry_old_pthread_setaffinity_np(pthread_t, size_t, const cpu_set_t*);
 void* ferry_old_dlopen(const char*, int);
@@ -56,6 +60,10 @@ __asm__(".symver ferry_old_pthread_sigmask, pthread_sigmask@GLIBC_2.2.5");
 __asm__(".symver ferry_old_pthread_condattr_setclock, pthread_condattr_setclock@GLIBC_2.3.3");
 __asm__(".symver ferry_old_pthread_once, pthread_once@GLIBC_2.2.5");
 __asm__(".symver ferry_old_pthread_key_create, __pthread_key_create@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_key_create_public, pthread_key_create@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_key_delete, pthread_key_delete@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_getspecific, pthread_getspecific@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_setspecific, pthread_setspecific@GLIBC_2.2.5");
 __asm__(".symver ferry_old_pthread_getaffinity_np, pthread_getaffinity_np@GLIBC_2.3.4");
 __asm__(".symver ferry_old_pthread_setaffinity_np, pthread_setaffinity_np@GLIBC_2.3.4");
 __asm__(".symver ferry_old_dlopen, dlopen@GLIBC_2.2.5");
@@ -121,6 +129,15 @@ int __wrap_pthread_once(pthread_once_t* once, void (*f)()) {
 }
 int __wrap___pthread_key_create(pthread_key_t* key, void (*destroy)(void*)) {
   return ferry_old_pthread_key_create(key, destroy);
+}
+// asio's thread-specific pointers (posix_tss_ptr) use the public names.
+int __wrap_pthread_key_create(pthread_key_t* key, void (*destroy)(void*)) {
+  return ferry_old_pthread_key_create_public(key, destroy);
+}
+int __wrap_pthread_key_delete(pthread_key_t key) { return ferry_old_pthread_key_delete(key); }
+void* __wrap_pthread_getspecific(pthread_key_t key) { return ferry_old_pthread_getspecific(key); }
+int __wrap_pthread_setspecific(pthread_key_t key, const void* value) {
+  return ferry_old_pthread_setspecific(key, value);
 }
 int __wrap_pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t* set) {
   return ferry_old_pthread_getaffinity_np(t, size, set);

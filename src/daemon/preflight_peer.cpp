@@ -1,6 +1,7 @@
 #include "preflight_peer.hpp"
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,9 +14,43 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using asio::ip::tcp;
 
+// The names of the errors a connect or read can end in. strerrorname_np would do, but it is
+// glibc 2.32 and ferryd runs on 2.31 (cmake/portable_ferryd.cmake).
 std::string errno_name(int err) {
-  const char* n = ::strerrorname_np(err);
-  return n ? n : "E" + std::to_string(err);
+  switch (err) {
+    case ECONNREFUSED:
+      return "ECONNREFUSED";
+    case ETIMEDOUT:
+      return "ETIMEDOUT";
+    case EHOSTUNREACH:
+      return "EHOSTUNREACH";
+    case ENETUNREACH:
+      return "ENETUNREACH";
+    case ECONNRESET:
+      return "ECONNRESET";
+    case ECONNABORTED:
+      return "ECONNABORTED";
+    case EADDRNOTAVAIL:
+      return "EADDRNOTAVAIL";
+    case EADDRINUSE:
+      return "EADDRINUSE";
+    case ENETDOWN:
+      return "ENETDOWN";
+    case EPIPE:
+      return "EPIPE";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case EINVAL:
+      return "EINVAL";
+    case EMFILE:
+      return "EMFILE";
+    case ENOBUFS:
+      return "ENOBUFS";
+    default:
+      return "errno " + std::to_string(err);
+  }
 }
 
 uint32_t ms_since(Clock::time_point t0) {
