@@ -32,7 +32,8 @@ void add_hang_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Hangs");
   app.add_flag("--no-preflight", raw.no_preflight,
                "Do not test, before the ranks start, that every host reaches rank 0's host at "
-               "MASTER_ADDR:MASTER_PORT (the test fails a launch that would hang)")
+               "MASTER_ADDR:MASTER_PORT and the next host's own address on the chosen "
+               "interface (the test fails a launch that would hang)")
       ->group("Hangs");
 }
 

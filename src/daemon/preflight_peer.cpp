@@ -119,6 +119,7 @@ void PreflightPeer::listen(const wire::Preflight& p) {
     r.error = "cannot listen on " + p.address + ":" + std::to_string(p.port) + ": " + ec.message();
     r.reason = errno_name(ec.value());
   } else {
+    r.port = acceptor_->local_endpoint(ec).port();
     accept_next();
   }
   send_(wire::encode(r));

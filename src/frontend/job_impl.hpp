@@ -20,6 +20,7 @@
 #include "ferry/frontend/job.hpp"
 #include "ferry/frontend/job_end.hpp"
 #include "ferry/frontend/job_summary.hpp"
+#include "ferry/frontend/preflight_report.hpp"
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
@@ -55,13 +56,19 @@ struct PendingReport {
   std::map<int32_t, wire::RankState> ranks;
   std::function<void()> then;
 };
-// The preflight under way: rank 0's host (listening first), the address, the other hosts'
-// answers so far (by host id), and its time limit.
+// The preflight under way. First round: rank 0's host listens at MASTER_ADDR, the others connect
+// there. Second round (`peers`): every host listens on its own address on the chosen interface
+// (`peer_address`, by member index; `peer_port` once it listens) and connects to the next
+// host's. The answers so far (by host id), and the round's time limit.
 struct PendingPreflight {
   size_t rank0 = 0;
   std::string address;
   uint16_t port = 0;
   bool listening = false;
+  bool peers = false;
+  std::vector<std::string> peer_address;
+  std::vector<std::string> peer_interface;
+  std::vector<uint16_t> peer_port;
   std::set<size_t> waiting;
   std::map<size_t, wire::PreflightResult> results;
   std::string target_interface;
@@ -154,7 +161,10 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   bool want_preflight() const;
   void start_preflight();
   void on_preflight_result(size_t i, const wire::PreflightResult& r) override;
+  void start_peer_preflight();
   void preflight_over();
+  void arm_preflight_timer();
+  PreflightFailure preflight_failure(size_t member_index, const PendingPreflight& p) const;
 
   // ---- job_check.cpp: ferryrun --check ----
   void start_check();

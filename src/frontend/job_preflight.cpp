@@ -1,6 +1,9 @@
 // The data network's preflight, before the first attempt's ranks start: rank 0's ferryd listens
-// at MASTER_ADDR:MASTER_PORT, every other ferryd connects there. A host that cannot fails the
-// launch in one line (preflight_report.cpp) instead of hanging until the framework's timeout.
+// at MASTER_ADDR:MASTER_PORT, every other ferryd connects there; then every ferryd listens on
+// its host's own address on the chosen interface, where the ranks listen for each other (gloo,
+// NCCL, MPI), and connects to the next host's. A host that cannot fails the launch in one line
+// (preflight_report.cpp) instead of hanging until the framework's timeout.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -46,10 +49,52 @@ void Job::Impl::start_preflight() {
   p.began = Clock::now();
   p.waiting = {p.rank0};
   hosts_[p.rank0]->link->send(wire::encode(wire::Preflight{true, p.address, p.port, 0}));
+  arm_preflight_timer();
+}
+
+void Job::Impl::arm_preflight_timer() {
   preflight_timer_.expires_after(kPreflightLimit);
   preflight_timer_.async_wait([this](std::error_code ec) {
     if (!ec && preflight_) preflight_over();
   });
+}
+
+// The second round, for the traffic between the ranks rather than to rank 0: each host's own
+// address on the chosen interface (gloo, NCCL and MPI listen there). Every host listens on a
+// free port of it, then connects to the next host's: a ring tries every address from another
+// host in two round trips, whatever the number of hosts.
+void Job::Impl::start_peer_preflight() {
+  const NicChoice& c = rdv_->choice();
+  const size_t n = attempt_.members.size();
+  auto unusable = [](const std::string& a) {
+    std::error_code ec;
+    const auto addr = asio::ip::make_address(a, ec);
+    return ec || addr.is_loopback();
+  };
+  if (!c.chosen || c.address.size() != n ||
+      std::any_of(c.address.begin(), c.address.end(), unusable))
+    return send_specs();  // one machine, or no address known per host: nothing to try
+  for (const std::string& kv : opts_.exports)
+    if (kv.starts_with("GLOO_SOCKET_IFNAME=") || kv.starts_with("NCCL_SOCKET_IFNAME=")) {
+      diag_.verbose(
+          "preflight: the hosts' own addresses are not tried (the interface is the user's: " + kv +
+          ")");
+      return send_specs();
+    }
+  PendingPreflight& p = preflight_.emplace();
+  p.peers = true;
+  p.listening = true;
+  p.rank0 = attempt_.members.front();
+  p.peer_address = c.address;
+  p.peer_interface = c.iface;
+  p.peer_port.assign(n, 0);
+  p.began = Clock::now();
+  for (size_t j = 0; j < n; ++j) {
+    p.waiting.insert(attempt_.members[j]);
+    hosts_[attempt_.members[j]]->link->send(
+        wire::encode(wire::Preflight{true, c.address[j], 0, 0}));
+  }
+  arm_preflight_timer();
 }
 
 void Job::Impl::on_preflight_result(size_t i, const wire::PreflightResult& r) {
@@ -58,6 +103,23 @@ void Job::Impl::on_preflight_result(size_t i, const wire::PreflightResult& r) {
   PendingPreflight& p = *preflight_;
   p.waiting.erase(i);
   p.results[i] = r;
+  if (p.listening && p.peers) {
+    if (!p.waiting.empty()) return;
+    for (const auto& [host, result] : p.results)
+      if (!result.error.empty()) return preflight_over();
+    // Every host listens: each connects to the next one's address.
+    p.listening = false;
+    const size_t n = attempt_.members.size();
+    for (size_t j = 0; j < n; ++j) p.peer_port[j] = p.results[attempt_.members[j]].port;
+    p.results.clear();
+    for (size_t j = 0; j < n; ++j) {
+      const size_t next = (j + 1) % n;
+      p.waiting.insert(attempt_.members[j]);
+      hosts_[attempt_.members[j]]->link->send(wire::encode(
+          wire::Preflight{false, p.peer_address[next], p.peer_port[next], kConnectTimeoutMs}));
+    }
+    return;
+  }
   if (p.listening) {
     p.listening = false;
     p.target_interface = r.interface;
@@ -72,41 +134,70 @@ void Job::Impl::on_preflight_result(size_t i, const wire::PreflightResult& r) {
   if (p.waiting.empty()) preflight_over();
 }
 
-// Every answer is in (or the time is up): the ranks start, or the launch fails with one line per
-// host that could not reach rank 0's.
+// What went wrong for the member at `j` in the round `p` (its answer, or none).
+PreflightFailure Job::Impl::preflight_failure(size_t j, const PendingPreflight& p) const {
+  const size_t m = attempt_.members[j];
+  PreflightFailure f;
+  f.host = hosts_[m]->name();
+  if (p.peers) {
+    const size_t t = p.listening ? j : (j + 1) % attempt_.members.size();
+    f.peer = true;
+    f.listening = p.listening;
+    f.target = hosts_[attempt_.members[t]]->name();
+    f.target_interface = p.peer_interface[t];
+    f.address = p.peer_address[t];
+    f.port = p.listening ? 0 : p.peer_port[t];
+  } else {
+    f.listening = m == p.rank0;
+    f.target = hosts_[p.rank0]->name();
+    f.target_interface = p.target_interface;
+    f.address = p.address;
+    f.port = p.port;
+  }
+  auto it = p.results.find(m);
+  if (it == p.results.end()) {
+    f.error = "its ferryd gave no preflight answer within " +
+              std::to_string(kPreflightLimit.count()) + " s";
+  } else {
+    f.host_interface = it->second.interface;
+    f.error = it->second.error;
+    f.reason = it->second.reason;
+  }
+  return f;
+}
+
+// Every answer of a round is in (or the time is up): the next round, the ranks start, or the
+// launch fails with one line per host that could not reach where it had to.
 void Job::Impl::preflight_over() {
   preflight_timer_.cancel();
   PendingPreflight p = std::move(*preflight_);
   preflight_.reset();
-  const std::string target = hosts_[p.rank0]->name();
   size_t failed = 0;
-  for (size_t m : attempt_.members) {
-    PreflightFailure f{
-        m == p.rank0, hosts_[m]->name(), "", target, p.target_interface, p.address, p.port, "", ""};
+  for (size_t j = 0; j < attempt_.members.size(); ++j) {
+    const size_t m = attempt_.members[j];
     auto it = p.results.find(m);
     preflight_outcome_[m] = "ok";
-    if (it == p.results.end()) {
-      if (!p.waiting.contains(m)) {  // not asked: rank 0's host could not listen
-        preflight_outcome_[m] = "not tried";
-        continue;
-      }
-      f.error = "its ferryd gave no preflight answer within " +
-                std::to_string(kPreflightLimit.count()) + " s";
-    } else if (it->second.error.empty()) {
+    if (it == p.results.end() && !p.waiting.contains(m)) {  // not asked: rank 0's could not listen
+      preflight_outcome_[m] = "not tried";
       continue;
-    } else {
-      f.host_interface = it->second.interface;
-      f.error = it->second.error;
-      f.reason = it->second.reason;
     }
-    diag_.error(preflight_failure_line(f));
+    if (it != p.results.end() && it->second.error.empty()) continue;
+    diag_.error(preflight_failure_line(preflight_failure(j, p)));
     preflight_outcome_[m] = "failed";
     ++failed;
   }
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - p.began);
+  if (failed == 0 && !p.peers) {
+    diag_.verbose("preflight: every host reached " + hosts_[p.rank0]->name() + " at " + p.address +
+                  ":" + std::to_string(p.port) + " (" + std::to_string(took.count()) + " ms)");
+    return start_peer_preflight();
+  }
   if (failed == 0) {
-    diag_.verbose("preflight: every host reached " + target + " at " + p.address + ":" +
-                  std::to_string(p.port) + " (" + std::to_string(took.count()) + " ms)");
+    diag_.verbose(
+        "preflight: every host reached the next one's own address on the chosen "
+        "interface (a ring of " +
+        std::to_string(attempt_.members.size()) + " hosts, " + std::to_string(took.count()) +
+        " ms)");
     return send_specs();
   }
   if (opts_.check) return start_check();

@@ -47,8 +47,19 @@ std::string preflight_failure_line(const PreflightFailure& f) {
   const std::string where = endpoint(f.address, f.port);
   const std::string on =
       f.target_interface.empty() ? "" : " on " + f.target + "'s " + f.target_interface;
+  const std::string peers = "where its ranks listen for their peers: gloo, NCCL, MPI";
   std::string line;
-  if (f.listening) {
+  if (f.peer && f.listening) {
+    line = "preflight: " + f.host + " cannot listen on its own address " + f.address +
+           (f.target_interface.empty() ? "" : " (" + f.target_interface + ")") + ", " + peers +
+           ": " + f.error;
+  } else if (f.peer) {
+    line = "preflight: " + f.host +
+           (f.host_interface.empty() ? "" : " (leaving by " + f.host_interface + ")") +
+           " cannot reach " + f.target + " at " + where + " (" + f.target + "'s own address" +
+           (f.target_interface.empty() ? "" : " on " + f.target_interface) + ", " + peers +
+           "): " + f.error;
+  } else if (f.listening) {
     line = "preflight: " + f.host + " cannot listen on " + where + " (MASTER_ADDR" + on +
            "), where the other hosts' ranks would meet its rank 0: " + f.error;
   } else {

@@ -8,12 +8,15 @@
 
 namespace ferry {
 
-/// One host that could not reach rank 0's host (or rank 0's host that could not listen).
+/// One host that could not reach rank 0's host (or rank 0's host that could not listen). With
+/// `peer`: one host that could not reach another's own address, where that host's ranks listen
+/// for their peers (gloo, NCCL, MPI), or could not listen there itself.
 struct PreflightFailure {
-  bool listening = false;        ///< rank 0's host could not listen (`host` is that host)
+  bool listening = false;        ///< `host` could not listen (rank 0's, or with `peer` its own)
+  bool peer = false;             ///< the second round: a host's own address, not MASTER_ADDR
   std::string host;              ///< the host that failed
   std::string host_interface;    ///< the interface its route to the address leaves by
-  std::string target;            ///< rank 0's host
+  std::string target;            ///< rank 0's host (with `peer`: the host listening)
   std::string target_interface;  ///< the interface the address is on there
   std::string address;
   uint16_t port = 0;

@@ -50,7 +50,9 @@ struct StateReport {
 
 /// f→d, before the ranks start: rank 0's host listens on `address`:`port` (MASTER_ADDR and
 /// MASTER_PORT) until its HostSpec arrives (`listen`); every other host connects there, giving
-/// up after `timeout_ms`. Each answers with one PreflightResult.
+/// up after `timeout_ms`. In the second round every host listens on its own address on the
+/// chosen interface (`port` 0: any free one) and connects to the next host's. Each answers
+/// with one PreflightResult.
 struct Preflight {
   static constexpr MsgType kType = MsgType::kPreflight;
   bool listen = false;
@@ -65,16 +67,18 @@ struct Preflight {
 
 /// d→f: `error` is "" when listening (or the connection) worked, else why not, with the errno
 /// name in `reason` (ETIMEDOUT, ECONNREFUSED, EADDRNOTAVAIL, ...); `interface` is the one this
-/// host used for the address (its own, or the one its route leaves by), "" unknown.
+/// host used for the address (its own, or the one its route leaves by), "" unknown; `port` the
+/// one it listens on (a listen that asked for any).
 struct PreflightResult {
   static constexpr MsgType kType = MsgType::kPreflightResult;
   std::string error;
   std::string reason;
   std::string interface;
   uint32_t elapsed_ms = 0;
+  uint16_t port = 0;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.error, m.reason, m.interface, m.elapsed_ms);
+    return std::tie(m.error, m.reason, m.interface, m.elapsed_ms, m.port);
   }
 };
 

@@ -56,5 +56,38 @@ TEST(PreflightReport, ListeningFailureOfRankZerosHost) {
   EXPECT_NE(line.find("likely cause: the address is not on that host"), std::string::npos) << line;
 }
 
+TEST(PreflightReport, PeerRoundNamesTheOtherHostsOwnAddressWhereItsRanksListen) {
+  PreflightFailure f = dropped();
+  f.peer = true;
+  f.host = "fnode1";
+  f.host_interface = "fast0";
+  f.target = "fnode2";
+  f.target_interface = "fast0";
+  f.address = "10.241.0.12";
+  f.port = 41234;
+  EXPECT_EQ(preflight_failure_line(f),
+            "preflight: fnode1 (leaving by fast0) cannot reach fnode2 at 10.241.0.12:41234 "
+            "(fnode2's own address on fast0, where its ranks listen for their peers: gloo, NCCL, "
+            "MPI): no answer within 3.0 s; likely cause: packets are dropped on the way: a "
+            "firewall, or no route back (--no-preflight skips this check)");
+}
+
+TEST(PreflightReport, PeerRoundListeningFailureNamesTheHostsOwnAddress) {
+  PreflightFailure f;
+  f.peer = true;
+  f.listening = true;
+  f.host = f.target = "w2";
+  f.target_interface = "eth1";
+  f.address = "192.0.2.8";
+  f.error = "cannot listen on 192.0.2.8:0: Cannot assign requested address";
+  f.reason = "EADDRNOTAVAIL";
+  const std::string line = preflight_failure_line(f);
+  EXPECT_EQ(line.find("preflight: w2 cannot listen on its own address 192.0.2.8 (eth1), where its "
+                      "ranks listen for their peers: gloo, NCCL, MPI: cannot listen"),
+            0u)
+      << line;
+  EXPECT_EQ(line.find("MASTER_ADDR"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace ferry
