@@ -72,6 +72,10 @@ std::vector<std::vector<std::string>> host_rows(const std::vector<RankUsage>& ra
 
 }  // namespace
 
+bool JobSummary::any_reported() const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const RankUsage& r) { return r.reported; });
+}
+
 std::string format_duration_us(uint64_t us) {
   char buf[48];
   const uint64_t s = us / 1'000'000;

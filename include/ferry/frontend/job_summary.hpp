@@ -35,6 +35,8 @@ class JobSummary {
   std::string format(const std::string& program, bool per_rank) const;
   /// True when no rank was recorded (no attempt began).
   bool empty() const { return ranks_.empty(); }
+  /// Whether any rank's end was reported (false when the job never started).
+  bool any_reported() const;
 
  private:
   std::vector<RankUsage> ranks_;

@@ -24,6 +24,14 @@ TEST(JobSummary, PerHostFoldsTheRanksOfEachHost) {
             "  node2  2-3    1.0 s  0.5 s  1 MiB     3 (rank 2), lost (rank 3)\n");
 }
 
+TEST(JobSummary, AnyReportedOnlyOnceARankEnded) {
+  JobSummary s;
+  s.begin({"node1", "node2"});
+  EXPECT_FALSE(s.any_reported());  // a launch that failed before its ranks: no table
+  s.exited(1, 0, 0, 1'000, 1'000, 512);
+  EXPECT_TRUE(s.any_reported());
+}
+
 TEST(JobSummary, PerRankNamesSignals) {
   JobSummary s;
   s.begin({"a", "b"});
