@@ -83,8 +83,7 @@ int Job::Impl::run() {
   const int status = attempt_.end.exit_status();
   // After a failure always: what every rank used and how it ended, in one table; not for a job
   // whose ranks never started (the failed launch said why).
-  if (summary_.any_reported() &&
-      (opts_.summary != JobOptions::Summary::kOnFailure || status != 0))
+  if (summary_.any_reported() && (opts_.summary != JobOptions::Summary::kOnFailure || status != 0))
     diag_.raw(summary_.format(diag_.program(), opts_.summary == JobOptions::Summary::kRanks));
   return status;
 }
