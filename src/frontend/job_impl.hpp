@@ -164,7 +164,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void start_peer_preflight();
   void preflight_over();
   void arm_preflight_timer();
-  PreflightFailure preflight_failure(size_t member_index, const PendingPreflight& p) const;
+  PreflightFailure preflight_failure(size_t j, const PendingPreflight& p) const;
 
   // ---- job_check.cpp: ferryrun --check ----
   void start_check();
