@@ -15,7 +15,7 @@ namespace {
 // Below this many CPUs the sessions run on the loop itself: where the front end shares
 // two CPUs with everything else, handing each batch to another core costs more CPU
 // (cache misses on every byte, wake-ups) than the parallel decryption gains (measured in
-// docs/performance.md).
+// docs/performance/output.md).
 constexpr unsigned kThreadsFromCpus = 4;
 
 }  // namespace
