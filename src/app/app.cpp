@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 
-#include "ferry/common/printable.hpp"
+#include "ferry/common/settings.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
 #include "ferry/output/output_dir.hpp"
@@ -77,27 +76,14 @@ int check_before_start(const FrontendConfig& cfg, int& world) {
   return 0;
 }
 
-// ferry's settings from the environment. FERRY_SSH_IO_THREADS=N runs the SSH sessions on
-// N threads of their own, -1 on the loop (unset: by the CPUs, SshOptions::io_threads);
-// FERRY_OUTPUT_ROUTE=ssh keeps every host's output on its SSH channel. A value ferry cannot
-// use is ignored, with a warning: a typo must not pass for a setting.
+// ferry's settings from the environment (common/settings.hpp): FERRY_SSH_IO_THREADS and
+// FERRY_OUTPUT_ROUTE; a value ferry cannot use is ignored, with a warning.
 void read_environment(SshOptions& ssh, JobOptions& job, Diagnostics& diag) {
-  if (const char* n = std::getenv("FERRY_SSH_IO_THREADS"); n && *n) {
-    long v = 0;
-    const std::string_view text(n);
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec == std::errc() && end == text.data() + text.size() && v >= -1 && v <= 64)
-      ssh.io_threads = static_cast<int>(v);
-    else
-      diag.warn("FERRY_SSH_IO_THREADS='" + printable(text) +
-                "' ignored (expected a whole number from -1 to 64)");
-  }
-  if (const char* r = std::getenv("FERRY_OUTPUT_ROUTE"); r && *r) {
-    if (std::string_view(r) == "ssh")
-      job.direct_output = false;
-    else
-      diag.warn("FERRY_OUTPUT_ROUTE='" + printable(r) + "' ignored (the one value is ssh)");
-  }
+  std::vector<std::string> warnings;
+  const Settings s = read_settings([](const char* name) { return std::getenv(name); }, warnings);
+  for (const auto& w : warnings) diag.warn(w);
+  if (s.ssh_io_threads) ssh.io_threads = *s.ssh_io_threads;
+  if (s.output_on_ssh) job.direct_output = false;
 }
 
 // The folder of ferryrun's executable (ferryd and libexec/ are found from it).

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/settings.hpp"
 #include "ferry/common/standard_fds.hpp"
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/hosts/slurm.hpp"
@@ -97,8 +98,13 @@ int run(int argc, char** argv) {
   ::dup2(null, 1);
   ::close(null);
   asio::io_context io;
-  ferry::DaemonOptions opts{in, out};
+  ferry::DaemonOptions opts;
+  opts.in_fd = in;
+  opts.out_fd = out;
   opts.subreaper = true;
+  std::vector<std::string> warnings;
+  opts.settings = ferry::read_settings([](const char* name) { return ::getenv(name); }, warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "ferryd: warning: %s\n", w.c_str());
   ferry::Daemon daemon(io, opts);
   // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and
   // libxml plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its

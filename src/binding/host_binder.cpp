@@ -31,11 +31,6 @@ void HostBinder::load(const std::string& device_root) {
   if (devs) devices_ = std::move(devs.value());
 }
 
-void HostBinder::load_from_environment() {
-  const char* root = ::getenv("FERRY_DEVICE_ROOT");
-  load(root && *root ? root : "/");
-}
-
 Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options, int local_ranks,
                                          const std::vector<std::string>& user_env,
                                          const std::string& host, bool verbose,

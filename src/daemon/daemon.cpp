@@ -38,11 +38,6 @@ namespace {
 // A direct output route is opened once this much output went to stdout.
 constexpr uint64_t kRouteAfter = uint64_t{1} << 20;
 
-bool env_flag(const char* name) {
-  const char* v = ::getenv(name);
-  return v && *v && std::string_view(v) != "0";
-}
-
 }  // namespace
 
 // The session with the front end: frames in and out, the job's course on this host from
@@ -51,17 +46,16 @@ bool env_flag(const char* name) {
 // (output) and StdinFeed's (stdin).
 class Daemon::Impl {
  public:
-  Impl(asio::io_context& io, DaemonOptions opts)
+  Impl(asio::io_context& io, const DaemonOptions& opts)
       : io_(io),
         host_(own_host_name()),
         own_spawner_(opts.spawner ? nullptr : std::make_unique<SystemSpawner>()),
         spawner_(opts.spawner ? *opts.spawner : *own_spawner_),
         subreaper_(opts.subreaper),
+        settings_(opts.settings),
         in_(io, opts.in_fd),
         pump_(io, opts.out_fd, {[this] { output_idle(); }, [this] { front_lost(); }}),
-        // FERRY_OUTPUT_COPY=1 copies rank output through ferryd instead of splicing it (a
-        // switch for tests and for kernels that refuse splice on these fds).
-        channel_(io, pump_, pump_.can_splice() && !env_flag("FERRY_OUTPUT_COPY")),
+        channel_(io, pump_, pump_.can_splice() && !opts.settings.output_copy),
         signals_(io),
         beat_timer_(io),
         exit_timer_(io),
@@ -88,7 +82,7 @@ class Daemon::Impl {
     // Orphans below ferryd come to it instead of init: the sweep finds them all (but the guard).
     if (subreaper_ && ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0) sweep_.descendants = true;
     sweep_.spared = {guard_.pid()};
-    launcher_.load_devices();  // FERRY_DEVICE_ROOT: a fake /proc, /dev, /sys tree (tests)
+    launcher_.load_devices(settings_.device_root);
     spawner_.watch(io_, [this] { ranks_.reap(); });
     for (int signo : {SIGTERM, SIGINT, SIGHUP}) signals_.add(signo);
     wait_signal();
@@ -128,7 +122,7 @@ class Daemon::Impl {
       h.kv_port = *port;
     else
       ::fprintf(stderr, "ferryd: %s\n", port.error().message.c_str());
-    SystemInterfaceReader ifs;
+    SystemInterfaceReader ifs(settings_.sysfs_net);
     if (auto list = ifs.read()) h.interfaces = interfaces_to_lines(*list);
     queue(wire::encode(h));
   }
@@ -457,6 +451,7 @@ class Daemon::Impl {
   std::unique_ptr<ProcessSpawner> own_spawner_;  // when the options name none
   ProcessSpawner& spawner_;
   const bool subreaper_;
+  const Settings settings_;
   SweepScope sweep_;  // what the sweep kills besides tagged processes and the ranks' groups
   asio::posix::stream_descriptor in_;
   std::array<char, size_t{64} * 1024> in_buf_{};
@@ -491,7 +486,7 @@ class Daemon::Impl {
   StateCollector state_{io_, [this](const std::string& frame) { queue(frame); }};  // last: joins
 };
 
-Daemon::Daemon(asio::io_context& io, DaemonOptions opts)
+Daemon::Daemon(asio::io_context& io, const DaemonOptions& opts)
     : impl_(std::make_unique<Impl>(io, opts)) {}
 Daemon::~Daemon() = default;
 void Daemon::start() { impl_->start(); }

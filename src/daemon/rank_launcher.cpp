@@ -68,7 +68,7 @@ RankLauncher::~RankLauncher() {
   if (!error_dir_.empty()) std::filesystem::remove_all(error_dir_, ignored);
 }
 
-void RankLauncher::load_devices() { binder_.load_from_environment(); }
+void RankLauncher::load_devices(const std::string& root) { binder_.load(root); }
 
 void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
   spec_ = &spec;

@@ -38,8 +38,8 @@ class RankLauncher {
   RankLauncher(const RankLauncher&) = delete;
   RankLauncher& operator=(const RankLauncher&) = delete;
 
-  /// Loads the host's topology and devices, under $FERRY_DEVICE_ROOT if set, else "/".
-  void load_devices();
+  /// Loads the host's topology and devices, devices under `root` ("/" but in tests).
+  void load_devices(const std::string& root);
   /// The host's hwloc topology once loaded (null if it could not be).
   hwloc_topology_t topology() const { return binder_.topology(); }
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before

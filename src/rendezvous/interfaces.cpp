@@ -30,9 +30,8 @@ int sysfs_number(const std::string& path) {
   return static_cast<int>(v);
 }
 
-void read_link_facts(NetInterface& ni) {
-  const char* root = std::getenv("FERRY_SYSFS_NET");
-  const std::string dir = std::string(root && *root ? root : "/sys/class/net") + "/" + ni.name;
+void read_link_facts(NetInterface& ni, const std::string& sysfs_net) {
+  const std::string dir = sysfs_net + "/" + ni.name;
   ni.speed_mbps = std::max(sysfs_number(dir + "/speed"), 0);
   ni.infiniband = sysfs_number(dir + "/type") == 32;  // ARPHRD_INFINIBAND
 }
@@ -50,7 +49,7 @@ Result<std::vector<NetInterface>> SystemInterfaceReader::read() {
     if (e.address.empty() || e.link_local) continue;  // AF_PACKET and friends; fe80::/10
     ni.addresses.push_back(IfAddress{e.family == AF_INET6, std::move(e.address), e.prefix});
   }
-  for (auto& ni : out) read_link_facts(ni);
+  for (auto& ni : out) read_link_facts(ni, sysfs_net_);
   return out;
 }
 

@@ -2,7 +2,7 @@
 # 49_device_env_per_host_ssh: per-host devices over SSH for two hosts that share an address,
 # as two containers behind one address do: fnode1 on port 2222 and fnode1 on port 2301 are
 # two hosts, each with its own `devices`. Every rank sees its own host's list. The hosts'
-# NPUs are a fake tree (FERRY_DEVICE_ROOT, as in 46), which the job file's per-host
+# NPUs are a fake tree (FERRY_TEST_DEVICE_ROOT, as in 46), which the job file's per-host
 # `ferryd` (a wrapper on the shared filesystem) puts into each ferryd's environment.
 # shellcheck disable=SC2154,SC2016 # P_rc etc. come from run_capture; $VARs are for the ranks
 # shellcheck source=lib.sh
@@ -17,7 +17,7 @@ mkdir -p "$root/dev"
 for i in 0 1 2 3; do : >"$root/dev/davinci$i"; done
 cat >"$T/ferryd" <<SH
 #!/bin/sh
-FERRY_DEVICE_ROOT=$root exec $FERRYD "\$@"
+FERRY_TEST_DEVICE_ROOT=$root exec $FERRYD "\$@"
 SH
 chmod 755 "$T/ferryd"
 

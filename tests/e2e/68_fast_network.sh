@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 68_fast_network: hosts with two networks: eth0, the one ferryrun reaches them on (1 Gb/s
 # here), and fast0 on a second bridge (25 Gb/s; the speeds come from a fake sysfs through
-# FERRY_SYSFS_NET, as veths all read 10000). ferry picks fast0 for MASTER_ADDR and the
+# FERRY_TEST_SYSFS_NET, as veths all read 10000). ferry picks fast0 for MASTER_ADDR and the
 # frameworks' interface variables, --verbose says why, the preflight passes on it; an NCCL-style
 # --network-interface (prefix, ^exclusion) still decides, passed on as written. When fnode2's
 # firewall drops connections that others open to its fast0 (it can still open its own), the
@@ -40,7 +40,7 @@ ip -n fnode2 addr show fast0 | grep -q 10.241.0.12/24 || fail "fast0 of fnode2 h
 for n in eth0 fast0; do mkdir -p "$T/sysnet/$n" && echo 1 >"$T/sysnet/$n/type"; done
 echo 1000 >"$T/sysnet/eth0/speed"
 echo 25000 >"$T/sysnet/fast0/speed"
-printf '#!/bin/sh\nFERRY_SYSFS_NET=%s exec %s "$@"\n' "$T/sysnet" "$FERRYD" >"$T/ferryd-fast"
+printf '#!/bin/sh\nFERRY_TEST_SYSFS_NET=%s exec %s "$@"\n' "$T/sysnet" "$FERRYD" >"$T/ferryd-fast"
 chmod +x "$T/ferryd-fast"
 printf 'fnode1 slots=1 ferryd=%s\nfnode2 slots=1 ferryd=%s\n' "$T/ferryd-fast" "$T/ferryd-fast" \
   >"$T/hosts.txt"

@@ -6,7 +6,7 @@
 /// count that fits the cores can still oversubscribe the quota. The binding part uses it for
 /// thread counts only, never for cpu masks.
 ///
-/// Every path is read below a configurable root ("/" on a real host, FERRY_DEVICE_ROOT in
+/// Every path is read below a configurable root ("/" on a real host, FERRY_TEST_DEVICE_ROOT in
 /// tests), like accelerator discovery.
 
 #include <optional>

@@ -33,10 +33,6 @@ class HostBinder {
   /// as a warning: ranks then run unbound.
   void load(const std::string& device_root);
 
-  /// load() from the device root ferryd uses: FERRY_DEVICE_ROOT when set and not empty
-  /// (tests point discovery at a fake /proc, /dev and /sys tree), else "/".
-  void load_from_environment();
-
   /// The plan for `local_ranks` ranks, or an Error naming what cannot be met. `user_env` is
   /// the environment the ranks would get without ferry's binding variables. `lines`
   /// receives what to tell the user (warnings always, notes when `verbose`), each prefixed

@@ -6,6 +6,8 @@
 #include <asio.hpp>
 #include <memory>
 
+#include "ferry/common/settings.hpp"
+
 namespace ferry {
 
 class ProcessSpawner;
@@ -22,6 +24,8 @@ struct DaemonOptions {
   /// links; where the kernel refuses, the job tag and process groups alone. ferryd sets it;
   /// a test process must not (the sweep would kill all its other children).
   bool subreaper = false;
+  /// The FERRY_* settings ferryd read at its start (output copying, the test hooks' roots).
+  Settings settings;
 };
 
 /// One host's daemon. Create, `start()`, run the io_context; it stops the io_context when
@@ -29,7 +33,7 @@ struct DaemonOptions {
 /// The Daemon owns `in_fd` and `out_fd` and closes them.
 class Daemon {
  public:
-  Daemon(asio::io_context& io, DaemonOptions opts);
+  Daemon(asio::io_context& io, const DaemonOptions& opts);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;

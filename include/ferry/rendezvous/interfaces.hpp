@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/common/result.hpp"
@@ -40,11 +41,17 @@ class InterfaceReader {
 
 /// InterfaceReader over getifaddrs(3), in the kernel's order. IPv6 link-local addresses
 /// (fe80::/10) are left out: they need a scope id and frameworks cannot use them across hosts.
-/// Speed and type come from /sys/class/net/NAME/{speed,type} ($FERRY_SYSFS_NET instead of
+/// Speed and type come from /sys/class/net/NAME/{speed,type} (FERRY_TEST_SYSFS_NET instead of
 /// /sys/class/net: tests give a host fake speeds).
 class SystemInterfaceReader : public InterfaceReader {
  public:
+  /// `sysfs_net`: where the interfaces' speed and type files are (Settings::sysfs_net).
+  explicit SystemInterfaceReader(std::string sysfs_net = "/sys/class/net")
+      : sysfs_net_(std::move(sysfs_net)) {}
   Result<std::vector<NetInterface>> read() override;
+
+ private:
+  std::string sysfs_net_;
 };
 
 /// Lines for the wire (a string list in ferryd's hello), one per interface:

@@ -177,7 +177,7 @@ TEST(CpuQuotaHybrid, TheSmallerOfBothVersions) {
 // ---- what is not a quota -------------------------------------------------------------------
 
 TEST(CpuQuotaGarbage, NoFilesIsNoQuota) {
-  FakeRoot empty;  // what the existing FERRY_DEVICE_ROOT trees look like
+  FakeRoot empty;  // what the existing FERRY_TEST_DEVICE_ROOT trees look like
   EXPECT_FALSE(read_cpu_quota(empty.path()).has_value());
   EXPECT_FALSE(read_cpu_quota(empty.path() + "/does-not-exist").has_value());
   FakeRoot no_mount;

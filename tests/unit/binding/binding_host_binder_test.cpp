@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <string_view>
+
 #include "binding_fake_root.hpp"
 #include "ferry/binding/host_binder.hpp"
+#include "ferry/common/settings.hpp"
 
 namespace ferry {
 namespace {
@@ -89,27 +92,24 @@ TEST(HostBinderAscend, OnlyOnAscendHostsOrWhenTheUserChoseAscend) {
   EXPECT_TRUE(has_env(chosen->ranks[0], "RANK_SIZE=4"));
 }
 
-// ferryd loads from FERRY_DEVICE_ROOT when it is set (the e2e tests' fake device trees).
-TEST(HostBinderLoad, FromTheDeviceRootInTheEnvironment) {
+// ferryd loads from the device root of its settings (FERRY_TEST_DEVICE_ROOT: the e2e tests'
+// fake device trees).
+TEST(HostBinderLoad, FromTheDeviceRootOfTheSettings) {
   test_support::FakeRoot root;
   root.proc_self_cgroup("0::/\n");
   root.cpu_max("", "200000 100000\n");
-  const char* old = ::getenv("FERRY_DEVICE_ROOT");
-  const std::string saved = old ? old : "";
-  ::setenv("FERRY_DEVICE_ROOT", root.path().c_str(), 1);
+  std::vector<std::string> warnings;
+  const std::string path = root.path();
+  const Settings s = read_settings(
+      [&](const char* name) {
+        return std::string_view(name) == "FERRY_TEST_DEVICE_ROOT" ? path.c_str() : nullptr;
+      },
+      warnings);
   HostBinder fake;
-  fake.load_from_environment();
-  ::setenv("FERRY_DEVICE_ROOT", "", 1);  // empty: the real "/"
-  HostBinder real;
-  real.load_from_environment();
-  if (old)
-    ::setenv("FERRY_DEVICE_ROOT", saved.c_str(), 1);
-  else
-    ::unsetenv("FERRY_DEVICE_ROOT");
+  fake.load(s.device_root);
   EXPECT_NE(fake.summary().find("; CPU quota 2 CPUs"), std::string::npos) << fake.summary();
-  HostBinder slash;
-  slash.load("/");
-  EXPECT_EQ(real.summary(), slash.summary());
+  EXPECT_EQ(read_settings([](const char*) { return nullptr; }, warnings).device_root, "/");
+  EXPECT_TRUE(warnings.empty());
 }
 
 }  // namespace

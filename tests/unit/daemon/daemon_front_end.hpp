@@ -36,8 +36,11 @@ class FrontEnd {
     to_daemon_ = std::move(to->write);
     from_daemon_ = std::move(from->read);
     ::fcntl(from_daemon_.get(), F_SETFL, O_NONBLOCK);
-    daemon_ = std::make_unique<Daemon>(
-        io, DaemonOptions{to->read.release(), from->write.release(), spawner});
+    DaemonOptions options;
+    options.in_fd = to->read.release();
+    options.out_fd = from->write.release();
+    options.spawner = spawner;
+    daemon_ = std::make_unique<Daemon>(io, options);
     daemon_->start();
   }
 
