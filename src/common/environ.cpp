@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -18,6 +20,13 @@ namespace {
 constexpr std::size_t kEnvironLimit = 64u << 20;
 
 }  // namespace
+
+bool is_variable_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
 
 std::optional<std::string_view> env_entry_value(std::string_view entry, std::string_view name) {
   if (name.empty() || entry.size() <= name.size() || !entry.starts_with(name) ||

@@ -2,28 +2,11 @@
 
 #include <fnmatch.h>
 
-#include <cctype>
-
+#include "ferry/common/environ.hpp"
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
-namespace {
-
-bool valid_name(std::string_view n) {
-  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
-  for (char c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 bool is_export_pattern(const std::string& item) {
   return item.substr(0, item.find('=')).find_first_of("*?[") != std::string::npos;
@@ -47,7 +30,7 @@ Result<std::vector<std::string>> expand_export_patterns(const std::vector<std::s
       const auto eq = kv.find('=');
       if (eq == std::string_view::npos) continue;
       const std::string name(kv.substr(0, eq));
-      if (!valid_name(name) || ::fnmatch(item.c_str(), name.c_str(), 0) != 0) continue;
+      if (!is_variable_name(name) || ::fnmatch(item.c_str(), name.c_str(), 0) != 0) continue;
       out.push_back(name);
       ++matched;
     }
@@ -69,7 +52,7 @@ Result<std::vector<std::string>> parse_env_file(const std::string& text, const s
     if (line.starts_with("export ")) line = trim(line.substr(7));
     const auto eq = line.find('=');
     const std::string_view name = line.substr(0, eq);
-    if (!valid_name(name))
+    if (!is_variable_name(name))
       return make_error(file + ":" + std::to_string(line_no) + ": '" + std::string(line) +
                         "' is not KEY=VALUE (bad variable name)");
     if (eq == std::string_view::npos) {

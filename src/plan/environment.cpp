@@ -10,13 +10,6 @@ namespace {
 std::string kv(const char* k, const std::string& v) { return std::string(k) + "=" + v; }
 std::string kv(const char* k, int v) { return kv(k, std::to_string(v)); }
 
-bool valid_name(std::string_view n) {
-  if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) return false;
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
 bool exported(const std::vector<std::string>& ex, std::string_view name) {
   return env_value(ex, name).has_value();
 }
@@ -101,7 +94,7 @@ Result<std::vector<std::string>> resolve_exports(const std::vector<std::string>&
   for (const auto& item : items) {
     auto eq = item.find('=');
     std::string name = item.substr(0, eq);
-    if (!valid_name(name))
+    if (!is_variable_name(name))
       return make_error("-x: '" + item + "' is not VAR or VAR=value (bad variable name)");
     if (eq != std::string::npos) {
       out.push_back(item);

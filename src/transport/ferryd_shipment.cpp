@@ -156,13 +156,6 @@ Result<std::vector<ShippedFerryd>> load_folder(const std::string& dir) {
 
 }  // namespace
 
-Result<ShipMode> parse_ship_mode(std::string_view text) {
-  if (text == "auto") return ShipMode::kAuto;
-  if (text == "always") return ShipMode::kAlways;
-  if (text == "never") return ShipMode::kNever;
-  return make_error("'" + std::string(text) + "' is not auto, always or never");
-}
-
 const ShippedFerryd* ShipPlan::find(std::string_view arch) const {
   for (const auto& f : files)
     if (f.arch == arch) return &f;

@@ -17,6 +17,10 @@
 
 namespace ferry {
 
+/// Whether `name` can name an environment variable in a shell: letters, digits and '_', not
+/// starting with a digit ("NCCL_DEBUG" yes; "", "2X", "A-B" no).
+bool is_variable_name(std::string_view name);
+
 /// The value of `entry` when it is "`name`=value" ("PATH=/bin" names PATH, "PATHS=x" and
 /// "PATH" do not); nullopt otherwise.
 std::optional<std::string_view> env_entry_value(std::string_view entry, std::string_view name);
