@@ -80,7 +80,8 @@ int check_before_start(const FrontendConfig& cfg, int& world) {
 // FERRY_OUTPUT_ROUTE; a value ferry cannot use is ignored, with a warning.
 void read_environment(SshOptions& ssh, JobOptions& job, Diagnostics& diag) {
   std::vector<std::string> warnings;
-  const Settings s = read_settings([](const char* name) { return std::getenv(name); }, warnings);
+  const Settings s = read_settings([](const char* name) { return std::getenv(name); },
+                                   SettingsOf::kFerryrun, warnings);
   for (const auto& w : warnings) diag.warn(w);
   if (s.ssh_io_threads) ssh.io_threads = *s.ssh_io_threads;
   if (s.output_on_ssh) job.direct_output = false;

@@ -103,7 +103,8 @@ int run(int argc, char** argv) {
   opts.out_fd = out;
   opts.subreaper = true;
   std::vector<std::string> warnings;
-  opts.settings = ferry::read_settings([](const char* name) { return ::getenv(name); }, warnings);
+  opts.settings = ferry::read_settings([](const char* name) { return ::getenv(name); },
+                                       ferry::SettingsOf::kFerryd, warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "ferryd: warning: %s\n", w.c_str());
   ferry::Daemon daemon(io, opts);
   // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and

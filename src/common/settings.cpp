@@ -1,20 +1,17 @@
 #include "ferry/common/settings.hpp"
 
 #include <charconv>
+#include <optional>
 #include <string_view>
 
 #include "ferry/common/printable.hpp"
 
 namespace ferry {
+namespace {
 
-Settings read_settings(const std::function<const char*(const char*)>& lookup,
-                       std::vector<std::string>& warnings) {
-  Settings s;
-  auto value = [&](const char* name) -> std::optional<std::string_view> {
-    const char* v = lookup(name);
-    if (!v || !*v) return std::nullopt;
-    return std::string_view(v);
-  };
+using Value = std::function<std::optional<std::string_view>(const char*)>;
+
+void read_ferryrun_settings(Settings& s, const Value& value, std::vector<std::string>& warnings) {
   if (auto n = value("FERRY_SSH_IO_THREADS")) {
     long v = 0;
     auto [end, ec] = std::from_chars(n->data(), n->data() + n->size(), v);
@@ -31,6 +28,9 @@ Settings read_settings(const std::function<const char*(const char*)>& lookup,
       warnings.push_back("FERRY_OUTPUT_ROUTE='" + printable(*r) +
                          "' ignored (the one value is ssh)");
   }
+}
+
+void read_ferryd_settings(Settings& s, const Value& value, std::vector<std::string>& warnings) {
   if (auto c = value("FERRY_OUTPUT_COPY")) {
     if (*c == "1")
       s.output_copy = true;
@@ -39,6 +39,22 @@ Settings read_settings(const std::function<const char*(const char*)>& lookup,
   }
   if (auto root = value("FERRY_TEST_DEVICE_ROOT")) s.device_root = std::string(*root);
   if (auto net = value("FERRY_TEST_SYSFS_NET")) s.sysfs_net = std::string(*net);
+}
+
+}  // namespace
+
+Settings read_settings(const std::function<const char*(const char*)>& lookup, SettingsOf who,
+                       std::vector<std::string>& warnings) {
+  const Value value = [&](const char* name) -> std::optional<std::string_view> {
+    const char* v = lookup(name);
+    if (!v || !*v) return std::nullopt;
+    return std::string_view(v);
+  };
+  Settings s;
+  if (who == SettingsOf::kFerryrun)
+    read_ferryrun_settings(s, value, warnings);
+  else
+    read_ferryd_settings(s, value, warnings);
   return s;
 }
 

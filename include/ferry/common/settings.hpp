@@ -30,9 +30,14 @@ struct Settings {
   std::string sysfs_net = "/sys/class/net";
 };
 
-/// Reads the settings through `lookup` (getenv, or a test's). A value ferry cannot use is left
-/// at its default, with one line in `warnings`: a typo must not pass for a setting.
-Settings read_settings(const std::function<const char*(const char*)>& lookup,
+/// The program whose settings are read: each reads (and warns about) only its own, so that a
+/// bad FERRY_SSH_IO_THREADS is reported once, by ferryrun, not again by a local ferryd.
+enum class SettingsOf { kFerryrun, kFerryd };
+
+/// Reads `who`'s settings through `lookup` (getenv, or a test's); the others keep their
+/// defaults. A value that cannot be used is left at its default, with one line in `warnings`:
+/// a typo must not pass for a setting.
+Settings read_settings(const std::function<const char*(const char*)>& lookup, SettingsOf who,
                        std::vector<std::string>& warnings);
 
 }  // namespace ferry

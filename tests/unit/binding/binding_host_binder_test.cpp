@@ -104,11 +104,13 @@ TEST(HostBinderLoad, FromTheDeviceRootOfTheSettings) {
       [&](const char* name) {
         return std::string_view(name) == "FERRY_TEST_DEVICE_ROOT" ? path.c_str() : nullptr;
       },
-      warnings);
+      SettingsOf::kFerryd, warnings);
   HostBinder fake;
   fake.load(s.device_root);
   EXPECT_NE(fake.summary().find("; CPU quota 2 CPUs"), std::string::npos) << fake.summary();
-  EXPECT_EQ(read_settings([](const char*) { return nullptr; }, warnings).device_root, "/");
+  EXPECT_EQ(
+      read_settings([](const char*) { return nullptr; }, SettingsOf::kFerryd, warnings).device_root,
+      "/");
   EXPECT_TRUE(warnings.empty());
 }
 
