@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ferry/frontend/job.hpp"
+#include "job_test_support.hpp"
 
 namespace ferry {
 namespace {
@@ -117,13 +118,6 @@ class TaggedLauncher : public Launcher {
  private:
   asio::io_context& io_;
   std::string tag_;
-};
-
-class NullSink : public OutputSink {
- public:
-  void write(int, StreamId, std::string_view) override {}
-  void close_stream(int, StreamId) override {}
-  void flush() override {}
 };
 
 TEST(HostReach, JobOpensContainersBehindPublishedPortsOverSsh) {

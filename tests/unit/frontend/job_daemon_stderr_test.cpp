@@ -6,16 +6,10 @@
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "job_test_support.hpp"
 
 namespace ferry {
 namespace {
-
-class NullSink : public OutputSink {
- public:
-  void write(int, StreamId, std::string_view) override {}
-  void close_stream(int, StreamId) override {}
-  void flush() override {}
-};
 
 // Forwards to a real link; when the job sends the first frame (the host's job description,
 // so every ferryd has said hello), `talk` runs on the io_context.

@@ -11,6 +11,7 @@
 
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
+#include "job_test_support.hpp"
 #include "refusing_launcher.hpp"
 
 namespace ferry {
@@ -50,15 +51,6 @@ class SlowSink : public OutputSink {
   bool started_ = false;
   bool behind_ = false;
 };
-
-std::string read_all(int fd) {
-  std::string s;
-  ::lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-  return s;
-}
 
 TEST(JobFlow, PausedReadingLosesNoHostAndNoByte) {
   asio::io_context io;

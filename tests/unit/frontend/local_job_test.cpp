@@ -12,6 +12,7 @@
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "frontend/local_job_options.hpp"
+#include "job_test_support.hpp"
 #include "refusing_launcher.hpp"
 
 namespace ferry {
@@ -31,15 +32,6 @@ struct Run {
   CaptureSink out;
   std::string diag;
 };
-
-std::string read_all(int fd) {
-  std::string s;
-  ::lseek(fd, 0, SEEK_SET);
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
-  return s;
-}
 
 Run run_job(JobOptions opts) {
   Run r;

@@ -8,6 +8,7 @@
 #include "ferry/frontend/job.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "hosts/numbered_hosts.hpp"
+#include "job_test_support.hpp"
 #include "refusing_launcher.hpp"
 
 namespace ferry {
@@ -34,13 +35,6 @@ class TempFd {
 
  private:
   int fd_ = -1;
-};
-
-class NullSink : public OutputSink {
- public:
-  void write(int, StreamId, std::string_view) override {}
-  void close_stream(int, StreamId) override {}
-  void flush() override {}
 };
 
 TEST(ProgramName, DiagnosticsStartWithTheProgramName) {
