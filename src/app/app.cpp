@@ -110,8 +110,7 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
   if (plan) {
     for (const auto& f : plan->files)
       diag.verbose("ship-ferryd " + cfg.ship_ferryd + ": " + f.arch + " " + f.source + " (" +
-                   std::to_string(f.bytes->size()) + " bytes, sha256 " + f.sha256.substr(0, 16) +
-                   "...)");
+                   std::to_string(f.size) + " bytes, sha256 " + f.sha256.substr(0, 16) + "...)");
     return std::make_shared<const ShipPlan>(std::move(*plan));
   }
   if (*mode == ShipMode::kAlways) {

@@ -11,30 +11,48 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
 
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
 #include "libcrypto.hpp"
 
 namespace ferry {
+
+/// The bytes of a ShippedFerryd once read (or why they could not be), shared by the
+/// sessions of every host.
+struct ShippedBytes {
+  std::mutex mu;
+  std::optional<std::string> raw, gzip;
+  std::string raw_error, gzip_error;
+};
+
 namespace {
 
 constexpr size_t kMaxFerrydBytes = size_t{256} << 20;
 
 // $1 mode, $2 the configured ferryd, $3 the protocol version, then one "arch sha256 size
-// gzsize" quad per file (gzsize 0: no gzip copy). Answers "use PATH", "cached PATH",
-// "send ARCH gz|raw" (then reads exactly gzsize or size bytes and answers again; gz where
-// the host has gzip, which every Debian and Ubuntu has), "arch ARCH" or "fail WHY", one
-// line each. A copy is received
-// under a temporary name in the cache folder, checked, fsynced and renamed over the old
-// one, so that a job on another host sharing the home never starts a half-written file.
+// gzsize" quad per file (gzsize 0: no gzip copy). Answers "use PATH" or "cached PATH" and
+// then becomes that ferryd (exec PATH --stdio: its output follows the line on the same
+// channel), or "send ARCH gz|raw" (then reads exactly gzsize or size bytes and answers
+// again; gz where the host has gzip, which every Debian and Ubuntu has), "arch ARCH" or
+// "fail WHY", one line each. A copy is received under a temporary name in the cache
+// folder, its SHA-256 checked, fsynced and renamed over the old one, so that a job on
+// another host sharing the home never starts a half-written file; then `ferryd.ok` records
+// its size, mtime and inode. A later job trusts a copy that still matches that record (the
+// folder is private to the user, as an installed ferryd's would be) and checks the SHA-256
+// again only where it does not (26 ms for 3 MB on a small host: most of a job's start).
 // A home that cannot take it (read-only, full) falls back to /tmp/ferry-<uid>; a folder
 // that another user owns or may write to is refused, never used.
 constexpr const char* kProgram = R"SH(set -u
 m=$1 p=$2 v=$3; shift 3
+start() { echo "$1 $2"; exec "$2" --stdio; }
 if [ "$m" = auto ] && [ -f "$p" ] && [ -x "$p" ]; then
-  case $("$p" --version </dev/null 2>/dev/null) in *"(protocol $v)"*) echo "use $p"; exit 0;; esac
+  case $("$p" --version </dev/null 2>/dev/null) in *"(protocol $v)"*) start use "$p";; esac
 fi
 a=$(uname -m) h= n= z=0 e=raw
 while [ $# -ge 4 ]; do [ "$1" = "$a" ] && h=$2 n=$3 z=$4; shift 4; done
@@ -42,6 +60,14 @@ while [ $# -ge 4 ]; do [ "$1" = "$a" ] && h=$2 n=$3 z=$4; shift 4; done
 [ "$z" -gt 0 ] && command -v gzip >/dev/null 2>&1 && e=gz n=$z
 u=$(id -u) why= bad=
 sum() { s=$(sha256sum <"$1" 2>/dev/null) && echo "${s%% *}"; }
+stamp() { stat -c '%s:%Y:%i' "$1" 2>/dev/null; }
+record() { stamp "$d/ferryd" >"$d/.ok.$$" 2>/dev/null && mv -f "$d/.ok.$$" "$d/ferryd.ok" 2>/dev/null ||
+           rm -f "$d/.ok.$$" 2>/dev/null; }
+known() {
+  [ -f "$d/ferryd" ] || return 1
+  k= && read -r k 2>/dev/null <"$d/ferryd.ok" && [ "$k" = "$(stamp "$d/ferryd")" ] && return 0
+  [ "$(sum "$d/ferryd")" = "$h" ] && record
+}
 place() {
   [ -d "$1/$h" ] || (umask 077; mkdir -p "$1/$h") 2>/dev/null ||
     { why="cannot create $1/$h"; return 1; }
@@ -68,12 +94,12 @@ take() {
   fi
   chmod 700 "$t" && sync "$t" && mv -f "$t" "$d/ferryd" ||
     { rm -f "$t"; why="cannot write $d/ferryd"; return 1; }
-  sync "$d" 2>/dev/null; echo "use $d/ferryd"
+  sync "$d" 2>/dev/null; record; start use "$d/ferryd"
 }
 c=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/ferry
 for b in "$c" "/tmp/ferry-$u"; do
   place "$b" || { [ -n "$bad" ] && break; continue; }
-  if [ -f "$d/ferryd" ] && [ "$(sum "$d/ferryd")" = "$h" ]; then echo "cached $d/ferryd"; exit 0; fi
+  known && start cached "$d/ferryd"
   take && exit 0
   [ -n "$bad" ] && break
 done
@@ -102,32 +128,63 @@ Result<std::string> hex_sha256(const std::string& bytes, const std::string& sour
   return out;
 }
 
-// The build's gzip copy of `raw` (a third of its size), when there is one at least as new.
-std::shared_ptr<const std::string> load_gzip(const std::string& gz, const std::string& raw) {
-  struct stat g {
-  }, r{};
-  if (::stat(gz.c_str(), &g) != 0 || ::stat(raw.c_str(), &r) != 0 || g.st_mtime < r.st_mtime)
-    return nullptr;
-  auto bytes = read_text_file(gz, kMaxFerrydBytes, "gzip file");
-  if (!bytes || bytes->size() < 2 || bytes->compare(0, 2, "\x1f\x8b") != 0) return nullptr;
-  return std::make_shared<const std::string>(std::move(*bytes));
+bool newer_or_same(const struct stat& a, const struct stat& b) {
+  return a.st_mtim.tv_sec > b.st_mtim.tv_sec ||
+         (a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec >= b.st_mtim.tv_nsec);
+}
+
+// The first `n` bytes of `path` ("" when it cannot be read).
+std::string head_bytes(const std::string& path, size_t n) {
+  std::string out(n, '\0');
+  FILE* f = std::fopen(path.c_str(), "rbe");
+  if (!f) return {};
+  out.resize(std::fread(out.data(), 1, n, f));
+  std::fclose(f);
+  return out;
+}
+
+// The SHA-256 the build wrote beside `path` (`<path>.sha256`, 64 hex digits), when it is at
+// least as new as the file; "" otherwise.
+std::string recorded_sha256(const std::string& path, const struct stat& file) {
+  struct stat st {};
+  if (::stat((path + ".sha256").c_str(), &st) != 0 || !newer_or_same(st, file)) return {};
+  std::string text = head_bytes(path + ".sha256", 64);
+  if (text.size() != 64 || text.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return {};
+  return text;
 }
 
 Result<ShippedFerryd> load_file(const std::string& arch, const std::string& path) {
-  auto bytes = read_text_file(path, kMaxFerrydBytes, "ferryd");
-  if (!bytes) return bytes.error();
-  if (bytes->size() < 4 || bytes->compare(0, 4,
-                                          "\x7f"
-                                          "ELF") != 0)
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return make_error(path + ": cannot read: " + std::strerror(errno), errno);
+  if (!S_ISREG(st.st_mode)) return make_error(path + ": cannot read: not a file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxFerrydBytes)
+    return make_error(path + ": cannot read: larger than 256 MiB, not a ferryd");
+  if (head_bytes(path, 4) !=
+      "\x7f"
+      "ELF")
     return make_error(path + ": not a ferryd (no ELF header)");
-  auto sum = hex_sha256(*bytes, path);
-  if (!sum) return sum.error();
   ShippedFerryd f;
   f.arch = arch;
   f.source = path;
-  f.sha256 = std::move(*sum);
-  f.bytes = std::make_shared<const std::string>(std::move(*bytes));
-  f.gzip = load_gzip(path + ".gz", path);
+  f.size = static_cast<uint64_t>(st.st_size);
+  f.loaded = std::make_shared<ShippedBytes>();
+  f.sha256 = recorded_sha256(path, st);
+  if (f.sha256.empty()) {  // no record from the build: read and hash it now
+    auto bytes = read_text_file(path, kMaxFerrydBytes, "ferryd");
+    if (!bytes) return bytes.error();
+    auto sum = hex_sha256(*bytes, path);
+    if (!sum) return sum.error();
+    f.sha256 = std::move(*sum);
+    f.size = bytes->size();
+    f.loaded->raw = std::move(*bytes);
+  }
+  struct stat g {};
+  const std::string gz = path + ".gz";
+  if (::stat(gz.c_str(), &g) == 0 && S_ISREG(g.st_mode) && newer_or_same(g, st) &&
+      head_bytes(gz, 2) == "\x1f\x8b")
+    f.gzip_size = static_cast<uint64_t>(g.st_size);
   return f;
 }
 
@@ -138,7 +195,8 @@ Result<std::vector<ShippedFerryd>> load_folder(const std::string& dir) {
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (name.starts_with("ferryd-") && name.size() > 7 && !name.ends_with(".gz"))
+    if (name.starts_with("ferryd-") && name.size() > 7 && !name.ends_with(".gz") &&
+        !name.ends_with(".sha256"))
       names.push_back(name);
   }
   ::closedir(d);
@@ -155,6 +213,45 @@ Result<std::vector<ShippedFerryd>> load_folder(const std::string& dir) {
 }
 
 }  // namespace
+
+Result<const std::string*> ShippedFerryd::contents(bool gzip) const {
+  std::lock_guard lock(loaded->mu);
+  std::optional<std::string>& slot = gzip ? loaded->gzip : loaded->raw;
+  std::string& error = gzip ? loaded->gzip_error : loaded->raw_error;
+  if (slot) return &*slot;
+  if (!error.empty()) return make_error(error);
+  const std::string path = gzip ? source + ".gz" : source;
+  auto bytes = read_text_file(path, kMaxFerrydBytes, "ferryd");
+  if (!bytes) {
+    error = bytes.error().message;
+  } else if (bytes->size() != (gzip ? gzip_size : size)) {
+    error = path + ": changed while ferryrun ran (its size differs); run the job again";
+  } else if (!gzip) {
+    auto sum = hex_sha256(*bytes, path);
+    if (!sum)
+      error = sum.error().message;
+    else if (*sum != sha256)
+      error = path + ": its SHA-256 is not the one in " + path +
+              ".sha256 (a stale record: rebuild, or delete the .sha256)";
+  }
+  if (!error.empty()) return make_error(error);
+  slot = std::move(*bytes);
+  return &*slot;
+}
+
+ShippedFerryd ShippedFerryd::in_memory(std::string arch, std::string sha256, std::string bytes,
+                                       std::string gzip) {
+  ShippedFerryd f;
+  f.arch = std::move(arch);
+  f.source = "(memory)";
+  f.sha256 = std::move(sha256);
+  f.size = bytes.size();
+  f.gzip_size = gzip.size();
+  f.loaded = std::make_shared<ShippedBytes>();
+  f.loaded->raw = std::move(bytes);
+  if (!gzip.empty()) f.loaded->gzip = std::move(gzip);
+  return f;
+}
 
 const ShippedFerryd* ShipPlan::find(std::string_view arch) const {
   for (const auto& f : files)
@@ -188,8 +285,8 @@ std::string ship_command(const ShipPlan& plan, const std::string& installed) {
                     (plan.mode == ShipMode::kAlways ? "always" : "auto") + " " +
                     shell_quote(installed) + " " + std::to_string(plan.protocol);
   for (const auto& f : plan.files)
-    cmd += " " + shell_quote(f.arch) + " " + f.sha256 + " " + std::to_string(f.bytes->size()) +
-           " " + std::to_string(f.gzip ? f.gzip->size() : 0);
+    cmd += " " + shell_quote(f.arch) + " " + f.sha256 + " " + std::to_string(f.size) + " " +
+           std::to_string(f.gzip_size);
   return cmd;
 }
 

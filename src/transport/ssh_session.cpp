@@ -114,7 +114,6 @@ void SshSession::teardown() {
     sd_.release();  // the fd belongs to libssh
   }
   channel_.reset();  // before ssh_disconnect(), which frees channels
-  ship_channel_.reset();
   if (session_) {
     ssh_disconnect(session_.get());  // queues DISCONNECT, one non-blocking write, close
     session_.reset();

@@ -74,11 +74,9 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
     kHostKey,
     kAuthIdentity,
     kAuthAuto,
-    kShipChannel,  // shipping ferryd (ssh_session_ship.cpp), when SshOptions::ship asks
-    kShipExec,
-    kShipTalk,
     kChannel,
     kExec,       // opening
+    kShipTalk,   // shipping ferryd (ssh_session_ship.cpp), when SshOptions::ship asks
     kReady,      // exec accepted, start() not called yet: the fd is not read
     kStreaming,  // start() called
     kLinger,     // close() called, flushing
@@ -97,12 +95,11 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   Step auth_auto_step();
   Step channel_step();
   Step exec_step();
-  /// After authentication: shipping ferryd when the options ask for it, else the channel.
-  Phase after_auth() const;
+  /// Whether the channel runs ship_command() (which ends by starting ferryd) instead of
+  /// ferryd itself.
+  bool shipping() const;
 
   // ssh_session_ship.cpp
-  Step ship_channel_step();
-  Step ship_exec_step();
   Step ship_talk_step();
   bool ship_write();
   Step ship_answer(const ShipLine& line);
@@ -170,12 +167,12 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   SshSessionPtr session_;
   SshKeyPtr identity_;
   SshChannelPtr channel_;  // after session_: destroyed first (see ssh_handles.hpp)
-  // Shipping ferryd: the channel of the shell program, its answer so far, the file being
-  // sent and how far.
-  SshChannelPtr ship_channel_;
-  std::string ship_out_, ship_err_;
+  // Shipping ferryd: the shell program's stderr so far, the file being sent and how far
+  // (its answer lines arrive in rx_out_, ahead of ferryd's own output).
+  std::string ship_err_;
   const ShippedFerryd* ship_file_ = nullptr;
   const std::string* ship_bytes_ = nullptr;  // its bytes or its gzip copy, as the host asked
+  bool ship_gz_ = false;
   size_t ship_off_ = 0;
   uint64_t ship_sent_ = 0;
   std::chrono::steady_clock::time_point ship_began_;

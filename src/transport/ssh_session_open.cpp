@@ -78,20 +78,14 @@ void SshSession::run_open() {
       case Phase::kAuthAuto:
         step = auth_auto_step();
         break;
-      case Phase::kShipChannel:
-        step = ship_channel_step();
-        break;
-      case Phase::kShipExec:
-        step = ship_exec_step();
-        break;
-      case Phase::kShipTalk:
-        step = ship_talk_step();
-        break;
       case Phase::kChannel:
         step = channel_step();
         break;
       case Phase::kExec:
         step = exec_step();
+        break;
+      case Phase::kShipTalk:
+        step = ship_talk_step();
         break;
       default:
         return;
@@ -201,7 +195,7 @@ SshSession::Step SshSession::auth_identity_step() {
   if (rc == SSH_AUTH_AGAIN) return Step::kAgain;
   if (rc == SSH_AUTH_SUCCESS) {
     log(describe() + ": authenticated as " + user_ + " with " + options_.identity_file);
-    phase_ = after_auth();
+    phase_ = Phase::kChannel;
     return Step::kNext;
   }
   if (rc == SSH_AUTH_ERROR) {
@@ -219,7 +213,7 @@ SshSession::Step SshSession::auth_auto_step() {
   if (rc == SSH_AUTH_AGAIN) return Step::kAgain;
   if (rc == SSH_AUTH_SUCCESS) {
     log(describe() + ": authenticated as " + user_ + " (agent, ssh config or default keys)");
-    phase_ = after_auth();
+    phase_ = Phase::kChannel;
     return Step::kNext;
   }
   if (rc == SSH_AUTH_ERROR) {
@@ -232,9 +226,8 @@ SshSession::Step SshSession::auth_auto_step() {
   return Step::kStop;
 }
 
-SshSession::Phase SshSession::after_auth() const {
-  return options_.ship && options_.ship->mode != ShipMode::kNever ? Phase::kShipChannel
-                                                                  : Phase::kChannel;
+bool SshSession::shipping() const {
+  return options_.ship && options_.ship->mode != ShipMode::kNever;
 }
 
 SshSession::Step SshSession::channel_step() {
@@ -264,12 +257,21 @@ SshSession::Step SshSession::channel_step() {
 }
 
 SshSession::Step SshSession::exec_step() {
-  phase_text_ = "starting ferryd";
+  phase_text_ = shipping() ? "looking for ferryd" : "starting ferryd";
+  if (shipping() && ship_began_ == std::chrono::steady_clock::time_point{}) {
+    ship_began_ = std::chrono::steady_clock::now();
+    command_ = ship_command(*options_.ship, ferryd_path_);
+  }
   int rc = ssh_channel_request_exec(channel_.get(), command_.c_str());
   if (rc == SSH_AGAIN) return Step::kAgain;
   if (rc != SSH_OK) {
-    fail_open("the server refused to run " + command_ + ": " + error_text());
+    fail_open(std::string("the server refused to run ") +
+              (shipping() ? "sh, to look for ferryd" : command_) + ": " + error_text());
     return Step::kStop;
+  }
+  if (shipping()) {
+    phase_ = Phase::kShipTalk;
+    return Step::kNext;
   }
   log(describe() + ": started " + command_);
   phase_ = Phase::kReady;

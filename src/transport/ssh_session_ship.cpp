@@ -1,7 +1,8 @@
-// The shipping half of SshSession's open (docs/design.md, "Shipping ferryd"): on the host's
-// session, before ferryd's channel, a channel runs ship_command(). It names the ferryd to
-// start: the installed one, a cached copy whose SHA-256 it checked, or the file it asks for
-// ("send x86_64") and receives into its cache. Then the open goes on with that path.
+// The shipping half of SshSession's open (docs/design.md, "Shipping ferryd"): the channel
+// that is to carry ferryd runs ship_command() first. It names the ferryd to start (the
+// installed one, a cached copy it checked, or the file it asks for with "send x86_64" and
+// receives into its cache) and then becomes that ferryd (exec), so a host costs one
+// channel and one command whether or not anything is sent.
 
 #include <algorithm>
 #include <cstdio>
@@ -29,42 +30,10 @@ std::string mib(size_t bytes) {
 
 }  // namespace
 
-SshSession::Step SshSession::ship_channel_step() {
-  phase_text_ = "looking for ferryd";
-  if (!ship_channel_) {
-    ship_began_ = std::chrono::steady_clock::now();
-    ship_channel_.reset(ssh_channel_new(session_.get()));
-    if (!ship_channel_) {
-      fail_open("cannot create a channel: " + error_text());
-      return Step::kStop;
-    }
-  }
-  int rc = ssh_channel_open_session(ship_channel_.get());
-  if (rc == SSH_AGAIN) return Step::kAgain;
-  if (rc != SSH_OK) {
-    fail_open("cannot open a session channel (sshd MaxSessions?): " + error_text());
-    return Step::kStop;
-  }
-  phase_ = Phase::kShipExec;
-  return Step::kNext;
-}
-
-SshSession::Step SshSession::ship_exec_step() {
-  const std::string command = ship_command(*options_.ship, ferryd_path_);
-  int rc = ssh_channel_request_exec(ship_channel_.get(), command.c_str());
-  if (rc == SSH_AGAIN) return Step::kAgain;
-  if (rc != SSH_OK) {
-    fail_open("the server refused to run sh, to look for ferryd: " + error_text());
-    return Step::kStop;
-  }
-  phase_ = Phase::kShipTalk;
-  return Step::kNext;
-}
-
 // Sends what the channel's window and the socket take of the file asked for; false when
 // the connection failed (the open was failed too).
 bool SshSession::ship_write() {
-  ssh_channel ch = ship_channel_.get();
+  ssh_channel ch = channel_.get();
   const std::string& bytes = *ship_bytes_;
   while (ship_off_ < bytes.size()) {
     if (writes_queued()) break;
@@ -87,29 +56,35 @@ bool SshSession::ship_write() {
 
 SshSession::Step SshSession::ship_talk_step() {
   phase_text_ = ship_file_ ? "sending ferryd" : "looking for ferryd";
-  ssh_channel ch = ship_channel_.get();
+  ssh_channel ch = channel_.get();
   if (ship_bytes_ && !ship_write()) return Step::kStop;
-  char buf[4096];
-  for (int is_stderr : {0, 1}) {
-    int n = 0;
-    while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, is_stderr)) > 0)
-      (is_stderr ? ship_err_ : ship_out_).append(buf, static_cast<size_t>(n));
+  // on_channel_data takes what arrives into rx_out_/rx_err_; each poll is one
+  // non-blocking round of packet handling (window adjusts included).
+  for (;;) {
+    const uint64_t before = socket_counter_.in_bytes;
+    int rc = ssh_channel_poll(ch, 0);
+    writes_queued();
     sync_fd();
-    if (n == SSH_ERROR && !ssh_channel_is_eof(ch)) {
+    if (rc == SSH_ERROR && !ssh_channel_is_eof(ch) && !ssh_channel_is_closed(ch)) {
       fail_open("connection lost while looking for ferryd: " + error_text());
       return Step::kStop;
     }
+    if (rc == SSH_ERROR || socket_counter_.in_bytes == before) break;
   }
-  for (size_t nl = ship_out_.find('\n'); nl != std::string::npos; nl = ship_out_.find('\n')) {
-    auto line = parse_ship_line(std::string_view(ship_out_).substr(0, nl));
-    ship_out_.erase(0, nl + 1);
+  ship_err_ += rx_err_;
+  rx_err_.clear();
+  // The answer's lines come first; whatever follows the line that names the ferryd to
+  // start is that ferryd's output and stays in rx_out_ for the stream.
+  for (size_t nl = rx_out_.find('\n'); nl != std::string::npos; nl = rx_out_.find('\n')) {
+    auto line = parse_ship_line(std::string_view(rx_out_).substr(0, nl));
+    rx_out_.erase(0, nl + 1);
     if (!line) {
       fail_open(line.error().message);
       return Step::kStop;
     }
     if (Step s = ship_answer(*line); s != Step::kAgain) return s;
   }
-  if (ship_out_.size() > kMaxAnswer) {
+  if (rx_out_.size() > kMaxAnswer) {
     fail_open("unexpected answer while looking for ferryd (too long)");
     return Step::kStop;
   }
@@ -124,8 +99,8 @@ SshSession::Step SshSession::ship_talk_step() {
   return Step::kAgain;
 }
 
-// One line of the host's answer: kAgain to go on talking, kNext once the ferryd to start is
-// known, kStop when the open failed.
+// One line of the host's answer: kAgain to go on talking, kStop once the ferryd to start is
+// known and started (the open is done) or when the open failed.
 SshSession::Step SshSession::ship_answer(const ShipLine& line) {
   switch (line.kind) {
     case ShipLine::Kind::kSend: {
@@ -137,7 +112,13 @@ SshSession::Step SshSession::ship_answer(const ShipLine& line) {
         return Step::kStop;
       }
       const bool gz = space != std::string::npos && line.text.substr(space + 1) == "gz";
-      ship_bytes_ = gz && ship_file_->gzip ? ship_file_->gzip.get() : ship_file_->bytes.get();
+      ship_gz_ = gz && ship_file_->gzip_size > 0;
+      auto bytes = ship_file_->contents(ship_gz_);
+      if (!bytes) {
+        fail_open("cannot ship ferryd: " + bytes.error().message);
+        return Step::kStop;
+      }
+      ship_bytes_ = *bytes;
       ship_off_ = 0;  // again after a failed try: the host reads the whole file anew
       if (!ship_write()) return Step::kStop;
       return Step::kAgain;
@@ -153,21 +134,23 @@ SshSession::Step SshSession::ship_answer(const ShipLine& line) {
       break;
   }
   if (ship_sent_ > 0)
-    log(describe() + ": shipped ferryd (" + mib(ship_file_->bytes->size()) + ", " +
-        ship_file_->arch + ", " + std::to_string(ship_sent_) + " bytes sent" +
-        (ship_bytes_ == ship_file_->gzip.get() ? " gzipped" : "") + ") to " + line.text + " in " +
-        seconds_since(ship_began_));
+    log(describe() + ": shipped ferryd (" + mib(ship_file_->size) + ", " + ship_file_->arch + ", " +
+        std::to_string(ship_sent_) + " bytes sent" + (ship_gz_ ? " gzipped" : "") + ") to " +
+        line.text + " in " + seconds_since(ship_began_));
   else if (line.kind == ShipLine::Kind::kCached)
     log(describe() + ": ferryd cached at " + line.text + ", checked, 0 bytes sent (" +
         seconds_since(ship_began_) + ")");
   else
     log(describe() + ": installed ferryd at " + line.text + " speaks our protocol (" +
         seconds_since(ship_began_) + ")");
+  // The program has exec'd it on this channel: the open is done.
   ferryd_path_ = line.text;
   command_ = shell_quote(ferryd_path_) + " --stdio";
-  ship_channel_.reset();  // the program has answered and exits; freeing closes the channel
-  phase_ = Phase::kChannel;
-  return Step::kNext;
+  log(describe() + ": started " + command_);
+  phase_ = Phase::kReady;
+  timer_.cancel();
+  finish_open({});
+  return Step::kStop;
 }
 
 }  // namespace ferry

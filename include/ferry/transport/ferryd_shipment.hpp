@@ -5,6 +5,7 @@
 /// program each host runs first, over the host's SSH session, to say which ferryd to start
 /// (the installed one, or a cached copy it checked) or to receive one into its cache.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,15 +25,29 @@ enum class ShipMode {
 /// Parses "auto", "always" or "never".
 Result<ShipMode> parse_ship_mode(std::string_view text);
 
-/// One file ferryrun can send.
+struct ShippedBytes;
+
+/// One file ferryrun can send. Only its size and SHA-256 are known up front (the SHA-256
+/// from the `<source>.sha256` the build writes beside it, else computed); the bytes are
+/// read when a host first asks for them, so a job whose hosts have ferryd reads nothing.
 struct ShippedFerryd {
   std::string arch;    ///< `uname -m` of the hosts it runs on ("x86_64", "aarch64")
   std::string source;  ///< where ferryrun read it
   std::string sha256;  ///< hex, lower case: the name of its cache folder on the hosts
-  std::shared_ptr<const std::string> bytes;
-  /// The same compressed with gzip (`<source>.gz`, made by the build), sent to hosts that
-  /// have gzip; null when there is none.
-  std::shared_ptr<const std::string> gzip;
+  uint64_t size = 0;
+  /// The size of the same compressed with gzip (`<source>.gz`, made by the build), which
+  /// is what goes to hosts that have gzip; 0 when there is none.
+  uint64_t gzip_size = 0;
+  std::shared_ptr<ShippedBytes> loaded;  ///< shared by every session; filled on first use
+
+  /// The bytes to send (`gzip`: the gzip copy), read once for all hosts and checked against
+  /// the size (and, for the file itself, the SHA-256) announced; an error names the file.
+  /// Safe to call from several threads.
+  Result<const std::string*> contents(bool gzip) const;
+
+  /// A file held in memory (tests): `gzip` may be empty.
+  static ShippedFerryd in_memory(std::string arch, std::string sha256, std::string bytes,
+                                 std::string gzip = {});
 };
 
 /// What SSH sessions need to ship ferryd; shared by every host of a job.
@@ -45,10 +60,11 @@ struct ShipPlan {
   const ShippedFerryd* find(std::string_view arch) const;
 };
 
-/// Reads the files to ship: every `ferryd-<arch>` in `ferryd_dir` (when given), and for this
+/// Finds the files to ship: every `ferryd-<arch>` in `ferryd_dir` (when given), and for this
 /// machine's architecture, unless the folder has one, `<self_dir>/../libexec/ferry/ferryd-<arch>`
-/// or else `<self_dir>/ferryd`; each with its `.gz` copy when one is there, as new. `protocol` is
-/// the version an installed ferryd must speak. Errors name the file or the option.
+/// or else `<self_dir>/ferryd`; each with its `.gz` copy and `.sha256` when they are there, as
+/// new. `protocol` is the version an installed ferryd must speak. Errors name the file or the
+/// option.
 Result<ShipPlan> load_ship_plan(ShipMode mode, int protocol, const std::string& ferryd_dir,
                                 const std::string& self_dir);
 
