@@ -182,6 +182,7 @@ void Job::Impl::check_attempt_over() {
   if (phase_ != Phase::kRunning || attempt_.over) return maybe_finish();
   for (size_t m : attempt_.members)
     if (!hosts_[m]->done && !hosts_[m]->closed) return;
+  if (elastic_ && !elastic_stopping_) elastic_all_exited();
   attempt_.over = true;
   end_attempt();
 }

@@ -188,6 +188,24 @@ void Job::Impl::elastic_answer_queries() {
   slot_queries_.clear();
 }
 
+// Every worker exited but the round never ended: a worker asked for its next rank (READY) and
+// then exited, which the round does not count (horovod's registry ignores a report after
+// READY unless it is a failure), while the round waited for slots or for other workers. The
+// job ends as the round would have: 0 only when a worker of the round finished.
+void Job::Impl::elastic_all_exited() {
+  elastic_stopping_ = true;
+  elastic_timer_.cancel();
+  discovery_timer_.cancel();
+  slot_queries_.clear();
+  if (elastic_->succeeded()) return;
+  const std::string waited = waiting_for_slots_
+                                 ? "the job waited for " + std::to_string(opts_.elastic.min_np) +
+                                       " slots (--min-np)"
+                                 : "a round waited for its workers";
+  diag_.error("elastic: every worker exited while " + waited + "; none finished");
+  attempt_.end.rank_aborted(round_failure_status_ ? round_failure_status_ : 1);
+}
+
 // No round follows: the workers still running are stopped; `status` != 0 is the job's failure.
 void Job::Impl::elastic_stop(int status, const std::string& why) {
   if (elastic_stopping_) return;

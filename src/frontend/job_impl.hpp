@@ -200,6 +200,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void elastic_answer_queries();
   void elastic_drop_host(const std::string& host);
   void elastic_stop(int status, const std::string& why);
+  /// Every host is done while a round is still open: no round can follow.
+  void elastic_all_exited();
   ElasticSlot elastic_slot(size_t i, int rank) const;
   static double now_s();
   // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----

@@ -103,6 +103,8 @@ class ElasticRounds {
   /// slot counts only when it is a FAILURE (a worker that died while waiting). True when every
   /// worker of the world has now reported: call end_round().
   bool record(const ElasticSlot& slot, WorkerState state);
+  /// Whether a worker of the current round exited 0 (SUCCESS).
+  bool succeeded() const { return count(WorkerState::kSuccess) > 0; }
   /// Decides the round that just completed (blacklisting the hosts of failed workers).
   RoundEnd end_round(double now_s);
   /// Hosts blacklisted by the last end_round().

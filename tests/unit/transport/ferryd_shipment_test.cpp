@@ -129,6 +129,18 @@ TEST_F(ShipProgram, RefusesAFolderOthersMayWrite) {
   EXPECT_EQ(0U, run(cache).rfind("fail refusing cache folder " + cache + "/ferry: ", 0));
 }
 
+TEST_F(ShipProgram, RefusesAFolderAnotherUserOwns) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (to give a folder to another user)";
+  const std::string cache = (dir_ / "cache").string();
+  fs::create_directories(cache + "/ferry");
+  fs::permissions(cache + "/ferry", fs::perms::owner_all);
+  ASSERT_EQ(0, ::chown((cache + "/ferry").c_str(), 65534, 65534));
+  EXPECT_EQ("fail refusing cache folder " + cache +
+                "/ferry: not private to user 0 (owner:mode 65534:drwx------; make it 0700 and "
+                "yours)\n",
+            run(cache));
+}
+
 TEST_F(ShipProgram, FallsBackToTmpWhenTheHomeCannotTakeIt) {
   // Nobody, root included, can make a folder below a regular file.
   std::ofstream(dir_ / "file") << "x";
