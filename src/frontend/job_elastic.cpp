@@ -198,10 +198,10 @@ void Job::Impl::elastic_all_exited() {
   discovery_timer_.cancel();
   slot_queries_.clear();
   if (elastic_->succeeded()) return;
-  const std::string waited = waiting_for_slots_
-                                 ? "the job waited for " + std::to_string(opts_.elastic.min_np) +
-                                       " slots (--min-np)"
-                                 : "a round waited for its workers";
+  const std::string waited =
+      waiting_for_slots_
+          ? "the job waited for " + std::to_string(opts_.elastic.min_np) + " slots (--min-np)"
+          : "a round waited for its workers";
   diag_.error("elastic: every worker exited while " + waited + "; none finished");
   attempt_.end.rank_aborted(round_failure_status_ ? round_failure_status_ : 1);
 }
