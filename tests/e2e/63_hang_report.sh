@@ -4,8 +4,8 @@
 # 1. --timeout 20: ferryrun prints every rank's state (host, pid, state, CPU, last output) and
 #    stack, the hung rank's Python frame in its sleeping function and the others' in
 #    all_reduce, aborts the job and exits 124; nothing of the job is left.
-# 2. SIGQUIT to ferryrun mid-job (rank 1 naps for a while): the same report, and the job goes
-#    on to its normal end (exit 0, every rank's result).
+# 2. SIGQUIT to ferryrun mid-job (rank 1 naps until the report was checked): the same
+#    report, and the job goes on to its normal end (exit 0, every rank's result).
 # shellcheck disable=SC2154 # R_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -52,13 +52,14 @@ wait_cluster_idle 10
 
 # 2. SIGQUIT: a report, and the job goes on.
 start_bg Q -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
-  -x HANG_RANK=1 -x NAP_S=45 /usr/bin/python3 "$prog" "$tok"
+  -x HANG_RANK=1 -x NAP_S=120 -x NAP_FILE="$T/nap-over" /usr/bin/python3 "$prog" "$tok"
 ready_count() { grep -c '<stdout>:ready$' "$T/Q.out"; }
 wait_for "every rank ready" 90 eval '[[ $(ready_count) -eq 4 ]]'
 kill -QUIT "$Q_pid"
 wait_for "the state report" 60 grep -q '^ferryrun: end of the state report$' "$T/Q.err"
 assert_contains "$(cat "$T/Q.err")" "(on request (SIGQUIT); the job goes on" "report title"
 assert_contains "$(block "$T/Q.err" 1)" "in stay_away_from_all_reduce" "the napping rank's frame"
+touch "$T/nap-over"
 wait_bg Q 120
 assert_eq 0 "$Q_rc" "ferryrun's exit status after the on-demand report"
 for r in 0 1 2 3; do

@@ -2,7 +2,8 @@
 """A torch.distributed (gloo) job that hangs on purpose, for the state report's tests.
 
 Every rank joins the group and prints "ready"; the rank named by $HANG_RANK then sleeps in
-stay_away_from_all_reduce() (forever, or $NAP_S seconds), while the others wait for it in
+stay_away_from_all_reduce() (forever, or $NAP_S seconds, or until the file $NAP_FILE
+exists), while the others wait for it in
 dist.all_reduce(). Without a hang every rank prints "done <sum>" and exits 0. The last
 argument is a token for the tests' leftover checks.
 """
@@ -11,9 +12,9 @@ import os
 import time
 
 
-def stay_away_from_all_reduce(seconds):
+def stay_away_from_all_reduce(seconds, until_file):
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and not (until_file and os.path.exists(until_file)):
         time.sleep(0.5)
 
 
@@ -26,7 +27,8 @@ def main():
     rank = dist.get_rank()
     print("ready", flush=True)
     if rank == int(os.environ.get("HANG_RANK", "-1")):
-        stay_away_from_all_reduce(float(os.environ.get("NAP_S", "1e9")))
+        stay_away_from_all_reduce(float(os.environ.get("NAP_S", "1e9")),
+                                  os.environ.get("NAP_FILE", ""))
     t = torch.tensor([float(rank + 1)])
     dist.all_reduce(t)
     print(f"done {t.item():.0f}", flush=True)
