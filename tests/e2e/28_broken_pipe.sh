@@ -11,13 +11,16 @@ require_cluster
 require_nodes 2
 
 tok=$(unique_token)
-rank='trap "touch MARK.$RANK; exit 0" TERM; yes "$0" & wait'
+# Each rank writes only once both have set their trap: a rank still starting when head exits
+# would die of the SIGTERM before it could mark it (it did once, in a loaded CI run).
+rank='trap "touch MARK/term.$RANK; exit 0" TERM; touch MARK/ready.$RANK
+while [ ! -e MARK/ready.0 ] || [ ! -e MARK/ready.1 ]; do sleep 0.05; done; yes "$0" & wait'
 for layout in local remote; do
-  rm -f "$T"/term.*
+  rm -f "$T"/term.* "$T"/ready.*
   hosts=()
   [[ $layout == remote ]] && hosts=(--ssh-config "$SSHCFG" -H "fnode1:1,fnode2:1")
   run_capture R --timeout 60 -- bash -c 'set -o pipefail; "$@" | head -2' broken-pipe \
-    "$FERRYRUN" "${hosts[@]}" -np 2 --kill-grace 5 sh -c "${rank//MARK/$T/term}" "$tok"
+    "$FERRYRUN" "${hosts[@]}" -np 2 --kill-grace 5 sh -c "${rank//MARK/$T}" "$tok"
   assert_eq 141 "$R_rc" "$layout: ferryrun's exit status (pipefail: head exits 0)"
   assert_eq 2 "$(wc -l <"$T/R.out")" "$layout: lines head printed"
   assert_contains "$R_err" "stdout is a broken pipe" "$layout: ferryrun's stderr"
