@@ -193,10 +193,7 @@ void Job::Impl::elastic_answer_queries() {
 // READY unless it is a failure), while the round waited for slots or for other workers. The
 // job ends as the round would have: 0 only when a worker of the round finished.
 void Job::Impl::elastic_all_exited() {
-  elastic_stopping_ = true;
-  elastic_timer_.cancel();
-  discovery_timer_.cancel();
-  slot_queries_.clear();
+  elastic_no_more_rounds();
   if (elastic_->succeeded()) return;
   const std::string waited =
       waiting_for_slots_
@@ -206,13 +203,17 @@ void Job::Impl::elastic_all_exited() {
   attempt_.end.rank_aborted(round_failure_status_ ? round_failure_status_ : 1);
 }
 
-// No round follows: the workers still running are stopped; `status` != 0 is the job's failure.
-void Job::Impl::elastic_stop(int status, const std::string& why) {
-  if (elastic_stopping_) return;
+void Job::Impl::elastic_no_more_rounds() {
   elastic_stopping_ = true;
   elastic_timer_.cancel();
   discovery_timer_.cancel();
   slot_queries_.clear();
+}
+
+// No round follows: the workers still running are stopped; `status` != 0 is the job's failure.
+void Job::Impl::elastic_stop(int status, const std::string& why) {
+  if (elastic_stopping_) return;
+  elastic_no_more_rounds();
   if (!why.empty()) diag_.error(why);
   if (status != 0) attempt_.end.rank_aborted(status);
   bool running = false;

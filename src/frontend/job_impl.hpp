@@ -202,6 +202,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void elastic_stop(int status, const std::string& why);
   /// Every host is done while a round is still open: no round can follow.
   void elastic_all_exited();
+  /// No round follows: its timers, discovery and waiting answers end.
+  void elastic_no_more_rounds();
   ElasticSlot elastic_slot(size_t i, int rank) const;
   static double now_s();
   // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----
