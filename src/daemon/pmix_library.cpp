@@ -34,6 +34,7 @@ Loaded load_all() {
   load(h, "PMIx_server_dmodex_request", f.dmodex_request);
   load(h, "PMIx_Error_string", f.error_string);
   load(h, "PMIx_Get_version", f.get_version);
+  load(h, "hwloc_topology_abi_check", f.hwloc_abi_check);
   if (!f.complete()) l.why = "the PMIx library on this host lacks the server functions";
   return l;
 }
@@ -44,6 +45,10 @@ const Functions* get(std::string& why) {
   static const Loaded loaded = load_all();
   why = loaded.why;
   return loaded.f.complete() ? &loaded.f : nullptr;
+}
+
+bool shares_topology(const Functions& f, hwloc_topology_t topology) {
+  return topology && f.hwloc_abi_check && f.hwloc_abi_check(topology) == 0;
 }
 
 }  // namespace ferry::libpmix

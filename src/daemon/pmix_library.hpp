@@ -5,6 +5,7 @@
 // nothing for it. The declarations come from libpmix-dev's headers, so a signature that
 // changes there fails to compile here.
 
+#include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -22,6 +23,9 @@ struct Functions {
   decltype(&PMIx_server_dmodex_request) dmodex_request = nullptr;
   decltype(&PMIx_Error_string) error_string = nullptr;
   decltype(&PMIx_Get_version) get_version = nullptr;
+  // The hwloc libpmix links (not necessarily ferryd's own: the shipped ferryd carries hwloc
+  // inside). Optional: null where libpmix was built without hwloc.
+  decltype(&hwloc_topology_abi_check) hwloc_abi_check = nullptr;
 
   bool complete() const {
     return server_init && server_finalize && register_nspace && deregister_nspace &&
@@ -31,5 +35,9 @@ struct Functions {
 
 /// The functions, loaded once; null when the host has no usable libpmix (`why` says why).
 const Functions* get(std::string& why);
+
+/// Whether libpmix's hwloc can take a topology that ferryd's hwloc built: another copy of
+/// the library reads the structure only if its layout (hwloc's topology ABI) is the same.
+bool shares_topology(const Functions& f, hwloc_topology_t topology);
 
 }  // namespace ferry::libpmix

@@ -216,10 +216,13 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   set(info[0], PMIX_SERVER_TMPDIR, state->dir);
   set(info[1], PMIX_SYSTEM_TMPDIR, state->dir);
   set(info[2], PMIX_HOSTNAME, node_name);
+  // libpmix keeps a copy of the topology, made by its own hwloc: the shipped ferryd carries
+  // another copy of hwloc inside, maybe of another version, whose topology that one can read
+  // only if their layouts agree. Otherwise libpmix finds the topology itself.
   static char hwloc_source[] = "hwloc";
   pmix_topology_t topology{hwloc_source, hwloc_topology};
   size_t ninfo = 3;
-  if (hwloc_topology) {
+  if (shares_topology(hwloc_topology)) {
     std::strncpy(info[3].key, PMIX_TOPOLOGY2, PMIX_MAX_KEYLEN);
     info[3].value.type = PMIX_TOPO;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
@@ -230,7 +233,14 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state = state;
   }
+  // libpmix's hwloc, used here for the first time, would load its plugins (PCI, OpenCL,
+  // OpenGL, libxml2, and their libraries: two thirds of ferryd's CPU at a short job's start)
+  // for a topology that has no I/O objects. Pointed at the server's new, empty directory, it
+  // finds none.
+  const bool plugins_path_set = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
+  if (!plugins_path_set) ::setenv("HWLOC_PLUGINS_PATH", state->dir.c_str(), 1);
   const pmix_status_t rc = fns->server_init(&module, info, ninfo);
+  if (!plugins_path_set) ::unsetenv("HWLOC_PLUGINS_PATH");
   if (rc != PMIX_SUCCESS) {
     {
       std::lock_guard<std::mutex> lock(g_mutex);
@@ -255,6 +265,12 @@ PmixServer::~PmixServer() {
   }
   std::error_code ignored;
   std::filesystem::remove_all(s.dir, ignored);
+}
+
+bool PmixServer::shares_topology(void* hwloc_topology) {
+  std::string why;
+  const libpmix::Functions* fns = libpmix::get(why);
+  return fns && libpmix::shares_topology(*fns, static_cast<hwloc_topology_t>(hwloc_topology));
 }
 
 const std::string& PmixServer::directory() const { return state_->dir; }

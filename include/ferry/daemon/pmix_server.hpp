@@ -48,6 +48,11 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
+  /// Whether libpmix's hwloc can read `hwloc_topology`, made by ferryd's hwloc (in the
+  /// shipped ferryd another copy of the library, maybe of another version): start() hands it
+  /// over only then. False where the host has no libpmix.
+  static bool shares_topology(void* hwloc_topology);
+
   /// The server's private directory (removed by the destructor).
   const std::string& directory() const;
   /// Whether a server ran in this process and was finalized: libpmix cannot start another

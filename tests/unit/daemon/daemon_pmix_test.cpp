@@ -6,9 +6,11 @@
 // local rank's, an abort, and a rank that leaves without PMIx_Finalize. Needs libpmix.so.2
 // (Debian's libpmix2, which libpmix-dev brings).
 #include <gtest/gtest.h>
-#include <signal.h>
+#include <hwloc.h>
 #include <unistd.h>
 
+#include <array>
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -176,14 +178,33 @@ TEST_F(DaemonPmix, RanksGetPmixAndOpenMpisDirectLaunchVariablesUnlessTheUserSetT
   auto s = spec("pmix-env", "unused");
   s.argv = {"/bin/sh", "-c",
             "echo \"$PMIX_NAMESPACE $PMIX_RANK ${PMIX_SERVER_URI41:+uri} $OMPI_MCA_schizo "
-            "$OMPI_MCA_orte_bound_at_launch\""};
+            "$OMPI_MCA_orte_bound_at_launch ${HWLOC_PLUGINS_PATH-unset}\""};
   s.env = {"OMPI_MCA_orte_bound_at_launch=0"};
   fe.send(s);
   ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Exited>().size() == 2; }));
-  EXPECT_EQ("ferry.pmix-env.0 0 uri ^orte,slurm,flux,jsm 0\n", fe.output(0, StreamId::kStdout));
-  EXPECT_EQ("ferry.pmix-env.0 1 uri ^orte,slurm,flux,jsm 0\n", fe.output(1, StreamId::kStdout));
+  // The HWLOC_PLUGINS_PATH that ferryd sets while libpmix starts never reaches the ranks:
+  // their hwloc finds its plugins.
+  EXPECT_EQ("ferry.pmix-env.0 0 uri ^orte,slurm,flux,jsm 0 unset\n",
+            fe.output(0, StreamId::kStdout));
+  EXPECT_EQ("ferry.pmix-env.0 1 uri ^orte,slurm,flux,jsm 0 unset\n",
+            fe.output(1, StreamId::kStdout));
   // Ranks that never call PMIx_Init are not failed for it.
   EXPECT_TRUE(fe.all<wire::Failure>().empty());
+}
+
+// libpmix keeps a copy of the topology ferryd hands it, made by libpmix's own hwloc: a
+// topology of this process's hwloc (here the same library) is taken, one whose ABI is another
+// hwloc's (its first field, as hwloc_topology_abi_check reads it) is not.
+TEST(PmixTopology, OnlyATopologyLibpmixsHwlocCanReadIsHandedOver) {
+  hwloc_topology_t topo = nullptr;
+  ASSERT_EQ(0, hwloc_topology_init(&topo));
+  ASSERT_EQ(0, hwloc_topology_load(topo));
+  EXPECT_TRUE(PmixServer::shares_topology(topo));
+  hwloc_topology_destroy(topo);
+  EXPECT_FALSE(PmixServer::shares_topology(nullptr));
+  alignas(64) std::array<unsigned, 256> other{};
+  other[0] = 0x10000;  // a topology ABI no hwloc 2 has
+  EXPECT_FALSE(PmixServer::shares_topology(other.data()));
 }
 
 }  // namespace
