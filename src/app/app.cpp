@@ -23,13 +23,6 @@
 
 namespace ferry {
 
-int ranks_to_launch(const JobOptions& job) {
-  // The job places the ranks again itself; placing is cheap and has no side effects, and
-  // the console must exist (with its file names fixed) before the job starts.
-  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
-  return placed ? placed->world_size : 0;
-}
-
 namespace {
 
 // Cores per rank that this machine cannot give, when every host is this machine (a remote
@@ -52,27 +45,26 @@ std::string impossible_cpus_per_rank(const FrontendConfig& cfg) {
          " CPU(s) for the ranks";
 }
 
-// What can be known to fail before any host is reached: one line each, exit status 2.
-int check_before_start(const FrontendConfig& cfg, int& world) {
-  const JobOptions& job = cfg.job;
-  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
-  if (placed) {
-    if (Status st = check_job_size(*placed); !st) {
-      std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), st.error().message.c_str());
-      return 2;
-    }
-    world = placed->world_size;
-  }
-  if (std::string why = impossible_cpus_per_rank(cfg); !why.empty()) {
+// What can be known to fail before any host is reached: one line each, exit status 2. The
+// ranks are placed here, once: the console and the job take this placement.
+int check_before_start(const FrontendConfig& cfg, std::optional<Placement>& placement) {
+  auto refuse = [&](const std::string& why) {
     std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), why.c_str());
     return 2;
-  }
+  };
+  const JobOptions& job = cfg.job;
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  if (!placed) return refuse(placed.error().message);
+  if (Status st = check_job_size(*placed); !st) return refuse(st.error().message);
+  // --stdin against the ranks as placed (-np, -N, slots, a job file: only this knows them).
+  if (const int world = placed->world_size; job.stdin_rank >= world)
+    return refuse("--stdin " + std::to_string(job.stdin_rank) + ": there is no such rank (" +
+                  std::to_string(world) + " ranks, 0-" + std::to_string(world - 1) + ")");
+  if (std::string why = impossible_cpus_per_rank(cfg); !why.empty()) return refuse(why);
   if (!cfg.output.output_dir.empty())
-    if (Status st = prepare_output_dir(cfg.output.output_dir); !st) {
-      std::fprintf(stderr, "%s: --output-filename %s\n", cfg.program.c_str(),
-                   st.error().message.c_str());
-      return 2;
-    }
+    if (Status st = prepare_output_dir(cfg.output.output_dir); !st)
+      return refuse("--output-filename " + st.error().message);
+  placement = std::move(*placed);
   return 0;
 }
 
@@ -123,18 +115,14 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
 
 }  // namespace
 
-OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
+OutputOptions console_options(const FrontendConfig& cfg, const Placement& placed) {
   OutputOptions out = cfg.output;
-  out.world_size = std::max(world_size, 1);
+  out.world_size = std::max(placed.world_size, 1);
   out.program = cfg.program;
   if (out.tag == TagStyle::kHost) {
-    const JobOptions& job = cfg.job;
-    if (auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement)) {
-      out.rank_hosts.assign(static_cast<std::size_t>(placed->world_size), "");
-      for (const HostPlan& h : placed->hosts)
-        for (const RankSlot& r : h.ranks)
-          out.rank_hosts[static_cast<std::size_t>(r.rank)] = h.label;
-    }
+    out.rank_hosts.assign(static_cast<std::size_t>(placed.world_size), "");
+    for (const HostPlan& h : placed.hosts)
+      for (const RankSlot& r : h.ranks) out.rank_hosts[static_cast<std::size_t>(r.rank)] = h.label;
   }
   return out;
 }
@@ -142,9 +130,9 @@ OutputOptions console_options(const FrontendConfig& cfg, int world_size) {
 int run_ferryrun(const FrontendConfig& cfg) {
   ::signal(SIGPIPE, SIG_IGN);
   asio::io_context io;
-  int world = 0;
-  if (int bad = check_before_start(cfg, world); bad != 0) return bad;
-  ConsoleOutput console(console_options(cfg, world));
+  std::optional<Placement> placed;
+  if (int bad = check_before_start(cfg, placed); bad != 0) return bad;
+  ConsoleOutput console(console_options(cfg, *placed));
   console.write_behind(io);  // a console that stops reading must not stop the loop
   Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
   // "connected 87/128" while hosts connect: on a terminal, and not mixed with --verbose.
@@ -152,12 +140,6 @@ int run_ferryrun(const FrontendConfig& cfg) {
   diag.set_writer(
       [&console](const std::string& line) { console.print_line(StreamId::kStderr, line); });
   console.set_warn([&diag](const std::string& message) { diag.warn(message); });
-  // The command line can only check --stdin against -np; here every placement is known.
-  if (world > 0 && cfg.job.stdin_rank >= world) {
-    diag.error("--stdin " + std::to_string(cfg.job.stdin_rank) + ": there is no such rank (" +
-               std::to_string(world) + " ranks, 0-" + std::to_string(world - 1) + ")");
-    return 2;
-  }
 
   SshOptions ssh;
   ssh.config_file = cfg.ssh.config_file;
@@ -198,7 +180,7 @@ int run_ferryrun(const FrontendConfig& cfg) {
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";
-  Job job(io, std::move(job_opts), launchers, console, diag);
+  Job job(io, std::move(job_opts), launchers, console, diag, std::move(placed));
   int status = job.run();
   console.flush();
   return status;

@@ -89,9 +89,6 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
       return make_error("--stdin: bad value '" + s + "' (expected a rank number or none)");
     }
   }
-  if (job.np > 0 && job.stdin_rank >= job.np)
-    return make_error("--stdin " + std::to_string(job.stdin_rank) +
-                      ": there is no such rank (-np " + std::to_string(job.np) + ")");
   if (raw.no_preflight) job.preflight = false;
   if (job.stall_abort && job.stall_timeout_s == 0)
     return make_error("--stall-abort needs --stall-timeout S (how long a silence is a stall)");

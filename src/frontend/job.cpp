@@ -27,16 +27,20 @@ constexpr size_t kStdinWindow = 1u << 20;
 }  // namespace
 
 Job::Impl::Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
-                Diagnostics& diag)
+                Diagnostics& diag, std::optional<Placement> placed)
     : io_(io),
       opts_(std::move(opts)),
       launchers_(launchers),
       out_(out),
       diag_(diag),
+      placed_before_(std::move(placed)),
       policy_(opts_.restart_limits()) {}
 
 int Job::Impl::run() {
-  auto placed = place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe, opts_.placement);
+  auto placed = placed_before_
+                    ? Result<Placement>(std::move(*placed_before_))
+                    : place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe, opts_.placement);
+  placed_before_.reset();
   if (!placed) {
     diag_.error(placed.error().message);
     return 2;
@@ -412,8 +416,8 @@ void Job::Impl::on_signal(int signo) {
 }
 
 Job::Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
-         Diagnostics& diag)
-    : impl_(std::make_unique<Impl>(io, std::move(opts), launchers, out, diag)) {}
+         Diagnostics& diag, std::optional<Placement> placed)
+    : impl_(std::make_unique<Impl>(io, std::move(opts), launchers, out, diag, std::move(placed))) {}
 Job::~Job() = default;
 int Job::run() { return impl_->run(); }
 

@@ -87,7 +87,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   using Clock = std::chrono::steady_clock;
 
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
-       Diagnostics& diag);
+       Diagnostics& diag, std::optional<Placement> placed);
   // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
   ~Impl() {
     *alive_ = false;
@@ -229,6 +229,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   asio::steady_timer progress_timer_{io_};
   bool progress_on_ = false;  // the connecting display is up (a terminal, after a moment)
   Placement full_;            // every host: the first attempt's placement
+  std::optional<Placement> placed_before_;  // ferryrun's, given to the Job: becomes full_
   RestartPolicy policy_;
   std::string job_id_;
   HostLinks hosts_;    // one per host of full_, same order; a reopened host gets a new one

@@ -6,6 +6,7 @@
 
 #include <asio.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "ferry/frontend/job_options.hpp"
 #include "ferry/hosts/host_list.hpp"
 #include "ferry/output/sink.hpp"
+#include "ferry/plan/placement.hpp"
 #include "ferry/transport/link.hpp"
 
 namespace ferry {
@@ -26,8 +28,10 @@ struct Launchers {
 /// Runs one job on an io_context.
 class Job {
  public:
+  /// `placed`: the ranks as ferryrun placed them from `opts` before the job (it checks them
+  /// first, and the console needs them); without it the job places them itself.
   Job(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
-      Diagnostics& diag);
+      Diagnostics& diag, std::optional<Placement> placed = std::nullopt);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;

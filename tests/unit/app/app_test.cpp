@@ -1,10 +1,11 @@
-// ferryrun as a whole, before a job starts: how many ranks it launches (which sets the
-// padding of per-rank file names), and --stdin checked against the placed ranks.
+// ferryrun as a whole, before a job starts: how many ranks it places (which sets the padding
+// of per-rank file names), and --stdin checked against the placed ranks.
 #include "ferry/app/app.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -13,6 +14,18 @@
 
 namespace ferry {
 namespace {
+
+// The ranks ferryrun launches for `job`, as it places them (0: the hosts cannot take them).
+int ranks_to_launch(const JobOptions& job) {
+  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  return placed ? placed->world_size : 0;
+}
+
+OutputOptions console_for(const FrontendConfig& cfg) {
+  auto placed = place_ranks(cfg.job.hosts, cfg.job.np, cfg.job.oversubscribe, cfg.job.placement);
+  EXPECT_TRUE(placed.ok());
+  return console_options(cfg, placed ? *placed : Placement{});
+}
 
 TEST(App, RanksToLaunchFollowThePlacementNotTheSlotTotal) {
   JobOptions job;
@@ -43,17 +56,13 @@ TEST(App, PerRankFileNamesArePaddedToTheRanksLaunched) {
   cfg.output.layout = FileLayout::kHorovod;
   cfg.job.hosts = numbered_hosts({12, 12});
   cfg.job.placement.per_host = 2;  // 4 ranks on 24 slots: one digit, as horovodrun
-  auto opts = console_options(cfg, ranks_to_launch(cfg.job));
+  auto opts = console_for(cfg);
   EXPECT_EQ(opts.world_size, 4);
   EXPECT_EQ(rank_file_path(opts, 3, StreamId::kStdout), "/out/rank.3/stdout");
 
   cfg.job.placement.per_host = 0;
   cfg.job.np = 11;  // ranks 0-10: two digits
-  EXPECT_EQ(rank_file_path(console_options(cfg, ranks_to_launch(cfg.job)), 3, StreamId::kStderr),
-            "/out/rank.03/stderr");
-  // A placement error leaves no ranks; the options stay usable.
-  cfg.job.np = 100;
-  EXPECT_EQ(console_options(cfg, ranks_to_launch(cfg.job)).world_size, 1);
+  EXPECT_EQ(rank_file_path(console_for(cfg), 3, StreamId::kStderr), "/out/rank.03/stderr");
 }
 
 TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
@@ -69,6 +78,26 @@ TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(status, 2);
   EXPECT_EQ(err, "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
+
+  // -np 4 --stdin 4: the same one check, with -np.
+  cfg.job.placement.per_host = 0;
+  cfg.job.np = 4;
+  cfg.job.stdin_rank = 4;
+  testing::internal::CaptureStderr();
+  status = run_ferryrun(cfg);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err, "mpirun: --stdin 4: there is no such rank (4 ranks, 0-3)\n");
+
+  // A placement the hosts cannot take is refused here too, before any host is reached.
+  cfg.job.np = 9;
+  cfg.job.stdin_rank = 0;
+  testing::internal::CaptureStderr();
+  status = run_ferryrun(cfg);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("mpirun: "), std::string::npos) << err;
+  EXPECT_EQ(1, std::count(err.begin(), err.end(), '\n')) << err;
 }
 
 TEST(App, DeepSpeedIncludeTranslationReachesEachHost) {

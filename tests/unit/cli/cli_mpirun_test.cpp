@@ -182,7 +182,8 @@ TEST(CliMpirun, StdinChoices) {
   EXPECT_EQ(err,
             "mpirun: --stdin all: ferry forwards stdin to one rank only; give a rank "
             "(--stdin 0) or none\n");
-  EXPECT_EQ(mpi({"-np", "4", "--stdin", "4", "true"}).exit_code, 2);
+  // A rank beyond the job's is refused once the ranks are placed (App tests), not here.
+  EXPECT_EQ(mpi({"-np", "4", "--stdin", "4", "true"}).config->job.stdin_rank, 4);
   EXPECT_EQ(mpi({"-np", "4", "--stdin", "x", "true"}).exit_code, 2);
 }
 
