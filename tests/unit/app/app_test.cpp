@@ -3,9 +3,9 @@
 #include "ferry/app/app.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -135,8 +135,9 @@ TEST(App, OneHeartbeatSettingWhereverItIsWritten) {
   const JobOptions& job = cli.config->job;
   auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
   ASSERT_TRUE(placed.ok());
-  EXPECT_EQ(make_host_spec(job, *placed, HostInputs{&placed->hosts[0], false, {}}, {}).heartbeat_ms,
-            3000u);
+  EXPECT_EQ(
+      make_host_spec(job, *placed, HostInputs{placed->hosts.data(), false, {}}, {}).heartbeat_ms,
+      3000u);
 }
 
 }  // namespace
