@@ -173,6 +173,10 @@ Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
     return make_error("--max-restarts " + std::to_string(job.max_restarts) +
                       ": Horovod's elastic mode (--min-np, --host-discovery-script) recovers "
                       "from failures itself; whole-job restarts do not combine with it");
+  if (job.elastic.on() && job.min_hosts > 0)
+    return make_error("--min-hosts " + std::to_string(job.min_hosts) +
+                      ": Horovod's elastic mode (--min-np, --host-discovery-script) decides "
+                      "itself which hosts go on; give --min-np instead");
   return {};
 }
 

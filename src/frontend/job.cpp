@@ -6,7 +6,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 
 namespace ferry {
 namespace {
@@ -33,8 +33,14 @@ Job::Impl::Impl(asio::io_context& io, JobOptions opts, Launchers launchers, Outp
       launchers_(launchers),
       out_(out),
       diag_(diag),
-      placed_before_(std::move(placed)),
-      policy_(opts_.restart_limits()) {}
+      placed_before_(std::move(placed)) {
+  if (opts_.elastic.on())
+    follow_up_ = std::make_unique<HorovodElastic>(*this);
+  else
+    follow_up_ = std::make_unique<RestartAttempts>(*this, opts_.restart_limits());
+}
+
+Job::Impl::~Impl() { *alive_ = false; }
 
 int Job::Impl::run() {
   auto placed = placed_before_
@@ -61,11 +67,7 @@ int Job::Impl::run() {
                   (h.local ? ", local, no SSH (" : ", " + opts_.remote_via + " (") +
                   h.reach_reason + ")");
   }
-  if (policy_.enabled())
-    diag_.verbose("restarts: at most " + std::to_string(opts_.max_restarts) +
-                  (policy_.shrinks() ? "; a lost host leaves the job on at least " +
-                                           std::to_string(std::max(opts_.min_hosts, 1)) + " host(s)"
-                                     : "; every host is needed"));
+  follow_up_->announce();
   started_at_ = Clock::now();
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
@@ -166,8 +168,9 @@ void Job::Impl::daemon_stderr(size_t i, const std::string& line) {
 void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   HostLink& h = *hosts_[i];
   h.opening = false;
-  const bool wanted = phase_ == Phase::kStarting || phase_ == Phase::kBetween ||
-                      (elastic_ && phase_ == Phase::kRunning && !elastic_stopping_);
+  const bool wanted =
+      phase_ == Phase::kStarting || phase_ == Phase::kBetween ||
+      (phase_ == Phase::kRunning && follow_up_->adds_hosts() && !follow_up_->stopping());
   if (r && wanted && h.start_error.empty()) {
     diag_.verbose(r.value()->describe() + ": connected after " + since_start());
     h.attach(offer_route(std::move(r.value())));
@@ -178,7 +181,7 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   // Too late (timed out or the job is over): closing makes that ferryd exit.
   if (r) r.value()->close();
   h.closed = true;
-  if (elastic_ && phase_ == Phase::kRunning) return host_lost(i, h.start_error);
+  if (phase_ == Phase::kRunning && follow_up_->adds_hosts()) return host_lost(i, h.start_error);
   if (phase_ == Phase::kBetween) return check_reopened();
   check_started();
 }
@@ -203,7 +206,7 @@ void Job::Impl::on_hello(size_t i) {
   HostLink& h = *hosts_[i];
   diag_.verbose(h.where() + ": ferryd ready on " + h.hello_msg.hostname + " (pid " +
                 std::to_string(h.hello_msg.pid) + ") after " + since_start());
-  if (elastic_ && phase_ == Phase::kRunning) return elastic_host_ready(i);
+  if (phase_ == Phase::kRunning && follow_up_->host_ready(i)) return;
   if (phase_ == Phase::kBetween) return check_reopened();
   check_started();
 }
@@ -284,7 +287,7 @@ void Job::Impl::reader_gone() {
     return finish_job();
   }
   if (phase_ != Phase::kRunning) return;
-  if (elastic_) return elastic_stop(0, "");
+  if (follow_up_->stop_job()) return;
   abort_attempt(kill_grace_ms());
 }
 
@@ -324,7 +327,7 @@ void Job::Impl::on_stdin_ack(size_t i, uint32_t bytes) {
 }
 
 void Job::Impl::on_kv_request(size_t i, const wire::KvRequest& q) {
-  if (elastic_ && elastic_kv(i, q)) return;
+  if (follow_up_->kv(i, q)) return;
   if (rdv_) hosts_[i]->link->send(wire::encode(rdv_->serve(q)));
 }
 
@@ -361,7 +364,7 @@ void Job::Impl::on_done(size_t i, const wire::Done&) {
   h.done = true;
   diag_.verbose(h.name() + ": all ranks ended after " + since_start());
   // A ferryd that may serve another attempt waits for it; any other exits now.
-  if (!policy_.enabled()) h.close();
+  if (!follow_up_->restartable()) h.close();
   check_attempt_over();
 }
 

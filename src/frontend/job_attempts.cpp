@@ -1,11 +1,11 @@
-// The job controller, second half: the attempts. What every host of an attempt is sent, and what
-// follows an attempt's end: the job's end, a restart over the same connections (lost hosts opened
-// again), or the hosts that are left going on without a lost one (RestartPolicy decides).
+// The job controller, second half: the attempts. What every host of an attempt is sent, an
+// attempt's end (what follows is the FollowUp's: job_follow_up.hpp), and the hosts opened again
+// before a restart.
 #include <cstdlib>
 
 #include "ferry/plan/environment.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 
 namespace ferry {
 
@@ -79,7 +79,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
           hosts_[attempt_.members[j]]->send_running(frame);
       });
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
-  if (first && opts_.elastic.on()) elastic_begin();
+  if (first) follow_up_->begin();
   choose_network();
   if (first && want_preflight()) return start_preflight();
   send_specs();
@@ -138,8 +138,8 @@ SharedSpec Job::Impl::shared_spec() {
   diag_.verbose("MASTER_ADDR=" + je.master_addr + " MASTER_PORT=" + std::to_string(je.master_port));
   SharedSpec s{job_id_, job_environment(attempt_.placement, je), rdv_->secret(),
                pmi_host_config(attempt_.placement, 0, job_id_).process_mapping};
-  if (policy_.enabled()) {
-    ElasticEnvironment el{policy_.restarts(), opts_.max_restarts, job_id_};
+  if (follow_up_->restartable()) {
+    ElasticEnvironment el{follow_up_->restarts(), opts_.max_restarts, job_id_};
     auto vars = elastic_environment(el, opts_.exports,
                                     [](const char* n) -> const char* { return std::getenv(n); });
     s.env.insert(s.env.end(), vars.begin(), vars.end());
@@ -158,7 +158,7 @@ SharedSpec Job::Impl::shared_spec() {
           s.node_of_rank[r.rank] = static_cast<uint32_t>(j);
   }
   s.attempt = static_cast<uint32_t>(attempt_.number);
-  s.restartable = policy_.enabled();
+  s.restartable = follow_up_->restartable();
   return s;
 }
 
@@ -182,7 +182,7 @@ void Job::Impl::check_attempt_over() {
   if (phase_ != Phase::kRunning || attempt_.over) return maybe_finish();
   for (size_t m : attempt_.members)
     if (!hosts_[m]->done && !hosts_[m]->closed) return;
-  if (elastic_ && !elastic_stopping_) elastic_all_exited();
+  follow_up_->attempt_done();
   attempt_.over = true;
   end_attempt();
 }
@@ -193,34 +193,18 @@ void Job::Impl::end_attempt() {
   if (rdv_ && rdv_->pmix_fences() + rdv_->pmix_requests() > 0)
     diag_.verbose("PMIx: " + std::to_string(rdv_->pmix_fences()) + " fence(s) across hosts, " +
                   std::to_string(rdv_->pmix_requests()) + " rank data request(s) forwarded");
-  AttemptEnd ae;
-  ae.failed = attempt_.end.failed();
-  ae.interrupted = attempt_.end.user_signal() != 0;
-  ae.rank_succeeded_first = attempt_.rank_succeeded;
-  std::vector<size_t> survivors;
-  std::string lost_names;
+  follow_up_->after_attempt();
+}
+
+std::vector<size_t> Job::Impl::survivors(std::string& lost_names) const {
+  std::vector<size_t> left;
   for (size_t m : attempt_.members) {
-    if (hosts_[m]->lost) {
-      ++ae.hosts_lost;
+    if (hosts_[m]->lost)
       lost_names += (lost_names.empty() ? "" : ", ") + hosts_[m]->name();
-      continue;
-    }
-    survivors.push_back(m);
-    ae.ranks_left += static_cast<int>(full_.hosts[m].ranks.size());
+    else
+      left.push_back(m);
   }
-  ae.hosts_left = static_cast<int>(survivors.size());
-  const Decision d = policy_.after(ae);
-  if (d.step != NextStep::kFinish && stdin_) stdin_->stop();  // stdin goes to the first only
-  switch (d.step) {
-    case NextStep::kFinish:
-      if (!d.why.empty()) diag_.error("not restarting: " + d.why);
-      return finish_job();
-    case NextStep::kShrink:
-      return launch_attempt(std::move(survivors), "continuing without " + lost_names);
-    case NextStep::kRestart:
-      phase_ = Phase::kBetween;
-      return reopen_lost_hosts();
-  }
+  return left;
 }
 
 // Before a restart, every host whose connection ended is opened again: it rejoins if its ferryd
@@ -265,13 +249,13 @@ void Job::Impl::check_reopened() {
       diag_.warn(h.start_error);
     }
   }
-  if (!policy_.can_run(static_cast<int>(members.size()), ranks, static_cast<int>(hosts_.size()))) {
+  if (!follow_up_->may_restart(static_cast<int>(members.size()), ranks,
+                               static_cast<int>(hosts_.size()))) {
     diag_.error("not restarting: " + std::to_string(members.size()) + " of " +
                 std::to_string(hosts_.size()) + " hosts answered, too few to run the job");
     return finish_job();
   }
-  launch_attempt(std::move(members), "restarting (" + std::to_string(policy_.restarts()) + " of " +
-                                         std::to_string(opts_.max_restarts) + ")");
+  launch_attempt(std::move(members), follow_up_->restart_text());
 }
 
 // No attempt follows: every link closes, which ends every ferryd.

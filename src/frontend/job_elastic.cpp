@@ -8,123 +8,158 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 
 namespace ferry {
 
-double Job::Impl::now_s() {
+double Job::Impl::HorovodElastic::now_s() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
-ElasticSlot Job::Impl::elastic_slot(size_t i, int rank) const {
-  const RankSlot* s = hosts_[i]->slot(rank);
-  return {hosts_[i]->name(), s ? s->local_rank : -1};
+ElasticSlot Job::Impl::HorovodElastic::slot_of(size_t i, int rank) const {
+  const RankSlot* s = job_.hosts_[i]->slot(rank);
+  return {job_.hosts_[i]->name(), s ? s->local_rank : -1};
 }
 
 // The first world is the first attempt's placement: the hosts the discovery script listed (or the
 // fixed -H hosts), each filled in turn (the command line made -np every slot, up to --max-np).
-void Job::Impl::elastic_begin() {
-  const ElasticOptions& e = opts_.elastic;
-  elastic_ = std::make_unique<ElasticRounds>(ElasticRounds::Limits{
+void Job::Impl::HorovodElastic::begin() {
+  const ElasticOptions& e = job_.opts_.elastic;
+  rounds_ = std::make_unique<ElasticRounds>(ElasticRounds::Limits{
       e.min_np, e.max_np, e.reset_limit, e.cooldown_low_s, e.cooldown_high_s});
   std::vector<DiscoveredHost> found;
-  for (const auto& h : full_.hosts) found.push_back({h.label, h.host.slots});
+  for (const auto& h : job_.full_.hosts) found.push_back({h.label, h.host.slots});
   if (e.fixed_hosts) fixed_hosts_ = found;
-  elastic_->update_hosts(found, now_s());
-  if (auto w = elastic_->assign(); !w) diag_.error("elastic: " + w.error().message);
-  diag_.verbose("elastic: " + std::to_string(elastic_->world().size()) +
-                " workers; resets at most " +
-                (e.reset_limit >= 0 ? std::to_string(e.reset_limit) : std::string("unlimited")));
-  elastic_discover_later();
+  rounds_->update_hosts(found, now_s());
+  if (auto w = rounds_->assign(); !w) job_.diag_.error("elastic: " + w.error().message);
+  job_.diag_.verbose(
+      "elastic: " + std::to_string(rounds_->world().size()) + " workers; resets at most " +
+      (e.reset_limit >= 0 ? std::to_string(e.reset_limit) : std::string("unlimited")));
+  discover_later();
 }
+
+// What the hub asks. Before begin() (the hosts are still starting) nothing is the rounds'.
+
+bool Job::Impl::HorovodElastic::host_ready(size_t i) {
+  if (!rounds_) return false;
+  join(i);
+  return true;
+}
+
+bool Job::Impl::HorovodElastic::exited(size_t i, const wire::Exited& e) {
+  if (!rounds_) return false;
+  if (!stopping_) worker_exited(i, e);
+  return true;
+}
+
+bool Job::Impl::HorovodElastic::host_lost(size_t i) {
+  if (!rounds_) return false;
+  if (!stopping_) workers_lost(i);
+  return true;
+}
+
+bool Job::Impl::HorovodElastic::stop_job() {
+  if (!rounds_) return false;
+  stop(0, "");
+  return true;
+}
+
+void Job::Impl::HorovodElastic::attempt_done() {
+  if (rounds_ && !stopping_) all_exited();
+}
+
+// The one attempt is the job: nothing follows it.
+void Job::Impl::HorovodElastic::after_attempt() { job_.finish_job(); }
 
 // A worker that reset asks for its rank: the answer waits for the round's end. Every other request
 // is the store's.
-bool Job::Impl::elastic_kv(size_t i, const wire::KvRequest& q) {
+bool Job::Impl::HorovodElastic::kv(size_t i, const wire::KvRequest& q) {
+  if (!rounds_) return false;
   constexpr std::string_view kPrefix = "/rank_and_size/";
-  if (q.method == "PUT" && q.target.starts_with("/worker_addresses/")) elastic_worker_address(q);
+  if (q.method == "PUT" && q.target.starts_with("/worker_addresses/")) worker_address(q);
   if (q.method != "GET" || !q.target.starts_with(kPrefix)) return false;
   const std::string key = q.target.substr(kPrefix.size());
   const size_t colon = key.rfind(':');
   int local_rank = -1;
   if (colon != std::string::npos) local_rank = std::atoi(key.c_str() + colon + 1);
   ElasticSlot slot{key.substr(0, colon == std::string::npos ? key.size() : colon), local_rank};
-  if (elastic_stopping_) return true;  // its rank is being stopped: no answer
-  if (!elastic_->assignment(slot)) {
+  if (stopping_) return true;  // its rank is being stopped: no answer
+  if (!rounds_->assignment(slot)) {
     // Not in the world (its host was dropped): rank -1 tells it so at once.
-    hosts_[i]->link->send(wire::encode(wire::KvReply{q.id, 200, ElasticAssignment{}.response()}));
+    job_.hosts_[i]->link->send(
+        wire::encode(wire::KvReply{q.id, 200, ElasticAssignment{}.response()}));
     return true;
   }
-  diag_.verbose("elastic: " + key + " is ready for the next round");
+  job_.diag_.verbose("elastic: " + key + " is ready for the next round");
   slot_queries_.push_back({i, q.id, slot});
-  elastic_record(slot, WorkerState::kReady);
+  record(slot, WorkerState::kReady);
   return true;
 }
 
-void Job::Impl::elastic_record(const ElasticSlot& slot, WorkerState state) {
-  if (elastic_->record(slot, state)) elastic_round_over();
+void Job::Impl::HorovodElastic::record(const ElasticSlot& slot, WorkerState state) {
+  if (rounds_->record(slot, state)) round_over();
 }
 
-void Job::Impl::elastic_exited(size_t i, const wire::Exited& e) {
+void Job::Impl::HorovodElastic::worker_exited(size_t i, const wire::Exited& e) {
   // Stopped on purpose (its slot left the world): neither a failure nor a worker of the round.
-  if (elastic_stopped_.contains(e.rank)) return;
-  const ElasticSlot slot = elastic_slot(i, e.rank);
+  if (stopped_.contains(e.rank)) return;
+  const ElasticSlot slot = slot_of(i, e.rank);
   std::erase_if(slot_queries_, [&](const SlotQuery& q) { return q.host == i && q.slot == slot; });
-  if (!elastic_->assignment(slot)) return;  // a worker of a dropped host
-  const std::string& reason = attempt_.rank_failure[e.rank];
+  if (!rounds_->assignment(slot)) return;  // a worker of a dropped host
+  const std::string& reason = job_.attempt_.rank_failure[e.rank];
   if (e.exit_code == 0 && e.signal == 0 && reason.empty())
-    return elastic_record(slot, WorkerState::kSuccess);
+    return record(slot, WorkerState::kSuccess);
   const int status = e.signal ? 128 + e.signal : (e.exit_code ? e.exit_code : 1);
   if (round_failure_status_ == 0) round_failure_status_ = status;
-  diag_.raw(diag_.program() + ": rank " + std::to_string(e.rank) + " on host " + hosts_[i]->name() +
-            " (local rank " + std::to_string(slot.local_rank) + ", pid " +
-            std::to_string(attempt_.rank_pid[e.rank]) + ") " +
-            (e.signal ? "was killed by signal " + std::to_string(e.signal)
-                      : "exited with status " + std::to_string(e.exit_code)) +
-            (reason.empty() ? "" : " (" + reason + ")") + "; elastic: its host leaves the job\n");
-  elastic_record(slot, WorkerState::kFailure);
+  job_.diag_.raw(job_.diag_.program() + ": rank " + std::to_string(e.rank) + " on host " +
+                 job_.hosts_[i]->name() + " (local rank " + std::to_string(slot.local_rank) +
+                 ", pid " + std::to_string(job_.attempt_.rank_pid[e.rank]) + ") " +
+                 (e.signal ? "was killed by signal " + std::to_string(e.signal)
+                           : "exited with status " + std::to_string(e.exit_code)) +
+                 (reason.empty() ? "" : " (" + reason + ")") +
+                 "; elastic: its host leaves the job\n");
+  record(slot, WorkerState::kFailure);
 }
 
 // A lost host's workers that still ran count as failed.
-void Job::Impl::elastic_host_lost(size_t i) {
+void Job::Impl::HorovodElastic::workers_lost(size_t i) {
   std::vector<ElasticSlot> failed;
-  for (const auto& r : hosts_[i]->plan.ranks) {
-    if (attempt_.rank_exited[r.rank]) continue;
-    attempt_.rank_exited[r.rank] = true;
-    if (elastic_stopped_.contains(r.rank)) continue;
-    const ElasticSlot slot = elastic_slot(i, r.rank);
+  for (const auto& r : job_.hosts_[i]->plan.ranks) {
+    if (job_.attempt_.rank_exited[r.rank]) continue;
+    job_.attempt_.rank_exited[r.rank] = true;
+    if (stopped_.contains(r.rank)) continue;
+    const ElasticSlot slot = slot_of(i, r.rank);
     std::erase_if(slot_queries_, [&](const SlotQuery& q) { return q.host == i; });
-    if (elastic_->assignment(slot)) failed.push_back(slot);
+    if (rounds_->assignment(slot)) failed.push_back(slot);
   }
   if (failed.empty()) return;
   if (round_failure_status_ == 0) round_failure_status_ = 255;
-  diag_.raw(diag_.program() + ": lost host " + hosts_[i]->name() +
-            "; elastic: its workers count as failed\n");
+  job_.diag_.raw(job_.diag_.program() + ": lost host " + job_.hosts_[i]->name() +
+                 "; elastic: its workers count as failed\n");
   for (const auto& s : failed) {
-    if (elastic_stopping_) return;
-    elastic_record(s, WorkerState::kFailure);
+    if (stopping_) return;
+    record(s, WorkerState::kFailure);
   }
 }
 
-void Job::Impl::elastic_round_over() {
-  const RoundEnd end = elastic_->end_round(now_s());
+void Job::Impl::HorovodElastic::round_over() {
+  const RoundEnd end = rounds_->end_round(now_s());
   const int failed = round_failure_status_ ? round_failure_status_ : 1;
   switch (end) {
     case RoundEnd::kResume:
-      return elastic_resume();
+      return resume();
     case RoundEnd::kSucceeded:
-      return elastic_stop(
-          round_failure_status_,
-          round_failure_status_ ? "elastic: a worker finished, another had failed" : "");
+      return stop(round_failure_status_,
+                  round_failure_status_ ? "elastic: a worker finished, another had failed" : "");
     case RoundEnd::kAllFailed:
-      return elastic_stop(failed, "elastic: every worker failed");
+      return stop(failed, "elastic: every worker failed");
     case RoundEnd::kAllBlacklisted:
-      return elastic_stop(failed, "elastic: every host of the job has a failed worker");
+      return stop(failed, "elastic: every host of the job has a failed worker");
     case RoundEnd::kResetLimit: {
-      const int n = elastic_->resets();
-      return elastic_stop(failed, "elastic: stopping the job: it reset " + std::to_string(n) +
-                                      (n == 1 ? " time" : " times") + ", the most --reset-limit " +
-                                      std::to_string(opts_.elastic.reset_limit) + " allows");
+      const int n = rounds_->resets();
+      return stop(failed, "elastic: stopping the job: it reset " + std::to_string(n) +
+                              (n == 1 ? " time" : " times") + ", the most --reset-limit " +
+                              std::to_string(job_.opts_.elastic.reset_limit) + " allows");
     }
   }
 }
@@ -132,57 +167,57 @@ void Job::Impl::elastic_round_over() {
 // The round is over and the job goes on: the new world, the store emptied for it, the hosts that
 // are no longer in it stopped, those that stay resized to their slots in it, every waiting
 // worker's answer, and the new hosts opened.
-void Job::Impl::elastic_resume() {
-  if (elastic_->available_slots() < opts_.elastic.min_np) {
+void Job::Impl::HorovodElastic::resume() {
+  if (rounds_->available_slots() < job_.opts_.elastic.min_np) {
     // Too few slots: wait for discovery to bring more, up to --elastic-timeout.
     if (waiting_for_slots_) return;
     waiting_for_slots_ = true;
-    diag_.raw(diag_.program() + ": elastic: " + std::to_string(elastic_->available_slots()) +
-              " slots left, " + std::to_string(opts_.elastic.min_np) +
-              " needed (--min-np): waiting up to " + std::to_string(opts_.elastic.timeout_s) +
-              " s for hosts\n");
-    elastic_timer_.expires_after(std::chrono::seconds(opts_.elastic.timeout_s));
-    elastic_timer_.async_wait([this](std::error_code ec) {
+    job_.diag_.raw(job_.diag_.program() +
+                   ": elastic: " + std::to_string(rounds_->available_slots()) + " slots left, " +
+                   std::to_string(job_.opts_.elastic.min_np) +
+                   " needed (--min-np): waiting up to " +
+                   std::to_string(job_.opts_.elastic.timeout_s) + " s for hosts\n");
+    timer_.expires_after(std::chrono::seconds(job_.opts_.elastic.timeout_s));
+    timer_.async_wait([this](std::error_code ec) {
       if (!ec && waiting_for_slots_)
-        elastic_stop(round_failure_status_ ? round_failure_status_ : 1,
-                     "elastic: timed out waiting for " + std::to_string(opts_.elastic.min_np) +
-                         " slots (--elastic-timeout " + std::to_string(opts_.elastic.timeout_s) +
-                         ")");
+        stop(round_failure_status_ ? round_failure_status_ : 1,
+             "elastic: timed out waiting for " + std::to_string(job_.opts_.elastic.min_np) +
+                 " slots (--elastic-timeout " + std::to_string(job_.opts_.elastic.timeout_s) + ")");
     });
     return;
   }
   waiting_for_slots_ = false;
-  elastic_timer_.cancel();
-  auto w = elastic_->assign();
-  if (!w) return elastic_stop(1, "elastic: cannot go on: " + w.error().message);
+  timer_.cancel();
+  auto w = rounds_->assign();
+  if (!w) return stop(1, "elastic: cannot go on: " + w.error().message);
   round_failure_status_ = 0;
-  rdv_->reset_store(*w);
+  job_.rdv_->reset_store(*w);
   std::vector<std::string> hosts;
   for (const auto& a : *w)
     if (hosts.empty() || hosts.back() != a.host) hosts.push_back(a.host);
-  diag_.raw(diag_.program() + ": elastic: reset " + std::to_string(elastic_->resets()) + ": " +
-            std::to_string(w->size()) + " workers on " + std::to_string(hosts.size()) +
-            (hosts.size() == 1 ? " host\n" : " hosts\n"));
-  for (size_t m : attempt_.members) {
-    HostLink& h = *hosts_[m];
+  job_.diag_.raw(job_.diag_.program() + ": elastic: reset " + std::to_string(rounds_->resets()) +
+                 ": " + std::to_string(w->size()) + " workers on " + std::to_string(hosts.size()) +
+                 (hosts.size() == 1 ? " host\n" : " hosts\n"));
+  for (size_t m : job_.attempt_.members) {
+    HostLink& h = *job_.hosts_[m];
     if (h.done || h.closed || h.ranks_left <= 0) continue;
     if (std::find(hosts.begin(), hosts.end(), h.name()) != hosts.end()) {
-      elastic_resize_host(m);
+      resize_host(m);
       continue;
     }
-    diag_.verbose("elastic: stopping the workers of " + h.name());
-    h.send_running(wire::encode(wire::Terminate{kill_grace_ms()}));
+    job_.diag_.verbose("elastic: stopping the workers of " + h.name());
+    h.send_running(wire::encode(wire::Terminate{job_.kill_grace_ms()}));
   }
   // Workers of removed slots are stopped before they hear that they are out (rank -1).
-  elastic_answer_queries();
-  elastic_add_hosts();
+  answer_queries();
+  add_hosts();
 }
 
-void Job::Impl::elastic_answer_queries() {
+void Job::Impl::HorovodElastic::answer_queries() {
   for (const auto& q : slot_queries_) {
-    auto a = elastic_->assignment(q.slot);
+    auto a = rounds_->assignment(q.slot);
     const std::string body = a ? a->response() : ElasticAssignment{}.response();
-    HostLink& h = *hosts_[q.host];
+    HostLink& h = *job_.hosts_[q.host];
     if (h.link && !h.closed) h.link->send(wire::encode(wire::KvReply{q.id, 200, body}));
   }
   slot_queries_.clear();
@@ -192,37 +227,37 @@ void Job::Impl::elastic_answer_queries() {
 // then exited, which the round does not count (horovod's registry ignores a report after
 // READY unless it is a failure), while the round waited for slots or for other workers. The
 // job ends as the round would have: 0 only when a worker of the round finished.
-void Job::Impl::elastic_all_exited() {
-  elastic_no_more_rounds();
-  if (elastic_->succeeded()) return;
+void Job::Impl::HorovodElastic::all_exited() {
+  no_more_rounds();
+  if (rounds_->succeeded()) return;
   const std::string waited =
       waiting_for_slots_
-          ? "the job waited for " + std::to_string(opts_.elastic.min_np) + " slots (--min-np)"
+          ? "the job waited for " + std::to_string(job_.opts_.elastic.min_np) + " slots (--min-np)"
           : "a round waited for its workers";
-  diag_.error("elastic: every worker exited while " + waited + "; none finished");
-  attempt_.end.rank_aborted(round_failure_status_ ? round_failure_status_ : 1);
+  job_.diag_.error("elastic: every worker exited while " + waited + "; none finished");
+  job_.attempt_.end.rank_aborted(round_failure_status_ ? round_failure_status_ : 1);
 }
 
-void Job::Impl::elastic_no_more_rounds() {
-  elastic_stopping_ = true;
-  elastic_timer_.cancel();
+void Job::Impl::HorovodElastic::no_more_rounds() {
+  stopping_ = true;
+  timer_.cancel();
   discovery_timer_.cancel();
   slot_queries_.clear();
 }
 
 // No round follows: the workers still running are stopped; `status` != 0 is the job's failure.
-void Job::Impl::elastic_stop(int status, const std::string& why) {
-  if (elastic_stopping_) return;
-  elastic_no_more_rounds();
-  if (!why.empty()) diag_.error(why);
-  if (status != 0) attempt_.end.rank_aborted(status);
+void Job::Impl::HorovodElastic::stop(int status, const std::string& why) {
+  if (stopping_) return;
+  no_more_rounds();
+  if (!why.empty()) job_.diag_.error(why);
+  if (status != 0) job_.attempt_.end.rank_aborted(status);
   bool running = false;
-  for (size_t m : attempt_.members) {
-    const HostLink& h = *hosts_[m];
+  for (size_t m : job_.attempt_.members) {
+    const HostLink& h = *job_.hosts_[m];
     running |= !h.done && !h.closed && h.ranks_left > 0;
   }
-  if (running) return abort_attempt(kill_grace_ms());
-  check_attempt_over();
+  if (running) return job_.abort_attempt(job_.kill_grace_ms());
+  job_.check_attempt_over();
 }
 
 }  // namespace ferry

@@ -12,159 +12,162 @@
 #include "ferry/process/run_capture.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
 #include "ferry/transport/connect_back.hpp"
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 #include "worker_notifier.hpp"
 
 namespace ferry {
 
-void Job::Impl::elastic_discover_later() {
-  if (elastic_stopping_ || finished_) return;
+void Job::Impl::HorovodElastic::discover_later() {
+  if (stopping_ || job_.finished_) return;
   discovery_timer_.expires_after(std::chrono::seconds(1));
   discovery_timer_.async_wait([this](std::error_code ec) {
-    if (!ec) elastic_discover();
+    if (!ec) discover();
   });
 }
 
-void Job::Impl::elastic_discover() {
-  if (opts_.elastic.fixed_hosts) {
+void Job::Impl::HorovodElastic::discover() {
+  if (job_.opts_.elastic.fixed_hosts) {
     // horovod's FixedHosts: the same hosts every time (a host back from its cooldown is news).
-    if (elastic_stopping_) return;
-    if (const int update = elastic_->update_hosts(fixed_hosts_, now_s());
-        update != kNoUpdate && elastic_->would_reassign())
-      elastic_notify(update);
-    if (waiting_for_slots_) elastic_resume();
-    return elastic_discover_later();
+    if (stopping_) return;
+    if (const int update = rounds_->update_hosts(fixed_hosts_, now_s());
+        update != kNoUpdate && rounds_->would_reassign())
+      notify(update);
+    if (waiting_for_slots_) resume();
+    return discover_later();
   }
   if (discovery_thread_.joinable()) discovery_thread_.join();
-  discovery_thread_ = std::thread([this, script = opts_.elastic.discovery_script, alive = alive_] {
-    auto out = run_shell_capture(script);
-    asio::post(io_, [this, out = std::move(out), alive]() mutable {
-      if (*alive) elastic_discovered(std::move(out));
-    });
-  });
+  discovery_thread_ =
+      std::thread([this, script = job_.opts_.elastic.discovery_script, alive = job_.alive_] {
+        auto out = run_shell_capture(script);
+        asio::post(job_.io_, [this, out = std::move(out), alive]() mutable {
+          if (*alive) discovered(std::move(out));
+        });
+      });
 }
 
-void Job::Impl::elastic_discovered(Result<std::string> out) {
-  if (elastic_stopping_) return;
+void Job::Impl::HorovodElastic::discovered(Result<std::string> out) {
+  if (stopping_) return;
   Result<std::vector<DiscoveredHost>> hosts =
-      out ? parse_discovered_hosts(*out, opts_.elastic.slots_per_host)
+      out ? parse_discovered_hosts(*out, job_.opts_.elastic.slots_per_host)
           : Result<std::vector<DiscoveredHost>>(out.error());
   if (!hosts) {
     // A transient failure: horovod logs it and tries again.
     if (hosts.error().message != discovery_error_)
-      diag_.warn("elastic: host discovery: " + hosts.error().message);
+      job_.diag_.warn("elastic: host discovery: " + hosts.error().message);
     discovery_error_ = hosts.error().message;
-    return elastic_discover_later();
+    return discover_later();
   }
   discovery_error_.clear();
-  const int update = elastic_->update_hosts(*hosts, now_s());
+  const int update = rounds_->update_hosts(*hosts, now_s());
   if (update != kNoUpdate) {
     std::string list;
     for (const auto& h : *hosts)
       list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
-    diag_.verbose("elastic: discovered " + list);
-    if (elastic_->would_reassign()) elastic_notify(update);
+    job_.diag_.verbose("elastic: discovered " + list);
+    if (rounds_->would_reassign()) notify(update);
   }
-  if (waiting_for_slots_) elastic_resume();
-  elastic_discover_later();
+  if (waiting_for_slots_) resume();
+  discover_later();
 }
 
 // `PUT /worker_addresses/<host>:<local_rank>`: where that worker's notification service listens.
-void Job::Impl::elastic_worker_address(const wire::KvRequest& q) {
+void Job::Impl::HorovodElastic::worker_address(const wire::KvRequest& q) {
   const std::string key = q.target.substr(std::string_view("/worker_addresses/").size());
   const size_t colon = key.rfind(':');
   if (colon == std::string::npos) return;
   auto a = parse_worker_addresses(q.body);
-  if (!a) return diag_.verbose("elastic: worker " + key + ": " + a.error().message);
+  if (!a) return job_.diag_.verbose("elastic: worker " + key + ": " + a.error().message);
   worker_addresses_[{key.substr(0, colon), std::atoi(key.c_str() + colon + 1)}] = std::move(*a);
 }
 
 // Rank 0 hears that hosts changed; its next state.commit() makes every worker reset.
-void Job::Impl::elastic_notify(int update) {
-  if (elastic_->world().empty()) return;
-  const ElasticAssignment& coordinator = elastic_->world().front();
+void Job::Impl::HorovodElastic::notify(int update) {
+  if (rounds_->world().empty()) return;
+  const ElasticAssignment& coordinator = rounds_->world().front();
   auto it = worker_addresses_.find({coordinator.host, coordinator.local_rank});
   if (it == worker_addresses_.end())
-    return diag_.verbose("elastic: rank 0 has no notification service yet");
+    return job_.diag_.verbose("elastic: rank 0 has no notification service yet");
   const std::string body = hosts_updated_pickle(static_cast<uint32_t>(std::time(nullptr)), update);
   const std::string digest = hmac_sha256(it->second.key, body);
   if (digest.empty())
-    return diag_.warn("elastic: cannot sign the notice to rank 0: libcrypto is not available");
-  diag_.verbose("elastic: telling rank 0 (" + coordinator.host + ") that hosts changed");
-  send_service_message(io_, it->second.addresses, service_message(digest, body),
-                       [this, alive = alive_](const std::string& why) {
+    return job_.diag_.warn("elastic: cannot sign the notice to rank 0: libcrypto is not available");
+  job_.diag_.verbose("elastic: telling rank 0 (" + coordinator.host + ") that hosts changed");
+  send_service_message(job_.io_, it->second.addresses, service_message(digest, body),
+                       [this, alive = job_.alive_](const std::string& why) {
                          if (*alive && !why.empty())
-                           diag_.warn("elastic: notifying rank 0: " + why);
+                           job_.diag_.warn("elastic: notifying rank 0: " + why);
                        });
 }
 
 // After a round: every host of the new world that runs no ferryd of the job gets one, with the
-// world's slots on it (a host that runs one is elastic_resize_host()'s).
-void Job::Impl::elastic_add_hosts() {
+// world's slots on it (a host that runs one is resize_host()'s).
+void Job::Impl::HorovodElastic::add_hosts() {
   std::vector<std::string> names;
-  for (const auto& a : elastic_->world())
+  for (const auto& a : rounds_->world())
     if (names.empty() || names.back() != a.host) names.push_back(a.host);
   for (const auto& name : names) {
     bool running = false;
-    for (const auto& h : hosts_) running |= h->name() == name && !h->closed;
+    for (const auto& h : job_.hosts_) running |= h->name() == name && !h->closed;
     if (running) continue;
-    const size_t i = hosts_.size();
+    const size_t i = job_.hosts_.size();
     HostPlan plan;
-    plan.host = full_.hosts.front().host;  // the command line's SSH settings
+    plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
     plan.host.name = name;
     plan.host.origin = "host discovery";
     plan.label = name;
-    plan.node_rank = static_cast<int>(attempt_.placement.hosts.size());
-    for (const auto& a : elastic_->world()) {
+    plan.node_rank = static_cast<int>(job_.attempt_.placement.hosts.size());
+    for (const auto& a : rounds_->world()) {
       if (a.host != name) continue;
-      RankSlot r{static_cast<int>(attempt_.rank_pid.size()),
+      RankSlot r{static_cast<int>(job_.attempt_.rank_pid.size()),
                  a.local_rank,
                  a.local_size,
                  a.cross_rank,
                  a.cross_size,
                  plan.node_rank};
-      attempt_.rank_pid.push_back(0);
-      attempt_.rank_failure.emplace_back();
-      attempt_.rank_exited.push_back(false);
+      job_.attempt_.rank_pid.push_back(0);
+      job_.attempt_.rank_failure.emplace_back();
+      job_.attempt_.rank_exited.push_back(false);
       plan.ranks.push_back(r);
     }
     plan.host.slots = static_cast<int>(plan.ranks.size());
-    attempt_.placement.world_size = static_cast<int>(attempt_.rank_pid.size());
-    full_.hosts.push_back(plan);
-    HostReach reach = decide_host_reach(plan.host, {opts_.ssh_port, opts_.ssh_user});
-    HostEvents& events = *this;
-    hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, out_));
-    diag_.verbose("elastic: opening " + name + " for " + std::to_string(plan.ranks.size()) +
-                  " new worker(s)");
-    open_host(i);
+    job_.attempt_.placement.world_size = static_cast<int>(job_.attempt_.rank_pid.size());
+    job_.full_.hosts.push_back(plan);
+    HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
+    HostEvents& events = job_;
+    job_.hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, job_.out_));
+    job_.diag_.verbose("elastic: opening " + name + " for " + std::to_string(plan.ranks.size()) +
+                       " new worker(s)");
+    job_.open_host(i);
   }
 }
 
 // A host opened for new workers said Hello: it joins the running attempt with its workers'
 // coordinates in the current world.
-void Job::Impl::elastic_host_ready(size_t i) {
-  HostLink& h = *hosts_[i];
-  const int j = static_cast<int>(attempt_.placement.hosts.size());
-  attempt_.placement.hosts.push_back(h.plan);
-  attempt_.members.push_back(i);
+void Job::Impl::HorovodElastic::join(size_t i) {
+  HostLink& h = *job_.hosts_[i];
+  const int j = static_cast<int>(job_.attempt_.placement.hosts.size());
+  job_.attempt_.placement.hosts.push_back(h.plan);
+  job_.attempt_.members.push_back(i);
   h.begin_attempt(h.plan, j);
-  choose_network();
-  const SharedSpec shared = shared_spec();
-  HostInputs in{&h.plan, h.local, rdv_->host_environment(j, h.hello_msg.kv_port, opts_.exports),
+  job_.choose_network();
+  const SharedSpec shared = job_.shared_spec();
+  HostInputs in{&h.plan, h.local,
+                job_.rdv_->host_environment(j, h.hello_msg.kv_port, job_.opts_.exports),
                 static_cast<uint32_t>(j)};
-  wire::HostSpec spec = make_host_spec(opts_, attempt_.placement, in, shared);
+  wire::HostSpec spec = make_host_spec(job_.opts_, job_.attempt_.placement, in, shared);
   for (auto& rl : spec.ranks)
-    if (const RankSlot* slot = h.slot(rl.rank)) rl = elastic_launch(h, *slot);
+    if (const RankSlot* slot = h.slot(rl.rank)) rl = launch_entry(h, *slot);
   h.link->send(wire::encode(spec));
   h.spec_sent = true;
 }
 
 // A worker's launch entry: its rank's variables with the coordinates of its slot in the current
 // world (HOROVOD_RANK, ...), as horovod's driver starts a worker.
-wire::RankLaunch Job::Impl::elastic_launch(const HostLink& h, const RankSlot& r) const {
+wire::RankLaunch Job::Impl::HorovodElastic::launch_entry(const HostLink& h,
+                                                         const RankSlot& r) const {
   // Horovod workers: no MASTER_ADDR to put in {master_addr} (it expands empty).
-  wire::RankLaunch rl = rank_launch(opts_, attempt_.placement, h.plan, r, {});
-  auto a = elastic_->assignment({h.name(), r.local_rank});
+  wire::RankLaunch rl = rank_launch(job_.opts_, job_.attempt_.placement, h.plan, r, {});
+  auto a = rounds_->assignment({h.name(), r.local_rank});
   if (!a) return rl;
   const std::pair<const char*, int> vars[] = {{"HOROVOD_RANK=", a->rank},
                                               {"HOROVOD_LOCAL_RANK=", a->local_rank},
@@ -181,48 +184,48 @@ wire::RankLaunch Job::Impl::elastic_launch(const HostLink& h, const RankSlot& r)
 // After a round, a host of the new world that already runs workers (host `m` of the attempt):
 // workers whose slot is gone are stopped on purpose (their exits are not failures), and the
 // world's slots that have no worker there get one, as new ranks of the job.
-void Job::Impl::elastic_resize_host(size_t m) {
-  HostLink& h = *hosts_[m];
+void Job::Impl::HorovodElastic::resize_host(size_t m) {
+  HostLink& h = *job_.hosts_[m];
   std::vector<int> kept, gone;  // local ranks with a worker; ranks to stop
   for (const auto& r : h.plan.ranks) {
-    if (attempt_.rank_exited[r.rank] || elastic_stopped_.contains(r.rank)) continue;
-    if (elastic_->assignment({h.name(), r.local_rank}))
+    if (job_.attempt_.rank_exited[r.rank] || stopped_.contains(r.rank)) continue;
+    if (rounds_->assignment({h.name(), r.local_rank}))
       kept.push_back(r.local_rank);
     else
       gone.push_back(r.rank);
   }
   if (!gone.empty()) {
     for (int rank : gone) {
-      elastic_stopped_.insert(rank);
-      diag_.verbose("elastic: stopping rank " + std::to_string(rank) + " on " + h.name() +
-                    " (local rank " + std::to_string(h.slot(rank)->local_rank) +
-                    "): its slot left the world");
+      stopped_.insert(rank);
+      job_.diag_.verbose("elastic: stopping rank " + std::to_string(rank) + " on " + h.name() +
+                         " (local rank " + std::to_string(h.slot(rank)->local_rank) +
+                         "): its slot left the world");
     }
-    h.send_running(wire::encode(wire::StopRanks{{gone.begin(), gone.end()}, kill_grace_ms()}));
+    h.send_running(wire::encode(wire::StopRanks{{gone.begin(), gone.end()}, job_.kill_grace_ms()}));
   }
   wire::StartRanks start;
-  for (const auto& a : elastic_->world()) {
+  for (const auto& a : rounds_->world()) {
     if (a.host != h.name() || std::find(kept.begin(), kept.end(), a.local_rank) != kept.end())
       continue;
-    const RankSlot r{static_cast<int>(attempt_.rank_pid.size()),
+    const RankSlot r{static_cast<int>(job_.attempt_.rank_pid.size()),
                      a.local_rank,
                      a.local_size,
                      a.cross_rank,
                      a.cross_size,
                      h.plan.node_rank};
-    attempt_.rank_pid.push_back(0);
-    attempt_.rank_failure.emplace_back();
-    attempt_.rank_exited.push_back(false);
-    attempt_.placement.world_size = static_cast<int>(attempt_.rank_pid.size());
+    job_.attempt_.rank_pid.push_back(0);
+    job_.attempt_.rank_failure.emplace_back();
+    job_.attempt_.rank_exited.push_back(false);
+    job_.attempt_.placement.world_size = static_cast<int>(job_.attempt_.rank_pid.size());
     h.plan.ranks.push_back(r);  // the largest rank yet: the plan stays in rank order
-    attempt_.placement.hosts[static_cast<size_t>(h.attempt_index)].ranks.push_back(r);
-    if (m < full_.hosts.size()) full_.hosts[m].ranks.push_back(r);
+    job_.attempt_.placement.hosts[static_cast<size_t>(h.attempt_index)].ranks.push_back(r);
+    if (m < job_.full_.hosts.size()) job_.full_.hosts[m].ranks.push_back(r);
     ++h.ranks_left;
-    start.ranks.push_back(elastic_launch(h, r));
+    start.ranks.push_back(launch_entry(h, r));
   }
   if (start.ranks.empty()) return;
-  diag_.verbose("elastic: starting " + std::to_string(start.ranks.size()) + " new worker(s) on " +
-                h.name());
+  job_.diag_.verbose("elastic: starting " + std::to_string(start.ranks.size()) +
+                     " new worker(s) on " + h.name());
   h.send_running(wire::encode(start));
 }
 

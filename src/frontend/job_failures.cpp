@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "ferry/frontend/failure_report.hpp"
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 
 namespace ferry {
 
@@ -20,8 +20,8 @@ uint32_t Job::Impl::kill_grace_ms() const {
 
 // The attempt's first failure: reported, and every other rank is ended.
 void Job::Impl::fail_attempt(const JobFailure& failure) {
-  diag_.raw(
-      format_failure_report(diag_.program(), failure, policy_.enabled() ? attempt_.number : -1));
+  diag_.raw(format_failure_report(diag_.program(), failure,
+                                  follow_up_->restartable() ? attempt_.number : -1));
   abort_attempt(kill_grace_ms());
 }
 
@@ -38,7 +38,7 @@ void Job::Impl::on_exited(size_t i, const wire::Exited& e) {
   attempt_.rank_exited[e.rank] = true;
   summary_.exited(e.rank, e.exit_code, e.signal, uint64_t{e.wall_ms} * 1000,
                   uint64_t{e.cpu_ms} * 1000, e.max_rss_kb);
-  if (elastic_) return elastic_stopping_ ? void() : elastic_exited(i, e);
+  if (follow_up_->exited(i, e)) return;
   // A failure ferryd reported (e.g. the PMI socket closed before finalize) fails the rank even when
   // it exited 0.
   const std::string& reason = attempt_.rank_failure[e.rank];
@@ -107,19 +107,18 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
   HostLink& h = *hosts_[i];
   report_host_gone(i);
   if (phase_ == Phase::kFinishing) return maybe_finish();
-  if (policy_.enabled() && !h.lost && (h.done || !in_attempt(i)))
+  if (follow_up_->restartable() && !h.lost && (h.done || !in_attempt(i)))
     diag_.error("lost host " + h.name() + " (" + why + ") between attempts");
   h.lost = true;
   if (rdv_ && in_attempt(i)) rdv_->host_lost(hosts_[i]->attempt_index);
-  if (elastic_ && !elastic_stopping_ && !in_attempt(i)) elastic_host_lost(i);  // never started
+  if (!in_attempt(i)) follow_up_->host_lost(i);  // its ranks never started
   if (phase_ == Phase::kBetween) return check_reopened();
   if (!in_attempt(i) || h.done) return check_attempt_over();
   for (auto& r : h.plan.ranks) {
     out_.close_stream(r.rank, StreamId::kStdout);
     out_.close_stream(r.rank, StreamId::kStderr);
   }
-  if (elastic_ && !elastic_stopping_) elastic_host_lost(i);
-  if (elastic_) h.ranks_left = 0;
+  if (follow_up_->host_lost(i)) h.ranks_left = 0;
   if (attempt_.end.host_lost(h.ranks_left))
     fail_attempt(HostLostFailure{h.name(), why, h.ranks_left});
   h.ranks_left = 0;

@@ -6,7 +6,7 @@
 #include <csignal>
 
 #include "ferry/frontend/state_report.hpp"
-#include "job_impl.hpp"
+#include "job_follow_up.hpp"
 
 namespace ferry {
 namespace {
@@ -43,7 +43,7 @@ void Job::Impl::on_job_timeout() {
   if (!attempt_.end.timed_out()) return;  // the job is ending already
   diag_.error(limit + " reached; reading the state of every rank, then stopping the job");
   request_report(limit + " reached", [this] {
-    if (elastic_) return elastic_stop(0, "");
+    if (follow_up_->stop_job()) return;
     abort_attempt(kill_grace_ms());
   });
 }
@@ -70,7 +70,7 @@ void Job::Impl::check_stall() {
     if (!attempt_.end.timed_out()) return;
     diag_.error(why + " (--stall-abort); reading the state of every rank, then stopping the job");
     request_report(why, [this] {
-      if (elastic_) return elastic_stop(0, "");
+      if (follow_up_->stop_job()) return;
       abort_attempt(kill_grace_ms());
     });
   });

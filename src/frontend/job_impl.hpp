@@ -1,8 +1,11 @@
 #pragma once
-// Private to src/frontend/: the job controller's state and its parts. job.cpp starts the hosts,
-// hears what they report and decides how an attempt ends; job_attempts.cpp runs the attempts:
-// what each host is sent, and what follows an attempt's end (the next attempt, on which hosts,
-// or the end of the job). Each host's link and the decoding of its frames are in host_link.cpp.
+// Private to src/frontend/: the job controller's state and its parts. Job::Impl is the hub of
+// hosts and attempts: job.cpp starts the hosts and hears what they report, job_failures.cpp how
+// a rank's or a host's end counts, job_attempts.cpp what each host of an attempt is sent (and
+// the hosts opened again for the next). What follows a failure is not the hub's: it asks its
+// FollowUp (job_follow_up.hpp), one of two: RestartAttempts (the job ends, or restarts, or goes
+// on without a lost host: job_restart.cpp) or HorovodElastic (horovodrun's rounds:
+// job_elastic.cpp, job_elastic_hosts.cpp). Each host's link and its frames are in host_link.cpp.
 
 #include <asio.hpp>
 #include <chrono>
@@ -12,7 +15,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ferry/frontend/failure_report.hpp"
@@ -21,10 +23,7 @@
 #include "ferry/frontend/job_end.hpp"
 #include "ferry/frontend/job_summary.hpp"
 #include "ferry/frontend/preflight_report.hpp"
-#include "ferry/frontend/restart_policy.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
-#include "ferry/rendezvous/elastic_rounds.hpp"
-#include "ferry/rendezvous/horovod_notice.hpp"
 #include "ferry/transport/output_route.hpp"
 #include "host_link.hpp"
 #include "rendezvous_service.hpp"
@@ -89,10 +88,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   Impl(asio::io_context& io, JobOptions opts, Launchers launchers, OutputSink& out,
        Diagnostics& diag, std::optional<Placement> placed);
   // Launchers may outlive the job (an SSH session lingers to flush): their callbacks check.
-  ~Impl() {
-    *alive_ = false;
-    if (discovery_thread_.joinable()) discovery_thread_.join();
-  }
+  ~Impl();
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   Impl(Impl&&) = delete;
@@ -101,6 +97,10 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   int run();
 
  private:
+  class FollowUp;
+  class RestartAttempts;
+  class HorovodElastic;
+
   enum class Phase {
     kStarting,   // the hosts are being opened for the first attempt
     kRunning,    // an attempt runs
@@ -183,39 +183,13 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void choose_network();
   void check_attempt_over();
   void end_attempt();
+  /// The attempt's hosts that were not lost, and the names of those that were.
+  std::vector<size_t> survivors(std::string& lost_names) const;
   void reopen_lost_hosts();
   void check_reopened();
   void finish_job();
   static std::string world_text(const Attempt& a);
   bool in_attempt(size_t i) const { return hosts_[i]->attempt_index >= 0; }
-
-  // ---- job_elastic.cpp: horovodrun's elastic mode (a discovery script, or fixed hosts) ----
-  void elastic_begin();
-  bool elastic_kv(size_t i, const wire::KvRequest& q);
-  void elastic_exited(size_t i, const wire::Exited& e);
-  void elastic_host_lost(size_t i);
-  void elastic_record(const ElasticSlot& slot, WorkerState state);
-  void elastic_round_over();
-  void elastic_resume();
-  void elastic_answer_queries();
-  void elastic_drop_host(const std::string& host);
-  void elastic_stop(int status, const std::string& why);
-  /// Every host is done while a round is still open: no round can follow.
-  void elastic_all_exited();
-  /// No round follows: its timers, discovery and waiting answers end.
-  void elastic_no_more_rounds();
-  ElasticSlot elastic_slot(size_t i, int rank) const;
-  static double now_s();
-  // ---- job_elastic_hosts.cpp: discovery, rank 0's notification, workers on new hosts ----
-  void elastic_discover_later();
-  void elastic_discover();
-  void elastic_discovered(Result<std::string> out);
-  void elastic_worker_address(const wire::KvRequest& q);
-  void elastic_notify(int update);
-  void elastic_add_hosts();
-  void elastic_host_ready(size_t i);
-  wire::RankLaunch elastic_launch(const HostLink& h, const RankSlot& r) const;
-  void elastic_resize_host(size_t m);
 
   asio::io_context& io_;
   JobOptions opts_;
@@ -230,7 +204,6 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   bool progress_on_ = false;  // the connecting display is up (a terminal, after a moment)
   Placement full_;            // every host: the first attempt's placement
   std::optional<Placement> placed_before_;  // ferryrun's, given to the Job: becomes full_
-  RestartPolicy policy_;
   std::string job_id_;
   HostLinks hosts_;    // one per host of full_, same order; a reopened host gets a new one
   HostLinks retired_;  // links of hosts that were reopened (their callbacks may still run)
@@ -254,24 +227,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;
   asio::steady_timer check_timer_{io_};
-  // Elastic mode: the rounds, the rank_and_size requests waiting for the round's end, whether
-  // the job is stopping, and the status of the current round's first failed worker.
-  struct SlotQuery {
-    size_t host = 0;
-    uint32_t id = 0;
-    ElasticSlot slot;
-  };
-  std::unique_ptr<ElasticRounds> elastic_;
-  std::vector<SlotQuery> slot_queries_;
-  bool elastic_stopping_ = false;
-  int round_failure_status_ = 0;
-  bool waiting_for_slots_ = false;  // a round ended with too few slots: discovery may bring more
-  asio::steady_timer elastic_timer_{io_}, discovery_timer_{io_};
-  std::thread discovery_thread_;             // runs the discovery script; one run at a time
-  std::string discovery_error_;              // the last one, said once
-  std::vector<DiscoveredHost> fixed_hosts_;  // -H/--hostfile's hosts: what "discovery" finds
-  std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
-  std::set<int> elastic_stopped_;  // ranks stopped because their slot left the world
+  std::unique_ptr<FollowUp> follow_up_;  // what follows a failure
 };
 
 }  // namespace ferry

@@ -246,6 +246,15 @@ TEST(CliHorovodrun, MaxRestartsWithTheElasticModeIsRefused) {
             "--host-discovery-script) recovers from failures itself; whole-job restarts do not "
             "combine with it\n");
   EXPECT_TRUE(hvd({"-np", "2", "-H", "a:2,b:2", "--max-restarts", "3", "t.py"}).config);
+
+  // So is --min-hosts: going on without a lost host is the elastic driver's own choice.
+  testing::internal::CaptureStderr();
+  auto m = hvd({"-np", "2", "-H", "a:2,b:2", "--min-np", "2", "--min-hosts", "1", "t.py"});
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "horovodrun: --min-hosts 1: Horovod's elastic mode (--min-np, "
+            "--host-discovery-script) decides itself which hosts go on; give --min-np instead\n");
+  EXPECT_TRUE(hvd({"-np", "2", "-H", "a:2,b:2", "--min-hosts", "1", "t.py"}).config);
 }
 
 // --host-discovery-script: the elastic mode. The script's first listing gives the hosts; every
