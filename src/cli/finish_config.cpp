@@ -97,6 +97,13 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
 
 Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
   const int default_slots = raw.default_slots > 0 ? raw.default_slots : file.default_slots;
+  if (!raw.discovered_hosts.empty()) {  // the elastic mode's first hosts (no -H with it)
+    if (!job.hosts.empty())
+      raw.notes.emplace_back("the job file's hosts are replaced by the discovery script's");
+    job.hosts = raw.discovered_hosts;
+    job.host_devices.clear();
+    return {};
+  }
   if (!raw.host_options.empty() || !raw.hostfiles.empty()) {
     HostList hosts;  // the command line's hosts replace the job file's
     for (const auto& text : raw.host_options) {

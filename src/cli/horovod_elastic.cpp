@@ -11,6 +11,7 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/common/text.hpp"
+#include "ferry/hosts/host_fields.hpp"
 #include "ferry/process/run_capture.hpp"
 #include "ferry/rendezvous/elastic_rounds.hpp"
 #include "option_checks.hpp"
@@ -124,10 +125,16 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   std::string list;
   int slots = 0;
   for (const auto& h : *hosts) {
+    // Checked as a job file's host is: a name that cannot be a host is the script's error.
+    auto entry =
+        host_from_fields({h.name, "", 0, h.slots, std::nullopt, ""}, 1, "--host-discovery-script");
+    if (!entry)
+      return make_error("--host-discovery-script " + e.discovery_script + ": " +
+                        entry.error().message);
+    raw.discovered_hosts.push_back(std::move(*entry));
     list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
     slots += h.slots;
   }
-  raw.host_options.push_back(list);
   // Horovod starts a worker on every slot found, up to --max-np; -np is what it waits for.
   job.np = e.max_np > 0 ? std::min(slots, e.max_np) : slots;
   raw.notes.push_back("elastic: the discovery script lists " + list);

@@ -295,6 +295,20 @@ TEST(CliHorovodrun, HostDiscoveryScriptGivesTheElasticJobItsHosts) {
   EXPECT_EQ(hvd({"-np", "9", "--host-discovery-script", script, "--elastic-timeout", "1", "t.py"})
                 .exit_code,
             2);
+  // The hosts it lists are checked as a job file's are, and named as the script's: a name that
+  // would start an ssh option is refused.
+  EXPECT_EQ(job.hosts[0].origin, "--host-discovery-script");
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho a:2\necho -oProxyCommand=x:2\n";
+  }
+  testing::internal::CaptureStderr();
+  auto bad = hvd({"-np", "2", "--host-discovery-script", script, "python", "t.py"});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(0U, err.rfind("horovodrun: --host-discovery-script " + script + ": ", 0)) << err;
+  EXPECT_NE(err.find("bad host name '-oProxyCommand=x'"), std::string::npos) << err;
+  EXPECT_EQ(1, std::count(err.begin(), err.end(), '\n')) << err;
   ::unlink(script.c_str());
   ::rmdir(dir);
 }
