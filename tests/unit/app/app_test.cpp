@@ -65,6 +65,15 @@ TEST(App, PerRankFileNamesArePaddedToTheRanksLaunched) {
   EXPECT_EQ(rank_file_path(console_for(cfg), 3, StreamId::kStderr), "/out/rank.03/stderr");
 }
 
+// run_ferryrun's stderr for a job refused before any host is reached (exit status 2).
+std::string refusal(const FrontendConfig& cfg) {
+  testing::internal::CaptureStderr();
+  const int status = run_ferryrun(cfg);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(status, 2) << err;
+  return err;
+}
+
 TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
   // -N 1 on two hosts of 4 slots runs ranks 0-1; --stdin 3 would silently go nowhere.
   FrontendConfig cfg;
@@ -73,30 +82,19 @@ TEST(App, StdinRankBeyondThePlacedRanksIsBadInput) {
   cfg.job.placement.per_host = 1;
   cfg.job.stdin_rank = 3;
   cfg.job.command = {"true"};
-  testing::internal::CaptureStderr();
-  int status = run_ferryrun(cfg);  // fails before any host is reached
-  std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
+  EXPECT_EQ(refusal(cfg), "mpirun: --stdin 3: there is no such rank (2 ranks, 0-1)\n");
 
   // -np 4 --stdin 4: the same one check, with -np.
   cfg.job.placement.per_host = 0;
   cfg.job.np = 4;
   cfg.job.stdin_rank = 4;
-  testing::internal::CaptureStderr();
-  status = run_ferryrun(cfg);
-  err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(status, 2);
-  EXPECT_EQ(err, "mpirun: --stdin 4: there is no such rank (4 ranks, 0-3)\n");
+  EXPECT_EQ(refusal(cfg), "mpirun: --stdin 4: there is no such rank (4 ranks, 0-3)\n");
 
-  // A placement the hosts cannot take is refused here too, before any host is reached.
+  // A placement the hosts cannot take is refused here too, in one line.
   cfg.job.np = 9;
   cfg.job.stdin_rank = 0;
-  testing::internal::CaptureStderr();
-  status = run_ferryrun(cfg);
-  err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(status, 2);
-  EXPECT_NE(err.find("mpirun: "), std::string::npos) << err;
+  const std::string err = refusal(cfg);
+  EXPECT_EQ(0U, err.rfind("mpirun: ", 0)) << err;
   EXPECT_EQ(1, std::count(err.begin(), err.end(), '\n')) << err;
 }
 
