@@ -59,9 +59,9 @@ class Job::Impl::FollowUp {
   virtual int restarts() const { return 0; }
   /// The attempt is over: the next attempt, or the job's end.
   virtual void after_attempt() = 0;
-  /// Hosts opened again answered (or failed): whether `members` hosts with `ranks` ranks, of
-  /// the job's `hosts`, may run the next attempt, and how it is announced.
-  virtual bool may_restart(int /*members*/, int /*ranks*/, int /*hosts*/) { return false; }
+  /// Hosts opened again answered (or failed): whether `hosts` of the job's `all_hosts`, with
+  /// `ranks` ranks, may run the next attempt, and how it is announced.
+  virtual bool may_restart(int /*hosts*/, int /*ranks*/, int /*all_hosts*/) { return false; }
   virtual std::string restart_text() const { return "restarting"; }
 };
 
@@ -73,7 +73,7 @@ class Job::Impl::RestartAttempts final : public Job::Impl::FollowUp {
   bool restartable() const override { return policy_.enabled(); }
   int restarts() const override { return policy_.restarts(); }
   void after_attempt() override;
-  bool may_restart(int members, int ranks, int hosts) override;
+  bool may_restart(int hosts, int ranks, int all_hosts) override;
   std::string restart_text() const override;
 
  private:

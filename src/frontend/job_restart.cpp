@@ -40,8 +40,8 @@ void Job::Impl::RestartAttempts::after_attempt() {
   }
 }
 
-bool Job::Impl::RestartAttempts::may_restart(int members, int ranks, int hosts) {
-  return policy_.can_run(members, ranks, hosts);
+bool Job::Impl::RestartAttempts::may_restart(int hosts, int ranks, int all_hosts) {
+  return policy_.can_run(hosts, ranks, all_hosts);
 }
 
 std::string Job::Impl::RestartAttempts::restart_text() const {
