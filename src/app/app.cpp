@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "ferry/common/settings.hpp"
+#include "ferry/frontend/elastic_discovery.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
 #include "ferry/output/output_dir.hpp"
@@ -43,6 +44,21 @@ std::string impossible_cpus_per_rank(const FrontendConfig& cfg) {
   return std::string(b.pe > b.cpus_per_rank ? "--map-by ...:PE=" : "--cpus-per-rank ") +
          std::to_string(asked) + ": this machine has " + std::to_string(cpus) +
          " CPU(s) for the ranks";
+}
+
+// horovodrun's elastic mode with a discovery script: the script's first listing gives the hosts,
+// -np (a worker on every slot) and, with --launcher auto, the launcher. 0, or the exit status of
+// a job that cannot start (its reason said in one line).
+int discover_hosts(FrontendConfig& cfg) {
+  if (cfg.job.elastic.discovery_script.empty()) return 0;
+  auto note = discover_first_hosts(cfg.job);
+  if (!note) {
+    std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), note.error().message.c_str());
+    return 2;
+  }
+  if (cfg.job.verbose) std::fprintf(stderr, "%s: note: %s\n", cfg.program.c_str(), note->c_str());
+  if (cfg.launch_by_hosts) choose_launcher_by_hosts(cfg);
+  return 0;
 }
 
 // What can be known to fail before any host is reached: one line each, exit status 2. The
@@ -127,8 +143,9 @@ OutputOptions console_options(const FrontendConfig& cfg, const Placement& placed
   return out;
 }
 
-int run_ferryrun(const FrontendConfig& cfg) {
+int run_ferryrun(FrontendConfig cfg) {
   ::signal(SIGPIPE, SIG_IGN);
+  if (int bad = discover_hosts(cfg); bad != 0) return bad;
   asio::io_context io;
   std::optional<Placement> placed;
   if (int bad = check_before_start(cfg, placed); bad != 0) return bad;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ferry/app/app.hpp"
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv, argv + argc);
     auto parsed = ferry::parse_ferryrun_args(args);
     if (!parsed.config) return parsed.exit_code;
-    return ferry::run_ferryrun(*parsed.config);
+    return ferry::run_ferryrun(std::move(*parsed.config));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: internal error: %s\n", program.c_str(), e.what());
     return 2;

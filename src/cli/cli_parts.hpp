@@ -23,7 +23,6 @@ struct RawCli {
   std::string program = "ferryrun";       ///< for messages
   std::vector<std::string> host_options;  ///< -H values, in order
   std::vector<std::string> hostfiles;     ///< --hostfile
-  HostList discovered_hosts;              ///< the elastic discovery script's first listing, checked
   std::vector<std::string> exports;       ///< -x
   std::string config_file;                ///< --config
   std::string compat;                     ///< --compat seen after the first argument

@@ -97,10 +97,10 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
 
 Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
   const int default_slots = raw.default_slots > 0 ? raw.default_slots : file.default_slots;
-  if (!raw.discovered_hosts.empty()) {  // the elastic mode's first hosts (no -H with it)
+  if (!job.elastic.discovery_script.empty()) {  // found when the job starts (no -H with it)
     if (!job.hosts.empty())
       raw.notes.emplace_back("the job file's hosts are replaced by the discovery script's");
-    job.hosts = raw.discovered_hosts;
+    job.hosts.clear();
     job.host_devices.clear();
     return {};
   }
@@ -155,6 +155,14 @@ Status resolve_hosts(JobOptions& job, RawCli& raw, const JobFileExtras& file) {
 
 // --nnodes, --min-hosts and --min-np/--max-np against the hosts the job has.
 Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
+  if (job.elastic.on() && job.max_restarts > 0)
+    return make_error("--max-restarts " + std::to_string(job.max_restarts) +
+                      ": Horovod's elastic mode (--min-np, --host-discovery-script) recovers "
+                      "from failures itself; whole-job restarts do not combine with it");
+  if (job.elastic.on() && job.min_hosts > 0)
+    return make_error("--min-hosts " + std::to_string(job.min_hosts) +
+                      ": Horovod's elastic mode (--min-np, --host-discovery-script) decides "
+                      "itself which hosts go on; give --min-np instead");
   const int hosts = static_cast<int>(job.hosts.size());
   if (!raw.nnodes.empty()) {
     const std::string& v = raw.nnodes;
@@ -176,14 +184,6 @@ Status check_fault_tolerance(JobOptions& job, const RawCli& raw) {
   if (job.min_ranks > 0 && job.np > 0 && job.min_ranks > job.np)
     return make_error("--min-np " + std::to_string(job.min_ranks) + " is above -np " +
                       std::to_string(job.np));
-  if (job.elastic.on() && job.max_restarts > 0)
-    return make_error("--max-restarts " + std::to_string(job.max_restarts) +
-                      ": Horovod's elastic mode (--min-np, --host-discovery-script) recovers "
-                      "from failures itself; whole-job restarts do not combine with it");
-  if (job.elastic.on() && job.min_hosts > 0)
-    return make_error("--min-hosts " + std::to_string(job.min_hosts) +
-                      ": Horovod's elastic mode (--min-np, --host-discovery-script) decides "
-                      "itself which hosts go on; give --min-np instead");
   return {};
 }
 
@@ -207,15 +207,9 @@ Status choose_launcher(FrontendConfig& cfg, const RawCli& raw) {
     cfg.launch = LaunchWith::kLocal;
     cfg.launch_reason = "--launcher local";
   } else if (l == "auto") {
-    if (in_slurm_allocation() && hosts_in_allocation(cfg.job.hosts)) {
-      cfg.launch = LaunchWith::kSlurm;
-      cfg.launch_reason = "inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) +
-                          ", every host is a node of the allocation";
-    } else {
-      cfg.launch = LaunchWith::kSsh;
-      cfg.launch_reason = in_slurm_allocation() ? "some hosts are not in the Slurm allocation"
-                                                : "not inside a Slurm allocation";
-    }
+    cfg.launch_by_hosts = true;
+    // Hosts a discovery script finds are known when the job starts: chosen then.
+    if (!cfg.job.hosts.empty()) choose_launcher_by_hosts(cfg);
   } else {
     return make_error("--launcher: bad value '" + raw.launcher +
                       "' (expected auto, ssh, slurm or local)");
@@ -318,3 +312,19 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
 }
 
 }  // namespace ferry::cli_detail
+
+namespace ferry {
+
+void choose_launcher_by_hosts(FrontendConfig& cfg) {
+  if (in_slurm_allocation() && hosts_in_allocation(cfg.job.hosts)) {
+    cfg.launch = LaunchWith::kSlurm;
+    cfg.launch_reason = "inside Slurm job " + std::string(std::getenv("SLURM_JOB_ID")) +
+                        ", every host is a node of the allocation";
+  } else {
+    cfg.launch = LaunchWith::kSsh;
+    cfg.launch_reason = in_slurm_allocation() ? "some hosts are not in the Slurm allocation"
+                                              : "not inside a Slurm allocation";
+  }
+}
+
+}  // namespace ferry

@@ -1,53 +1,17 @@
 // horovodrun's elastic flags: --host-discovery-script, or --min-np with fixed hosts, turns on
 // Horovod's elastic driver in ferry (the job's rounds are the front end's; see docs/compat.md).
-// Here: the flags, their checks, and the first discovery, which gives the job its first hosts.
+// Here: the flags and their checks. The discovery script first runs when the job starts
+// (frontend/elastic_discovery.hpp): the command line only says which hosts are to be found.
 
-#include <unistd.h>
-
-#include <chrono>
+#include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/common/text.hpp"
-#include "ferry/hosts/host_fields.hpp"
-#include "ferry/process/run_capture.hpp"
-#include "ferry/rendezvous/elastic_rounds.hpp"
 #include "option_checks.hpp"
 
 namespace ferry::cli_detail {
-namespace {
-
-// Runs the script every second until the hosts have `need` slots, for at most `timeout_s`. A
-// script that fails the first time is an error at once (horovod: a misconfiguration).
-Result<std::vector<DiscoveredHost>> first_discovery(const ElasticOptions& e, int need) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(e.timeout_s);
-  bool first = true;
-  int have = 0;
-  for (;;) {
-    auto out = run_shell_capture(e.discovery_script);
-    if (!out && first) return make_error("--host-discovery-script: " + out.error().message);
-    first = false;
-    if (out) {
-      auto hosts = parse_discovered_hosts(*out, e.slots_per_host);
-      if (!hosts)
-        return make_error("--host-discovery-script " + e.discovery_script + ": " +
-                          hosts.error().message);
-      have = 0;
-      for (const auto& h : *hosts) have += h.slots;
-      if (have >= need) return hosts;
-    }
-    if (std::chrono::steady_clock::now() >= until)
-      return make_error("timed out after " + std::to_string(e.timeout_s) +
-                        " s waiting for the discovery script to list " + std::to_string(need) +
-                        " slots (it lists " + std::to_string(have) +
-                        "; --elastic-timeout, --min-np, -np)");
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-}
-
-}  // namespace
 
 void add_elastic_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   ElasticOptions& e = cfg.job.elastic;
@@ -119,25 +83,8 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw) {
   if (job.np > 0 && e.min_np > job.np)
     return make_error("--min-np " + std::to_string(e.min_np) + " is above -np " +
                       std::to_string(job.np));
-  if (e.fixed_hosts) return {};
-  auto hosts = first_discovery(e, job.np > 0 ? job.np : e.min_np);
-  if (!hosts) return hosts.error();
-  std::string list;
-  int slots = 0;
-  for (const auto& h : *hosts) {
-    // Checked as a job file's host is: a name that cannot be a host is the script's error.
-    auto entry =
-        host_from_fields({h.name, "", 0, h.slots, std::nullopt, ""}, 1, "--host-discovery-script");
-    if (!entry)
-      return make_error("--host-discovery-script " + e.discovery_script + ": " +
-                        entry.error().message);
-    raw.discovered_hosts.push_back(std::move(*entry));
-    list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
-    slots += h.slots;
-  }
-  // Horovod starts a worker on every slot found, up to --max-np; -np is what it waits for.
-  job.np = e.max_np > 0 ? std::min(slots, e.max_np) : slots;
-  raw.notes.push_back("elastic: the discovery script lists " + list);
+  // The discovery script's first listing gives the hosts and -np: the elastic driver's, when
+  // the job starts (discover_first_hosts).
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "ferry/frontend/elastic_discovery.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/process/run_capture.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
@@ -48,7 +49,7 @@ void Job::Impl::HorovodElastic::discover() {
 void Job::Impl::HorovodElastic::discovered(Result<std::string> out) {
   if (stopping_) return;
   Result<std::vector<DiscoveredHost>> hosts =
-      out ? parse_discovered_hosts(*out, job_.opts_.elastic.slots_per_host)
+      out ? read_discovery_listing(*out, job_.opts_.elastic)
           : Result<std::vector<DiscoveredHost>>(out.error());
   if (!hosts) {
     // A transient failure: horovod logs it and tries again.

@@ -20,7 +20,10 @@ Result<HostEntry> host_from_fields(const HostFields& f, int default_slots,
                                    const std::string& origin) {
   using hosts_detail::slots_limit;
   auto token = hosts_detail::split_host_token(f.name);
-  if (!token) return make_error("bad name: " + token.error().message);
+  if (!token) {  // its own words name the field when they start with "bad"
+    const std::string& why = token.error().message;
+    return make_error(why.rfind("bad ", 0) == 0 ? why : "bad name: " + why);
+  }
   if (!token->user.empty())
     return make_error("name '" + f.name + "' carries a user; use user = \"" + token->user + "\"");
   if (token->slots)

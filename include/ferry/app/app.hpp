@@ -8,8 +8,9 @@
 namespace ferry {
 
 /// Runs the job described by `cfg` and returns ferryrun's exit status. Messages start with
-/// cfg.program.
-int run_ferryrun(const FrontendConfig& cfg);
+/// cfg.program. A job whose hosts a discovery script finds (horovodrun's elastic mode) gets
+/// them first: its hosts, -np and launcher are settled here, before any host is reached.
+int run_ferryrun(FrontendConfig cfg);
 
 /// The console's options for `cfg`, for the ranks as `placed` puts them: their count pads
 /// rank numbers in per-rank file names, and the host tag style names each rank's host.

@@ -32,6 +32,8 @@ struct FrontendConfig {
   JobOptions job;
   LaunchWith launch = LaunchWith::kSsh;  ///< resolved from --launcher (auto: see finish_config)
   std::string launch_reason;             ///< why, for --verbose
+  /// --launcher auto: `launch` follows the hosts (choose_launcher_by_hosts).
+  bool launch_by_hosts = false;
   SshSettings ssh;
   /// --ship-ferryd: "auto", "always" or "never" (checked by the parser).
   std::string ship_ferryd = "auto";
@@ -56,6 +58,11 @@ struct ParseOutcome {
 /// (SLURM_JOB_NODELIST), else this machine. Messages go to stderr (errors, one line, prefixed
 /// with the program name) or stdout (--help, --version); never throws.
 ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args);
+
+/// --launcher auto: Slurm inside an allocation whose nodes are all the job's hosts (hydra's
+/// `-launcher slurm` and Open MPI's plm_slurm do the same), else SSH. parse_ferryrun_args
+/// calls it; a job whose hosts a discovery script finds calls it once they are found.
+void choose_launcher_by_hosts(FrontendConfig& cfg);
 
 /// Rewrites mpirun-style single-dash long options (`-np 4`, `-wdir D`, `-hostfile F`) to
 /// their double-dash form, up to the first word of the command. Exposed for tests.
