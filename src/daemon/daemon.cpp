@@ -184,6 +184,9 @@ class Daemon::Impl {
             [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
             [this](wire::Preflight& m) { preflight_.handle(m); },
             [this](wire::CheckRequest&) { state_.check(); },
+            [this](wire::PmixStart& m) {
+              if (!have_spec_) pmix_.start_early(m.node);
+            },
             [this](wire::StopRanks& m) {
               ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
             },

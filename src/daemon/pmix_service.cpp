@@ -22,6 +22,24 @@ PmixService::PmixService(asio::io_context& io, Guard& guard,
       log_(std::move(log)),
       topology_(std::move(topology)) {}
 
+void PmixService::start_early(const std::string& node) {
+  if (!tried_) start_server(node);
+}
+
+void PmixService::start_server(const std::string& node) {
+  tried_ = true;
+  node_ = node;
+  const char* tmp = std::getenv("TMPDIR");
+  auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(),
+                             {[this](const std::string& frame) { send_(frame); }});
+  if (!s) {
+    start_why_ = s.error().message;
+    return;
+  }
+  server_ = std::move(*s);
+  guard_.remove_at_exit(server_->directory());
+}
+
 PmixServer* PmixService::begin(const wire::HostSpec& spec,
                                const std::vector<std::string>& cpusets) {
   on_ = false;
@@ -35,20 +53,15 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
   if (cpusets.size() == ns->local_ranks.size())
     for (const auto& c : cpusets) ns->local_cpusets += (ns->local_cpusets.empty() ? "" : ":") + c;
   const std::string& node = ns->nodes[ns->node];
-  if (!server_ && !tried_) {
-    tried_ = true;
-    const char* tmp = std::getenv("TMPDIR");
-    auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(),
-                               {[this](const std::string& frame) { send_(frame); }});
-    if (!s) {
-      if (spec.verbose) log_(node + ": Open MPI ranks get no PMIx: " + s.error().message);
-      return nullptr;
-    }
-    server_ = std::move(*s);
-    guard_.remove_at_exit(server_->directory());
-    if (spec.verbose) log_(node + ": PMIx server " + server_->version());
-  }
+  if (!tried_) start_server(node);
+  if (!said_ && spec.verbose)
+    log_(node + (server_ ? ": PMIx server " + server_->version()
+                         : ": Open MPI ranks get no PMIx: " + start_why_));
+  said_ = true;
   if (!server_) return nullptr;
+  if (node != node_)  // only when hosts with one hostname leave or join between attempts
+    log_(node + ": the PMIx server runs as " + node_ +
+         "; Open MPI ranks may see the wrong peers on their host");
   if (auto st = server_->begin(*ns); !st) {
     log_(node + ": " + st.error().message);
     return nullptr;

@@ -25,6 +25,11 @@ class PmixService {
   PmixService(asio::io_context& io, Guard& guard, std::function<void(const std::string&)> send,
               std::function<void(const std::string&)> log, std::function<void*()> topology);
 
+  /// Starts the server before the first HostSpec (PmixStart), as host `node` of the job, so
+  /// that its start overlaps the other hosts' connecting. What went wrong is said at the first
+  /// spec that asks for PMIx, under --verbose, as if the server had started there.
+  void start_early(const std::string& node);
+
   /// Sets PMIx up for `spec`'s attempt: the server that gives its ranks their environment,
   /// or null when this attempt's ranks get none. `cpusets`: each local rank's CPUs
   /// (RankLauncher::cpusets()), from which Open MPI tells how close two ranks are.
@@ -43,8 +48,14 @@ class PmixService {
   Guard& guard_;
   std::function<void(const std::string&)> send_, log_;
   std::function<void*()> topology_;
+  // The server, started once (libpmix cannot start a second in one process).
+  void start_server(const std::string& node);
+
   std::unique_ptr<PmixServer> server_;
   bool tried_ = false;
+  std::string node_;       // the name the server started with
+  std::string start_why_;  // why it did not start
+  bool said_ = false;      // how it started was told (--verbose)
   bool on_ = false;  // the current attempt's ranks have PMIx
 };
 

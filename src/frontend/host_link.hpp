@@ -94,6 +94,7 @@ class HostLink {
   wire::Hello hello_msg;
   std::string start_error;  // set when the host failed to start
   bool spec_sent = false;
+  bool pmix_start_sent = false;  // PmixStart went out (before the first HostSpec)
   bool done = false;       // ferryd said Done (for this attempt)
   int attempt_index = -1;  // index in the running attempt's placement; -1: not in it
   bool lost = false;       // the link ended while its ranks ran (or between attempts)

@@ -155,6 +155,7 @@ void Job::Impl::start_timed_out() {
   }
   launchers_.remote.cancel_all();
   if (phase_ == Phase::kBetween) return check_reopened();
+  start_pmix_early();
   check_started();
 }
 
@@ -183,6 +184,7 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   h.closed = true;
   if (phase_ == Phase::kRunning && follow_up_->adds_hosts()) return host_lost(i, h.start_error);
   if (phase_ == Phase::kBetween) return check_reopened();
+  start_pmix_early();
   check_started();
 }
 
@@ -208,6 +210,7 @@ void Job::Impl::on_hello(size_t i) {
                 std::to_string(h.hello_msg.pid) + ") after " + since_start());
   if (phase_ == Phase::kRunning && follow_up_->host_ready(i)) return;
   if (phase_ == Phase::kBetween) return check_reopened();
+  start_pmix_early();
   check_started();
 }
 

@@ -5,6 +5,7 @@
 
 #include "ferry/plan/environment.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
+#include "ferry/rendezvous/pmix_job.hpp"
 #include "job_follow_up.hpp"
 
 namespace ferry {
@@ -160,6 +161,26 @@ SharedSpec Job::Impl::shared_spec() {
   s.attempt = static_cast<uint32_t>(attempt_.number);
   s.restartable = follow_up_->restartable();
   return s;
+}
+
+// libpmix takes milliseconds to start (its components, its files): each ferryd starts its PMIx
+// server while the other hosts still connect, rather than at its HostSpec, as soon as its PMIx
+// name is known. That name is its hostname made unique in host order (the HostSpec's node_names
+// give the same), so it is known once every host before it said Hello.
+void Job::Impl::start_pmix_early() {
+  if (opts_.no_pmi || opts_.elastic.on() || opts_.check || phase_ != Phase::kStarting) return;
+  std::vector<std::string> hostnames;
+  for (const auto& h : hosts_) {
+    if (!h->hello) break;  // the names after it wait for its
+    hostnames.push_back(h->hello_msg.hostname);
+  }
+  const std::vector<std::string> names = pmix_node_names(std::move(hostnames));
+  for (size_t i = 0; i < names.size(); ++i) {
+    HostLink& h = *hosts_[i];
+    if (h.pmix_start_sent || h.plan.ranks.empty() || !h.link || h.closed) continue;
+    h.pmix_start_sent = true;
+    h.link->send(wire::encode(wire::PmixStart{names[i]}));
+  }
 }
 
 // The frameworks' interface on every host of the attempt (NCCL_SOCKET_IFNAME, ...), from what each

@@ -172,6 +172,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void print_check();
 
   // ---- job_attempts.cpp: attempts ----
+  void start_pmix_early();
   void launch_attempt(std::vector<size_t> members, const std::string& how);
   void send_specs();
   std::pair<std::string, uint16_t> master_endpoint() const;

@@ -5,15 +5,6 @@
 namespace ferry {
 namespace {
 
-// PMIx tells nodes apart by name: a name seen before gets "#2", "#3", ...
-void make_unique_names(std::vector<std::string>& nodes) {
-  std::map<std::string, int> seen;
-  for (auto& n : nodes) {
-    const int k = ++seen[n];
-    if (k > 1) n += "#" + std::to_string(k);
-  }
-}
-
 std::string join(const std::vector<std::string>& parts, char sep) {
   std::string out;
   for (const auto& p : parts) {
@@ -24,6 +15,15 @@ std::string join(const std::vector<std::string>& parts, char sep) {
 }
 
 }  // namespace
+
+std::vector<std::string> pmix_node_names(std::vector<std::string> hostnames) {
+  std::map<std::string, int> seen;
+  for (auto& n : hostnames) {
+    const int k = ++seen[n];
+    if (k > 1) n += "#" + std::to_string(k);
+  }
+  return hostnames;
+}
 
 std::string pmix_nspace_name(const std::string& job_id, uint32_t attempt) {
   std::string name =
@@ -41,8 +41,7 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
   PmixNamespace ns;
   ns.nspace = nspace;
   ns.job_size = static_cast<uint32_t>(node_of_rank.size());
-  make_unique_names(nodes);
-  ns.nodes = std::move(nodes);
+  ns.nodes = pmix_node_names(std::move(nodes));
   ns.node = node;
   std::vector<std::vector<std::string>> ranks_of(ns.nodes.size());
   for (size_t r = 0; r < node_of_rank.size(); ++r) {

@@ -72,6 +72,8 @@ const char* name_of(MsgType t) {
       return "check request";
     case MsgType::kCheckReport:
       return "check report";
+    case MsgType::kPmixStart:
+      return "PMIx start";
   }
   return "unknown";
 }
@@ -218,6 +220,7 @@ FERRY_WIRE_MESSAGE(Preflight)
 FERRY_WIRE_MESSAGE(PreflightResult)
 FERRY_WIRE_MESSAGE(CheckRequest)
 FERRY_WIRE_MESSAGE(CheckReport)
+FERRY_WIRE_MESSAGE(PmixStart)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

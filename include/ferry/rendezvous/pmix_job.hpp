@@ -52,6 +52,10 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
 /// The namespace name of `job_id`'s attempt `attempt` (at most 255 characters, as PMIx allows).
 std::string pmix_nspace_name(const std::string& job_id, uint32_t attempt);
 
+/// The hosts' PMIx names from their hostnames in host order: PMIx tells nodes apart by name,
+/// so a name seen before gets "#2", "#3", ... A host's name depends only on the hosts before it.
+std::vector<std::string> pmix_node_names(std::vector<std::string> hostnames);
+
 /// Fence aggregator over `hosts` hosts (indices 0..hosts-1), for one attempt: every host's
 /// n-th fence is the same fence.
 class PmixFences {

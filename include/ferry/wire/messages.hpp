@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 12;
+inline constexpr uint32_t kProtocolVersion = 13;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -59,6 +59,7 @@ enum class MsgType : uint8_t {
   kPreflightResult = 29,   ///< d→f: how the preflight went on this host
   kCheckRequest = 30,      ///< f→d: ferryrun --check: describe this host
   kCheckReport = 31,       ///< d→f: the answer to kCheckRequest
+  kPmixStart = 32,         ///< f→d: start the PMIx server now, before the HostSpec
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -304,6 +305,19 @@ struct PmixModexReply {
   }
 };
 
+/// Before the first HostSpec, once this host's PMIx name is known: start the PMIx server now,
+/// while the other hosts connect, rather than at the HostSpec (libpmix takes milliseconds to
+/// start). `node` is the name the HostSpec's node list will give this host (its Hello hostname,
+/// "#2" added when an earlier host has the same). Sent only to jobs whose ranks get PMIx.
+struct PmixStart {
+  static constexpr MsgType kType = MsgType::kPmixStart;
+  std::string node;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.node);
+  }
+};
+
 /// Bytes for the stdin rank; empty means EOF.
 struct Stdin {
   static constexpr MsgType kType = MsgType::kStdin;
@@ -421,7 +435,7 @@ namespace ferry::wire {
 using ToDaemon =
     std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
                  StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
-                 StateRequest, Preflight, CheckRequest>;
+                 StateRequest, Preflight, CheckRequest, PmixStart>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront = std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest,
                              PmiBarrier, PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest,

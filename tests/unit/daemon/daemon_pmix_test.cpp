@@ -56,23 +56,30 @@ class DaemonPmix : public ::testing::Test {
       fe.send(wire::PmixFenceDone{{fences[answered].seq, fences[answered].data}});
   }
 
-  static std::vector<std::string> pmix_dirs() {
+  // The directories of this process's server: libpmix makes its store's folders in it, named
+  // with its pid, when it starts (other tests' servers may run beside it).
+  static std::vector<std::string> own_server_dirs() {
     std::vector<std::string> out;
     const char* tmp = ::getenv("TMPDIR");
-    for (const auto& e : std::filesystem::directory_iterator(tmp && *tmp ? tmp : "/tmp"))
-      if (e.path().filename().string().starts_with("ferry-pmix-")) out.push_back(e.path());
+    const std::string mine = "pmix_dstor_ds21_" + std::to_string(::getpid());
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(tmp && *tmp ? tmp : "/tmp", ec))
+      if (e.path().filename().string().starts_with("ferry-pmix-") &&
+          std::filesystem::exists(e.path() / mine, ec))
+        out.push_back(e.path());
     return out;
   }
 };
 
 TEST_F(DaemonPmix, TwoRealClientsExchangeDataThroughOneFenceAndFinalize) {
-  const auto dirs_before = pmix_dirs();
+  std::vector<std::string> server_dirs;
   {
     FrontEnd fe(nullptr);
     fe.send(spec("pmix-exchange", "exchange"));
     size_t answered = 0;
     ASSERT_TRUE(fe.run_until(
         [&] {
+          if (server_dirs.empty()) server_dirs = own_server_dirs();
           answer_fences(fe, answered);
           return fe.all<wire::Exited>().size() == 2;
         },
@@ -99,7 +106,34 @@ TEST_F(DaemonPmix, TwoRealClientsExchangeDataThroughOneFenceAndFinalize) {
     fe.hang_up();
     ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
   }
-  EXPECT_EQ(dirs_before, pmix_dirs()) << "the server's directory is left";
+  ASSERT_EQ(server_dirs.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(server_dirs[0])) << "the server's directory is left";
+}
+
+// ferryrun sends PmixStart as soon as the host's PMIx name is known: the server starts then,
+// before the HostSpec, and that spec's ranks are served by it.
+TEST_F(DaemonPmix, PmixStartStartsTheServerBeforeTheHostSpec) {
+  auto server_started = [] { return !own_server_dirs().empty(); };
+  ASSERT_FALSE(server_started());
+  FrontEnd fe(nullptr);
+  fe.send(wire::PmixStart{"pmix-test-host"});
+  ASSERT_TRUE(fe.run_until(server_started, milliseconds(20000)))
+      << "no server before the HostSpec";
+  fe.send(spec("pmix-early", "exchange"));
+  size_t answered = 0;
+  ASSERT_TRUE(fe.run_until(
+      [&] {
+        answer_fences(fe, answered);
+        return fe.all<wire::Exited>().size() == 2;
+      },
+      milliseconds(20000)))
+      << fe.output(0, StreamId::kStderr);
+  EXPECT_EQ("rank 0 size 3 local 0 cpus UNBOUND:UNBOUND peer says value-1\n",
+            fe.output(0, StreamId::kStdout));
+  for (const auto& e : fe.all<wire::Exited>()) EXPECT_EQ(0, e.exit_code);
+  EXPECT_TRUE(fe.all<wire::Log>().empty()) << fe.all<wire::Log>().front().line;
+  fe.hang_up();
+  ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
 }
 
 TEST_F(DaemonPmix, ARemoteRanksDataIsAskedOfTheFrontEndAndItsAnswerDelivered) {

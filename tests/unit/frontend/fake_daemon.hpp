@@ -36,13 +36,15 @@ class FakeDaemonLink : public Link {
  public:
   // `address`: the host's one interface (eth0, a /24), which ferryrun reaches it at.
   FakeDaemonLink(asio::io_context& io, HostEntry host, std::string address, FakeScript script,
-                 std::vector<SentSpec>* specs, std::map<std::string, std::string>* stdin)
+                 std::vector<SentSpec>* specs, std::map<std::string, std::string>* stdin,
+                 std::vector<std::string>* pmix_starts = nullptr)
       : io_(io),
         host_(std::move(host)),
         address_(std::move(address)),
         script_(std::move(script)),
         specs_(specs),
-        stdin_(stdin) {}
+        stdin_(stdin),
+        pmix_starts_(pmix_starts) {}
   ~FakeDaemonLink() override { *alive_ = false; }
 
   void start(DataHandler d, ClosedHandler c) override {
@@ -71,6 +73,11 @@ class FakeDaemonLink : public Link {
         asio::post(io_, [this, alive = alive_] {
           if (*alive && !closed_) script_ ? script_(*this) : run_all(0);
         });
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kPmixStart)) {
+        auto m = wire::decode<wire::PmixStart>(frame);
+        if (m && pmix_starts_)
+          pmix_starts_->push_back(host_.name + ":" + std::to_string(host_.port) + " as " +
+                                  m->node + (spec_.ranks.empty() ? "" : " after its spec"));
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kPreflight)) {
         deliver(wire::encode(wire::PreflightResult{}));  // the data network works
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kTerminate)) {
@@ -151,6 +158,7 @@ class FakeDaemonLink : public Link {
   FakeScript script_;
   std::vector<SentSpec>* specs_;
   std::map<std::string, std::string>* stdin_;
+  std::vector<std::string>* pmix_starts_;
   bool exit_at_stdin_eof_ = false;
   DataHandler on_data_;
   ClosedHandler on_closed_;
@@ -173,7 +181,8 @@ class FakeDaemonLauncher : public Launcher {
     std::string address = "10.0.0." + std::to_string(++opened_);
     asio::post(io_, [this, h, host, address, script] {
       h(std::unique_ptr<Link>(
-          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs, &stdin)));
+          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs, &stdin,
+                                           &pmix_starts)));
     });
   }
   void cancel_all() override {}
@@ -181,6 +190,8 @@ class FakeDaemonLauncher : public Launcher {
   std::function<FakeScript(const HostEntry&)> script_for;
   std::vector<SentSpec> specs;
   std::map<std::string, std::string> stdin;  ///< stdin bytes each host got, by host name
+  /// The PmixStart frames, in arrival order: "host:port as node[ after its spec]".
+  std::vector<std::string> pmix_starts;
 
  private:
   asio::io_context& io_;
@@ -201,6 +212,7 @@ struct FakeRun {
   std::string diag;
   std::vector<SentSpec> specs;
   std::map<std::string, std::string> stdin;  ///< stdin bytes each host got, by host name
+  std::vector<std::string> pmix_starts;      ///< see FakeDaemonLauncher::pmix_starts
 };
 
 /// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
@@ -227,6 +239,7 @@ inline FakeRun run_with_fake_daemons(JobOptions opts,
   ::close(fd);
   run.specs = std::move(launcher.specs);
   run.stdin = std::move(launcher.stdin);
+  run.pmix_starts = std::move(launcher.pmix_starts);
   return run;
 }
 

@@ -39,6 +39,10 @@ TEST(PmixNamespace, SameNamesAreToldApart) {
   ASSERT_TRUE(ns);
   EXPECT_EQ(ns->node_map, "box,box#2,other");
   EXPECT_EQ(ns->nodes[ns->node], "box#2");
+  // A host's name depends only on the hosts before it (ferryrun tells it early: PmixStart).
+  EXPECT_EQ(pmix_node_names({"box", "box", "other", "box"}),
+            (std::vector<std::string>{"box", "box#2", "other", "box#3"}));
+  EXPECT_EQ(pmix_node_names({"box", "box"}).back(), "box#2");
 }
 
 TEST(PmixNamespace, RefusesInconsistentInputs) {

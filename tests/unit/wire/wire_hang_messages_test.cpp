@@ -54,6 +54,10 @@ TEST(WireHang, PreflightBothWays) {
   EXPECT_EQ(r.interface, "eth0");
 }
 
+TEST(WireHang, PmixStartCarriesTheNodeName) {
+  EXPECT_EQ(to_daemon(PmixStart{"node7#2"}).node, "node7#2");
+}
+
 TEST(WireHang, CheckRequestAndReport) {
   to_daemon(CheckRequest{});
   CheckReport c;
