@@ -146,11 +146,12 @@ class Hydra(Tool):
 
 
 def all_tools(bin_dir: Path, ssh_config: Path, work_dir: Path,
-              baseline: Path | None = None, baseline_flags: list[str] | None = None) -> list[Tool]:
-    """ferryrun first; with `baseline` (another build's bin folder, or this one with
-    `baseline_flags`) that second, as a peer of its own, so that before and after run
+              baseline: Path | None = None, baseline_flags: list[str] | None = None,
+              flags: list[str] | None = None) -> list[Tool]:
+    """ferryrun first (with `flags`); with `baseline` (another build's bin folder, or this one
+    with `baseline_flags`) that second, as a peer of its own, so that before and after run
     interleaved under the same load."""
-    tools: list[Tool] = [FerryRun(bin_dir, ssh_config)]
+    tools: list[Tool] = [FerryRun(bin_dir, ssh_config, flags=flags)]
     if baseline is not None:
         label = "ferryrun " + " ".join(baseline_flags) if baseline_flags else "ferryrun baseline"
         tools.append(FerryRun(baseline, ssh_config, "baseline", label, baseline_flags))
