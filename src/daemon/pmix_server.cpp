@@ -187,7 +187,9 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
     if (g_state) return make_error("a PMIx server runs in this process already");
     if (g_finalized) return make_error("libpmix cannot start a second server in one process");
   }
-  std::string templ = (tmp_root.empty() ? std::string("/tmp") : tmp_root) + "/ferry-pmix-XXXXXX";
+  const std::string root = tmp_root.empty() ? std::string("/tmp") : tmp_root;
+  remove_stale_directories(root);
+  std::string templ = root + "/" + directory_prefix() + "XXXXXX";
   if (!::mkdtemp(templ.data()))
     return make_error("cannot create a private directory for PMIx under " +
                       templ.substr(0, templ.rfind('/')) + ": " + std::strerror(errno));

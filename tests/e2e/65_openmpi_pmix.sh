@@ -104,5 +104,6 @@ assert_contains "$F_err" "without calling MPI_Finalize" "the reason"
 
 wait_gone "$tok" 10
 wait_cluster_idle 5
-assert_eq "$dirs_before" "$(pmix_dirs)" "no PMIx server directory left behind"
+# Only new ones count: a ferryd removes the directories of dead ferryds (stale) as it starts.
+assert_eq "" "$(comm -13 <(echo "$dirs_before") <(pmix_dirs))" "no PMIx server directory left behind"
 pass

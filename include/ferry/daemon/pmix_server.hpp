@@ -55,6 +55,14 @@ class PmixServer {
 
   /// The server's private directory (removed by the destructor).
   const std::string& directory() const;
+
+  /// The start of this process's server directory names under a tmp root:
+  /// "ferry-pmix-<pid namespace>-<pid>-" (a random suffix follows).
+  static std::string directory_prefix();
+  /// Removes the server directories under `tmp_root` that this user's ferryds left when they
+  /// died with their guard (SIGKILL of the whole step, the OOM killer): those named for a pid
+  /// of this pid namespace that no longer runs, owned by this user. Returns how many.
+  static int remove_stale_directories(const std::string& tmp_root);
   /// Whether a server ran in this process and was finalized: libpmix cannot start another
   /// (ferryd runs one for its whole life; a test program that runs several must run each
   /// test in a process of its own, as CTest does).
