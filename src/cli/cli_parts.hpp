@@ -20,23 +20,23 @@ namespace ferry::cli_detail {
 /// Option values kept raw until the whole command line is read.
 struct RawCli {
   Personality who = Personality::kFerryrun;
-  std::string program = "ferryrun";       ///< for messages
-  std::vector<std::string> host_options;  ///< -H values, in order
-  std::vector<std::string> hostfiles;     ///< --hostfile
-  std::vector<std::string> exports;       ///< -x
-  std::string config_file;                ///< --config
-  std::string compat;                     ///< --compat seen after the first argument
-  std::string tag;                        ///< --tag-style word ("" = unchanged)
-  std::string layout;                     ///< --output-layout word ("" = unchanged)
-  bool tag_output = false;                ///< mpirun --tag-output
-  std::string stdin_spec;                 ///< --stdin word ("" = unchanged)
-  bool stdin_none = false;                ///< --stdin-none
-  bool no_preflight = false;              ///< --no-preflight
-  std::string bind_to, map_by, rank_by;   ///< binding words ("" = unchanged)
-  int per_node = 0;                       ///< -N
-  std::string devices;                    ///< --devices list
-  int default_slots = 0;                  ///< --default-slots (0 = unchanged)
-  std::string prefix;                     ///< mpirun --prefix
+  std::string program = "ferryrun";                      ///< for messages
+  std::vector<std::string> host_options;                 ///< -H values, in order
+  std::vector<std::string> hostfiles;                    ///< --hostfile
+  std::vector<std::string> exports;                      ///< -x
+  std::string config_file;                               ///< --config
+  std::string compat;                                    ///< --compat seen after the first argument
+  std::string tag;                                       ///< --tag-style word ("" = unchanged)
+  std::string layout;                                    ///< --output-layout word ("" = unchanged)
+  bool tag_output = false;                               ///< mpirun --tag-output
+  std::string stdin_spec;                                ///< --stdin word ("" = unchanged)
+  bool stdin_none = false;                               ///< --stdin-none
+  bool no_preflight = false;                             ///< --no-preflight
+  std::string bind_to, map_by, rank_by;                  ///< binding words ("" = unchanged)
+  int per_node = 0;                                      ///< -N
+  std::string devices;                                   ///< --devices list
+  int default_slots = 0;                                 ///< --default-slots (0 = unchanged)
+  std::string prefix;                                    ///< mpirun --prefix
   std::vector<std::pair<std::string, std::string>> mca;  ///< --mca key value
   std::vector<std::string> mca_help;           ///< never filled: take_mca removes --mca first
   std::string ferryd;                          ///< --ferryd (or PREFIX/bin/ferryd); "" = unchanged

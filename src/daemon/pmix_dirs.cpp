@@ -21,7 +21,7 @@ constexpr std::string_view kPrefix = "ferry-pmix-";
 // This process's pid namespace, as its inode number: a pid means a process only within it
 // (containers that share /tmp with the host see pids of another namespace there).
 std::string pid_namespace() {
-  struct stat st{};
+  struct stat st {};
   if (::stat("/proc/self/ns/pid", &st) != 0) return "0";
   return std::to_string(st.st_ino);
 }
@@ -52,7 +52,7 @@ int PmixServer::remove_stale_directories(const std::string& tmp_root) {
   while (const dirent* e = ::readdir(d)) {
     const pid_t pid = pid_of(e->d_name, ns);
     if (pid == 0 || pid == ::getpid()) continue;
-    struct stat st{};
+    struct stat st {};
     const std::string path = tmp_root + "/" + e->d_name;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
       continue;

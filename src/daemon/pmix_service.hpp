@@ -56,7 +56,7 @@ class PmixService {
   std::string node_;       // the name the server started with
   std::string start_why_;  // why it did not start
   bool said_ = false;      // how it started was told (--verbose)
-  bool on_ = false;  // the current attempt's ranks have PMIx
+  bool on_ = false;        // the current attempt's ranks have PMIx
 };
 
 }  // namespace ferry

@@ -95,10 +95,10 @@ class HostLink {
   std::string start_error;  // set when the host failed to start
   bool spec_sent = false;
   bool pmix_start_sent = false;  // PmixStart went out (before the first HostSpec)
-  bool done = false;       // ferryd said Done (for this attempt)
-  int attempt_index = -1;  // index in the running attempt's placement; -1: not in it
-  bool lost = false;       // the link ended while its ranks ran (or between attempts)
-  uint16_t free_port = 0;  // a port free on the host, from Hello then each Done
+  bool done = false;             // ferryd said Done (for this attempt)
+  int attempt_index = -1;        // index in the running attempt's placement; -1: not in it
+  bool lost = false;             // the link ended while its ranks ran (or between attempts)
+  uint16_t free_port = 0;        // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
   /// When each of this host's ranks last printed (from its Started on), for the state report.
   std::map<int32_t, Clock::time_point> last_output;

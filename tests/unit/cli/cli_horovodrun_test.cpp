@@ -261,9 +261,9 @@ TEST(CliHorovodrun, MaxRestartsWithTheElasticModeIsRefused) {
 // found: the script first runs when the job starts (elastic_discovery_test), so -np stays what
 // was given and no host is made up; the launcher follows the hosts then.
 TEST(CliHorovodrun, HostDiscoveryScriptLeavesTheHostsToTheJob) {
-  auto r = hvd({"-np", "2", "--host-discovery-script", "/nonexistent/discover.sh",
-                "--slots-per-host", "3", "--reset-limit", "4", "--blacklist-cooldown-range", "5",
-                "60", "python", "t.py"});
+  auto r =
+      hvd({"-np", "2", "--host-discovery-script", "/nonexistent/discover.sh", "--slots-per-host",
+           "3", "--reset-limit", "4", "--blacklist-cooldown-range", "5", "60", "python", "t.py"});
   ASSERT_TRUE(r.config.has_value());
   const JobOptions& job = r.config->job;
   EXPECT_TRUE(job.hosts.empty());

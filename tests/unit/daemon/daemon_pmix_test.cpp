@@ -117,8 +117,7 @@ TEST_F(DaemonPmix, PmixStartStartsTheServerBeforeTheHostSpec) {
   ASSERT_FALSE(server_started());
   FrontEnd fe(nullptr);
   fe.send(wire::PmixStart{"pmix-test-host"});
-  ASSERT_TRUE(fe.run_until(server_started, milliseconds(20000)))
-      << "no server before the HostSpec";
+  ASSERT_TRUE(fe.run_until(server_started, milliseconds(20000))) << "no server before the HostSpec";
   fe.send(spec("pmix-early", "exchange"));
   size_t answered = 0;
   ASSERT_TRUE(fe.run_until(

@@ -78,8 +78,9 @@ TEST_F(FirstDiscovery, ANameThatCannotBeAHostIsTheScriptsError) {
   JobOptions j = job(2, 2, 0);
   auto r = discover_first_hosts(j);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("--host-discovery-script " + script_ + ": bad host name "
-                                    "'-oProxyCommand=x'",
+  EXPECT_EQ(r.error().message.rfind("--host-discovery-script " + script_ +
+                                        ": bad host name "
+                                        "'-oProxyCommand=x'",
                                     0),
             0U)
       << r.error().message;

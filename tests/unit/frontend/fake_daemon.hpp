@@ -76,8 +76,8 @@ class FakeDaemonLink : public Link {
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kPmixStart)) {
         auto m = wire::decode<wire::PmixStart>(frame);
         if (m && pmix_starts_)
-          pmix_starts_->push_back(host_.name + ":" + std::to_string(host_.port) + " as " +
-                                  m->node + (spec_.ranks.empty() ? "" : " after its spec"));
+          pmix_starts_->push_back(host_.name + ":" + std::to_string(host_.port) + " as " + m->node +
+                                  (spec_.ranks.empty() ? "" : " after its spec"));
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kPreflight)) {
         deliver(wire::encode(wire::PreflightResult{}));  // the data network works
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kTerminate)) {
@@ -180,9 +180,8 @@ class FakeDaemonLauncher : public Launcher {
     FakeScript script = script_for ? script_for(host) : nullptr;
     std::string address = "10.0.0." + std::to_string(++opened_);
     asio::post(io_, [this, h, host, address, script] {
-      h(std::unique_ptr<Link>(
-          std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs, &stdin,
-                                           &pmix_starts)));
+      h(std::unique_ptr<Link>(std::make_unique<FakeDaemonLink>(io_, host, address, script, &specs,
+                                                               &stdin, &pmix_starts)));
     });
   }
   void cancel_all() override {}
