@@ -155,7 +155,6 @@ void Job::Impl::start_timed_out() {
   }
   launchers_.remote.cancel_all();
   if (phase_ == Phase::kBetween) return check_reopened();
-  start_pmix_early();
   check_started();
 }
 
@@ -184,7 +183,6 @@ void Job::Impl::on_open(size_t i, Result<std::unique_ptr<Link>> r) {
   h.closed = true;
   if (phase_ == Phase::kRunning && follow_up_->adds_hosts()) return host_lost(i, h.start_error);
   if (phase_ == Phase::kBetween) return check_reopened();
-  start_pmix_early();
   check_started();
 }
 
