@@ -32,7 +32,7 @@ start_bg K -- salloc -N4 --ntasks-per-node=2 "$FERRYRUN" --kill-grace 1 sh -c '"
   "$sleeper" "$tok"
 wait_procs "^$sleeper 1000" 8 30
 assert_eq 2 "$(ranks_on snode3)" "two ranks on snode3 (the job has every node)"
-frontend=$(pgrep -f -- "^$FERRYRUN --kill-grace 1 sh -c" | head -1)
+frontend=$(pgrep -f -- "^$FERRYRUN --kill-grace 1 sh -c" | sed -n 1p)
 [[ -n $frontend ]] || fail "ferryrun not found"
 kill -9 "$frontend"
 wait_gone "^$sleeper 1000" 8
@@ -43,7 +43,7 @@ wait_slurm_idle 15
 start_bg C -- salloc -N2 --ntasks-per-node=2 "$FERRYRUN" --kill-grace 1 sh -c '"$0" 1000; : "$1"' \
   "$sleeper" "$tok"
 wait_procs "^$sleeper 1000" 4 30
-jobid=$(squeue -h -o '%A' | head -1)
+jobid=$(squeue -h -o '%A' | sed -n 1p)
 [[ -n $jobid ]] || fail "no Slurm job found"
 scancel "$jobid"
 wait_gone "^$sleeper 1000" 8
