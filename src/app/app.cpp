@@ -116,6 +116,8 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
   auto plan = load_ship_plan(*mode, static_cast<int>(wire::kProtocolVersion), cfg.ferryd_dir,
                              program_dir());
   if (plan) {
+    plan->greeting = wire::hello_greeting();
+    plan->greeting_offset = wire::kHelloGreetingOffset;
     for (const auto& f : plan->files)
       diag.verbose("ship-ferryd " + cfg.ship_ferryd + ": " + f.arch + " " + f.source + " (" +
                    std::to_string(f.size) + " bytes, sha256 " + f.sha256.substr(0, 16) + "...)");

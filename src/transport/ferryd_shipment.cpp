@@ -289,10 +289,10 @@ Result<ShipPlan> load_ship_plan(ShipMode mode, int protocol, const std::string& 
   return plan;
 }
 
-std::string ship_command(const ShipPlan& plan, const std::string& installed) {
-  std::string cmd = "sh -c " + shell_quote(kProgram) + " ferry-ship " +
-                    (plan.mode == ShipMode::kAlways ? "always" : "auto") + " " +
-                    shell_quote(installed) + " " + std::to_string(plan.protocol);
+std::string ship_command(const ShipPlan& plan, const std::string& installed, bool installed_tried) {
+  const bool look = plan.mode == ShipMode::kAuto && !installed_tried;
+  std::string cmd = "sh -c " + shell_quote(kProgram) + " ferry-ship " + (look ? "auto" : "always") +
+                    " " + shell_quote(installed) + " " + std::to_string(plan.protocol);
   for (const auto& f : plan.files)
     cmd += " " + shell_quote(f.arch) + " " + f.sha256 + " " + std::to_string(f.size) + " " +
            std::to_string(f.gzip_size);

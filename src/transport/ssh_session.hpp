@@ -75,11 +75,12 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
     kAuthIdentity,
     kAuthAuto,
     kChannel,
-    kExec,       // opening
-    kShipTalk,   // shipping ferryd (ssh_session_ship.cpp), when SshOptions::ship asks
-    kReady,      // exec accepted, start() not called yet: the fd is not read
-    kStreaming,  // start() called
-    kLinger,     // close() called, flushing
+    kExec,          // opening
+    kTryInstalled,  // the installed ferryd started, its greeting awaited (ssh_session_ship.cpp)
+    kShipTalk,      // shipping ferryd (ssh_session_ship.cpp), when SshOptions::ship asks
+    kReady,         // exec accepted, start() not called yet: the fd is not read
+    kStreaming,     // start() called
+    kLinger,        // close() called, flushing
     kDone,
   };
   enum class Step { kNext, kAgain, kStop };
@@ -98,8 +99,18 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   /// Whether the channel runs ship_command() (which ends by starting ferryd) instead of
   /// ferryd itself.
   bool shipping() const;
+  /// Whether the channel starts the installed ferryd first, to know it by its greeting
+  /// (`auto` with ShipPlan::greeting, and not tried yet).
+  bool trying_installed() const;
 
   // ssh_session_ship.cpp
+  Step try_installed_step();
+  /// Drops the channel of an installed ferryd that will not do and opens another for
+  /// ship_command(); `why` goes to the verbose log.
+  Step after_installed(const std::string& why);
+  /// Reads what the channel has into rx_out_/rx_err_; false when the connection failed (the
+  /// open was failed too).
+  bool read_while_opening();
   Step ship_talk_step();
   bool ship_write();
   Step ship_answer(const ShipLine& line);
@@ -175,6 +186,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   bool ship_gz_ = false;
   size_t ship_off_ = 0;
   uint64_t ship_sent_ = 0;
+  bool tried_installed_ = false;
   std::chrono::steady_clock::time_point ship_began_;
   ssh_channel_callbacks_struct channel_cb_{};
   std::string rx_out_, rx_err_;  // channel data taken by on_channel_data, not yet delivered

@@ -84,6 +84,9 @@ void SshSession::run_open() {
       case Phase::kExec:
         step = exec_step();
         break;
+      case Phase::kTryInstalled:
+        step = try_installed_step();
+        break;
       case Phase::kShipTalk:
         step = ship_talk_step();
         break;
@@ -256,21 +259,26 @@ SshSession::Step SshSession::channel_step() {
   return Step::kNext;
 }
 
+bool SshSession::trying_installed() const {
+  return shipping() && options_.ship->mode == ShipMode::kAuto && !options_.ship->greeting.empty() &&
+         !tried_installed_;
+}
+
 SshSession::Step SshSession::exec_step() {
-  phase_text_ = shipping() ? "looking for ferryd" : "starting ferryd";
-  if (shipping() && ship_began_ == std::chrono::steady_clock::time_point{}) {
+  const bool program = shipping() && !trying_installed();
+  phase_text_ = program ? "looking for ferryd" : "starting ferryd";
+  if (shipping() && ship_began_ == std::chrono::steady_clock::time_point{})
     ship_began_ = std::chrono::steady_clock::now();
-    command_ = ship_command(*options_.ship, ferryd_path_);
-  }
+  if (program) command_ = ship_command(*options_.ship, ferryd_path_, tried_installed_);
   int rc = ssh_channel_request_exec(channel_.get(), command_.c_str());
   if (rc == SSH_AGAIN) return Step::kAgain;
   if (rc != SSH_OK) {
     fail_open(std::string("the server refused to run ") +
-              (shipping() ? "sh, to look for ferryd" : command_) + ": " + error_text());
+              (program ? "sh, to look for ferryd" : command_) + ": " + error_text());
     return Step::kStop;
   }
   if (shipping()) {
-    phase_ = Phase::kShipTalk;
+    phase_ = program ? Phase::kShipTalk : Phase::kTryInstalled;
     return Step::kNext;
   }
   log(describe() + ": started " + command_);

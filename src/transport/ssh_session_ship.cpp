@@ -1,8 +1,13 @@
-// The shipping half of SshSession's open (docs/design.md, "Shipping ferryd"): the channel
-// that is to carry ferryd runs ship_command() first. It names the ferryd to start (the
-// installed one, a cached copy it checked, or the file it asks for with "send x86_64" and
-// receives into its cache) and then becomes that ferryd (exec), so a host costs one
-// channel and one command whether or not anything is sent.
+// The shipping half of SshSession's open (docs/design.md, "Shipping ferryd"). With `auto`,
+// the channel first starts the installed ferryd itself and reads its greeting (the first
+// bytes it writes): when they are ferryrun's protocol's, that ferryd is the one, at no cost
+// beyond starting it. Otherwise (missing, failed, another version), or with `always`, a
+// channel runs ship_command(): it names the ferryd to start (a cached copy it checked, or
+// the file it asks for with "send x86_64" and receives into its cache) and then becomes that
+// ferryd (exec), so the host costs one more channel and one command whether or not anything
+// is sent.
+
+#include <libssh/server.h>  // ssh_message_reply_default: refuses what sshd asks of us
 
 #include <algorithm>
 #include <cstdio>
@@ -54,10 +59,8 @@ bool SshSession::ship_write() {
   return true;
 }
 
-SshSession::Step SshSession::ship_talk_step() {
-  phase_text_ = ship_file_ ? "sending ferryd" : "looking for ferryd";
+bool SshSession::read_while_opening() {
   ssh_channel ch = channel_.get();
-  if (ship_bytes_ && !ship_write()) return Step::kStop;
   // on_channel_data takes what arrives into rx_out_/rx_err_; each poll is one
   // non-blocking round of packet handling (window adjusts included).
   for (;;) {
@@ -66,11 +69,80 @@ SshSession::Step SshSession::ship_talk_step() {
     writes_queued();
     sync_fd();
     if (rc == SSH_ERROR && !ssh_channel_is_eof(ch) && !ssh_channel_is_closed(ch)) {
-      fail_open("connection lost while looking for ferryd: " + error_text());
+      fail_open("connection lost while " + std::string(phase_text_) + ": " + error_text());
+      return false;
+    }
+    if (rc == SSH_ERROR || socket_counter_.in_bytes == before) return true;
+  }
+}
+
+// The installed ferryd was started as the channel's command (`auto` with a greeting): its
+// first bytes say whether it speaks our protocol. They stay in rx_out_ for the stream.
+SshSession::Step SshSession::try_installed_step() {
+  phase_text_ = "starting ferryd";
+  if (!read_while_opening()) return Step::kStop;
+  const ShipPlan& plan = *options_.ship;
+  if (rx_out_.size() >= plan.greeting_offset + plan.greeting.size()) {
+    if (rx_out_.compare(plan.greeting_offset, plan.greeting.size(), plan.greeting) != 0)
+      return after_installed("greets with another protocol version");
+    log(describe() + ": installed ferryd at " + ferryd_path_ + " speaks our protocol (" +
+        seconds_since(ship_began_) + ")");
+    log(describe() + ": started " + command_);
+    phase_ = Phase::kReady;
+    timer_.cancel();
+    finish_open({});
+    return Step::kStop;
+  }
+  // No greeting can come after the end of the output; the exit status (for the log) comes
+  // before the close. ssh_channel_poll() handles no packets after the EOF, so from there on
+  // they are handled here.
+  ssh_channel ch = channel_.get();
+  if (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch) || remote_closed_) {
+    while (ssh_message msg = ssh_message_get(session_.get())) {
+      ssh_message_reply_default(msg);
+      ssh_message_free(msg);
+    }
+    sync_fd();
+    if (!ssh_is_connected(session_.get())) {
+      fail_open("connection lost while starting ferryd");
       return Step::kStop;
     }
-    if (rc == SSH_ERROR || socket_counter_.in_bytes == before) break;
+    if (exit_status_ < 0 && exit_signal_.empty() && !remote_closed_ && !ssh_channel_is_closed(ch))
+      return Step::kAgain;
+    std::string err = rx_err_.substr(0, rx_err_.find('\n'));
+    return after_installed("ended before its greeting (" +
+                           (exit_status_ >= 0      ? "exit status " + std::to_string(exit_status_)
+                            : exit_signal_.empty() ? "no exit status"
+                                                   : exit_signal_) +
+                           (err.empty() ? "" : ": " + err) + ")");
   }
+  return Step::kAgain;
+}
+
+SshSession::Step SshSession::after_installed(const std::string& why) {
+  log(describe() + ": the ferryd at " + ferryd_path_ + " " + why + "; looking for another");
+  // Nothing of the old channel may reach this session's state: its callbacks go first, then
+  // the channel (closed, so what was started there sees its input end).
+  ssh_remove_channel_callbacks(channel_.get(), &channel_cb_);
+  channel_.reset();
+  writes_queued();
+  sync_fd();
+  rx_out_.clear();
+  rx_err_.clear();
+  rx_total_ = 0;
+  exit_status_ = -1;
+  exit_signal_.clear();
+  remote_closed_ = false;
+  tried_installed_ = true;
+  phase_ = Phase::kChannel;
+  return Step::kNext;
+}
+
+SshSession::Step SshSession::ship_talk_step() {
+  phase_text_ = ship_file_ ? "sending ferryd" : "looking for ferryd";
+  ssh_channel ch = channel_.get();
+  if (ship_bytes_ && !ship_write()) return Step::kStop;
+  if (!read_while_opening()) return Step::kStop;
   ship_err_ += rx_err_;
   rx_err_.clear();
   // The answer's lines come first; whatever follows the line that names the ferryd to

@@ -186,6 +186,10 @@ Result<ToFront> decode_to_front(const FrameView& f) {
   return decode_variant<ToFront>(f, "ferryrun");
 }
 
+std::string hello_greeting() {
+  return encode(Hello{}).substr(kHelloGreetingOffset, 1 + kMagicView.size() + sizeof(uint32_t));
+}
+
 // Every message has its encoder and decoder; a type missing here fails to link.
 #define FERRY_WIRE_MESSAGE(M)               \
   template std::string encode<M>(const M&); \

@@ -4,8 +4,9 @@
 # hosts share one filesystem, as hosts sharing an NFS home do). A second job sends nothing
 # and leaves the file untouched; a tampered copy is replaced, not run; two jobs started at
 # once with an empty cache both run; a ferryd of another protocol version gets the shipped
-# one with auto and is refused in one line with never; a cache folder others may write to
-# is refused in one line.
+# one with auto and is refused in one line with never; an installed ferryd of this build is
+# known by its greeting and started at once; a cache folder others may write to is refused
+# in one line.
 # shellcheck disable=SC2154,SC2016 # R_rc etc. come from run_capture; $VARs are for the ranks
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +34,8 @@ assert_contains "$A_out" "0 $cache/ferryd" "rank 0 was started by the shipped fe
 assert_contains "$A_out" "1 $cache/ferryd" "rank 1 was started by the shipped ferryd"
 assert_match "$A_err" "shipped ferryd \([0-9.]+ MiB, $(uname -m), [0-9]+ bytes sent gzipped\)" \
   "--verbose says a host got a shipped ferryd and how long it took"
+assert_eq 2 "$(grep -c "the ferryd at $missing ended before its greeting (exit status 127" \
+  "$T/A.err" || true)" "--verbose says, for each host, that the installed ferryd was tried first"
 cmp -s "$shipped" "$cache/ferryd" || fail "the cached ferryd differs from the shipped file"
 assert_eq 700 "$(stat -c %a "$cache")" "the cache folder is 0700"
 assert_eq 700 "$(stat -c %a "$(dirname "$cache")")" "ferry's cache folder is 0700"
@@ -64,10 +67,21 @@ cmp -s "$shipped" "$cache/ferryd" || fail "the cache holds the tampered file"
 
 # A ferryd of another protocol version: auto ships, never refuses in one line.
 old="$FERRY_SRC/tests/e2e/data/ferryd-v99"
-run_capture D -- "$FERRYRUN" --ssh-config "$SSHCFG" -H "$hosts" --ferryd "$old" \
+run_capture D -- "$FERRYRUN" --ssh-config "$SSHCFG" -H "$hosts" --ferryd "$old" --verbose \
   "${rank_cmd[@]}" "$tok"
 assert_eq 0 "$D_rc" "auto replaces a ferryd of protocol 99 ($D_err)"
 assert_contains "$D_out" "0 $cache/ferryd" "the cached ferryd ran instead"
+assert_eq 2 "$(grep -c "the ferryd at $old greets with another protocol version" "$T/D.err" ||
+  true)" "each host's ferryd of protocol 99 was known by its greeting"
+
+# The installed ferryd of this build is started at once: no shell program runs.
+run_capture G -- "$FERRYRUN" --ssh-config "$SSHCFG" -H "$hosts" --ferryd "$FERRY_BIN/ferryd" \
+  --verbose "${rank_cmd[@]}" "$tok"
+assert_eq 0 "$G_rc" "the installed ferryd runs ($G_err)"
+assert_contains "$G_out" "0 $(readlink -f "$FERRY_BIN/ferryd")" "rank 0 was started by it"
+assert_eq 2 "$(grep -c "installed ferryd at $FERRY_BIN/ferryd speaks our protocol" "$T/G.err" ||
+  true)" "each host knew the installed ferryd by its greeting"
+assert_not_contains "$G_err" "looking for another" "no host ran the shipping program"
 run_capture E -- "$FERRYRUN" --ssh-config "$SSHCFG" -H "$hosts" --ferryd "$old" \
   --ship-ferryd never "${rank_cmd[@]}" "$tok"
 assert_eq 1 "$E_rc" "never: the old ferryd is refused"

@@ -5,6 +5,7 @@
 /// program each host runs first, over the host's SSH session, to say which ferryd to start
 /// (the installed one, or a cached copy it checked) or to receive one into its cache.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -54,6 +55,14 @@ struct ShippedFerryd {
 struct ShipPlan {
   ShipMode mode = ShipMode::kNever;
   int protocol = 0;  ///< the protocol version an installed ferryd must speak (auto)
+  /// What an installed ferryd that speaks `protocol` writes first, `greeting_offset` bytes
+  /// into its stdout (the app sets them from the wire format: its Hello's fixed part).
+  /// With `auto` and a greeting, a session starts the installed ferryd at once and checks
+  /// these bytes; only where it is missing, fails or greets otherwise does the host run
+  /// ship_command(), on a second channel. Empty: ship_command() runs first and asks the
+  /// installed ferryd for its `--version`.
+  std::string greeting;
+  size_t greeting_offset = 0;
   std::vector<ShippedFerryd> files;
 
   /// The file for `arch`, or null.
@@ -69,8 +78,11 @@ Result<ShipPlan> load_ship_plan(ShipMode mode, int protocol, const std::string& 
                                 const std::string& self_dir);
 
 /// The command a host runs first (`sh -c '<program>' ...`): with `installed` the path of
-/// ferryd the host is configured with. It answers lines that parse_ship_line() reads.
-std::string ship_command(const ShipPlan& plan, const std::string& installed);
+/// ferryd the host is configured with, which the program looks at only in `auto` mode and
+/// unless `installed_tried` (its greeting was already found wrong). It answers lines that
+/// parse_ship_line() reads.
+std::string ship_command(const ShipPlan& plan, const std::string& installed,
+                         bool installed_tried = false);
 
 /// One line of the host's answer.
 struct ShipLine {

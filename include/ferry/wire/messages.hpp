@@ -446,6 +446,13 @@ template <class M>
 std::string encode(const M& m);
 std::string encode(const Output& m);
 
+/// Where the fixed part of every Hello begins in its frame: after the frame's length.
+inline constexpr size_t kHelloGreetingOffset = 4;
+/// The fixed part itself: the frame's type, kMagic and kProtocolVersion, the bytes a ferryd
+/// of this protocol writes first after its frame's length, whatever its other fields hold.
+/// ferryrun knows an installed ferryd that speaks its protocol by them (`ShipPlan::greeting`).
+std::string hello_greeting();
+
 /// Decodes a frame that must be an `M`. A Hello from a foreign stream or another protocol
 /// version, and a HostSpec of another version, are Errors naming both versions.
 template <class M>

@@ -103,6 +103,20 @@ TEST(Messages, HelloOfAnotherVersionIsAClearError) {
   EXPECT_NE(d.error().message.find("same ferry release"), std::string::npos);
 }
 
+TEST(Messages, EveryHelloBeginsWithTheGreetingAfterItsLength) {
+  const std::string g = hello_greeting();
+  EXPECT_EQ(g.size(), 1 + sizeof(kMagic) - 1 + 4);  // type, magic, version
+  Hello a;
+  Hello b;
+  b.hostname = std::string(300, 'h');
+  b.interfaces = {"eth0 10.0.0.1"};
+  EXPECT_EQ(encode(a).substr(kHelloGreetingOffset, g.size()), g);
+  EXPECT_EQ(encode(b).substr(kHelloGreetingOffset, g.size()), g);
+  Hello other;
+  other.version = kProtocolVersion + 1;
+  EXPECT_NE(encode(other).substr(kHelloGreetingOffset, g.size()), g);
+}
+
 TEST(Messages, ForeignGreetingIsNotTakenForFerryd) {
   auto d = decode<Hello>(Frame{1, "SSH-2.0-OpenSSH"});
   ASSERT_FALSE(d.ok());
