@@ -105,13 +105,16 @@ void Job::Impl::HorovodElastic::worker_exited(size_t i, const wire::Exited& e) {
   if (stopped_.contains(e.rank)) return;
   const ElasticSlot slot = slot_of(i, e.rank);
   std::erase_if(slot_queries_, [&](const SlotQuery& q) { return q.host == i && q.slot == slot; });
-  if (!rounds_->assignment(slot)) return;  // a worker of a dropped host
+  const auto assigned = rounds_->assignment(slot);
+  if (!assigned) return;  // a worker of a dropped host
   const std::string& reason = job_.attempt_.rank_failure[e.rank];
   if (e.exit_code == 0 && e.signal == 0 && reason.empty())
     return record(slot, WorkerState::kSuccess);
   const int status = e.signal ? 128 + e.signal : (e.exit_code ? e.exit_code : 1);
   if (round_failure_status_ == 0) round_failure_status_ = status;
-  job_.diag_.raw(job_.diag_.program() + ": rank " + std::to_string(e.rank) + " on host " +
+  // Named by its rank in the current world, as its output is tagged (label_workers()).
+  const int rank = assigned->rank >= 0 ? assigned->rank : e.rank;
+  job_.diag_.raw(job_.diag_.program() + ": rank " + std::to_string(rank) + " on host " +
                  job_.hosts_[i]->name() + " (local rank " + std::to_string(slot.local_rank) +
                  ", pid " + std::to_string(job_.attempt_.rank_pid[e.rank]) + ") " +
                  (e.signal ? "was killed by signal " + std::to_string(e.signal)
@@ -203,6 +206,7 @@ void Job::Impl::HorovodElastic::resume() {
     if (h.done || h.closed || h.ranks_left <= 0) continue;
     if (std::find(hosts.begin(), hosts.end(), h.name()) != hosts.end()) {
       resize_host(m);
+      label_workers(h);
       continue;
     }
     job_.diag_.verbose("elastic: stopping the workers of " + h.name());
@@ -211,6 +215,12 @@ void Job::Impl::HorovodElastic::resume() {
   // Workers of removed slots are stopped before they hear that they are out (rank -1).
   answer_queries();
   add_hosts();
+}
+
+void Job::Impl::HorovodElastic::label_workers(const HostLink& h) {
+  for (const RankSlot& r : h.plan.ranks)
+    if (auto a = rounds_->assignment({h.name(), r.local_rank}); a && a->rank >= 0)
+      job_.out_.relabel(r.rank, a->rank);
 }
 
 void Job::Impl::HorovodElastic::answer_queries() {

@@ -158,6 +158,7 @@ void Job::Impl::HorovodElastic::join(size_t i) {
   wire::HostSpec spec = make_host_spec(job_.opts_, job_.attempt_.placement, in, shared);
   for (auto& rl : spec.ranks)
     if (const RankSlot* slot = h.slot(rl.rank)) rl = launch_entry(h, *slot);
+  label_workers(h);
   h.link->send(wire::encode(spec));
   h.spec_sent = true;
 }

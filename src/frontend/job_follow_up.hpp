@@ -120,6 +120,9 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   void round_over();
   void resume();
   void answer_queries();
+  /// Tags the output of host `h`'s workers with their ranks in the current world (their
+  /// output arrives under the numbers they were started with).
+  void label_workers(const HostLink& h);
   /// Every host is done while a round is still open: no round can follow.
   void all_exited();
   /// No round follows: its timers, discovery and waiting answers end.

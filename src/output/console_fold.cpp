@@ -134,10 +134,15 @@ void ConsoleOutput::fold_print(FoldEntry& e) {
   }
   const std::string_view line = std::string_view(e.key).substr(1);
   refresh_timestamp();
-  if (e.ranks.size() == 1)
+  if (e.ranks.size() == 1) {
     print_tagged(*e.first->dest, e.first->tag, line);
-  else
-    print_tagged(*e.first->dest, fold_tag(options_.tag, e.ranks, e.first->stream), line);
+  } else {
+    std::vector<int> labels;  // the ranks' numbers in their tags (relabel())
+    labels.reserve(e.ranks.size());
+    for (int r : e.ranks) labels.push_back(shown(r));
+    std::sort(labels.begin(), labels.end());
+    print_tagged(*e.first->dest, fold_tag(options_.tag, labels, e.first->stream), line);
+  }
   for (int r : e.ranks) f.queues[queue_of(r, stream)].pop_front();
   if (auto it = f.index.find(e.key); it != f.index.end()) {
     std::erase(it->second, &e);

@@ -135,17 +135,35 @@ ConsoleOutput::StreamState& ConsoleOutput::state(int rank, StreamId stream) {
     auto s = std::make_unique<StreamState>(options_.line_cap);
     s->rank = rank;
     s->stream = stream;
-    const auto r = static_cast<std::size_t>(rank);
-    s->tag = format_tag(options_.tag, rank, stream,
-                        r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "");
+    s->tag = tag_of(rank, stream);
     s->on_console = on_console(rank);
-    if (options_.timestamps && options_.tag == TagStyle::kNone) {
-      s->tag = std::string("<") + stream_name(stream) + ">:";  // as Open MPI
-    }
     s->dest = (stream == StreamId::kStderr && err_) ? err_.get() : out_.get();
     streams_[i] = std::move(s);
   }
   return *streams_[i];
+}
+
+std::string ConsoleOutput::tag_of(int rank, StreamId stream) const {
+  if (options_.timestamps && options_.tag == TagStyle::kNone)
+    return std::string("<") + stream_name(stream) + ">:";  // as Open MPI
+  const auto r = static_cast<std::size_t>(rank);
+  return format_tag(options_.tag, shown(rank), stream,
+                    r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "");
+}
+
+void ConsoleOutput::relabel(int rank, int shown) {
+  if (rank < 0 || shown < 0) return;
+  const auto r = static_cast<std::size_t>(rank);
+  if (r >= shown_as_.size()) {
+    const std::size_t from = shown_as_.size();
+    shown_as_.resize(r + 1);
+    for (std::size_t i = from; i < shown_as_.size(); ++i) shown_as_[i] = static_cast<int>(i);
+  }
+  shown_as_[r] = shown;
+  for (StreamId stream : {StreamId::kStdout, StreamId::kStderr}) {
+    const std::size_t i = 2 * r + (stream == StreamId::kStderr);
+    if (i < streams_.size() && streams_[i]) streams_[i]->tag = tag_of(rank, stream);
+  }
 }
 
 void ConsoleOutput::refresh_timestamp() {

@@ -19,12 +19,14 @@ run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 6 --mi
 assert_eq 3 "$E_rc" "ferryrun exit code (the last failed worker's status)"
 assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the first failure"
 assert_contains "$E_err" "elastic: reset 1: 4 workers on 2 hosts" "the first reset"
-assert_contains "$E_err" "rank 5 on host fnode3 (local rank 1, pid" "the second failure"
+assert_contains "$E_err" "rank 3 on host fnode3 (local rank 1, pid" \
+  "the second failure, named by its rank after the first reset (started as rank 5)"
 assert_contains "$E_err" \
   "horovodrun: elastic: stopping the job: it reset 1 time, the most --reset-limit 1 allows" \
   "the limit is named"
 assert_not_contains "$E_err" "reset 2:" "no second reset"
 assert_eq "" "$(grep '<stdout>:final' "$T/E.out" || true)" "no worker finished"
+assert_tags_are_ranks "$T/E.out"
 wait_gone "$tok" 10
 wait_cluster_idle 10
 pass

@@ -25,6 +25,7 @@ assert_contains "$E_err" "elastic: reset 1: 6 workers on 3 hosts" "the job grew 
 assert_eq 4 "$(grep -c '^\[[0-3]\]<stdout>:reset size 6 rank [0-3]$' "$T/E.out")" \
   "the 4 first workers reset to a world of 6, keeping ranks 0..3"
 assert_elastic_finals "$T/E.out" 6
+assert_tags_are_ranks "$T/E.out"
 assert_match "$(rank_lines "$T/E.out" 4 stdout | grep '^final' || true)" '^final size 6 rank [45] ' \
   "a new worker on fnode3"
 # (the epoch whose commit saw the notice prints no line: the reset interrupts it)

@@ -23,6 +23,7 @@ assert_not_contains "$E_err" "reset 2:" "fnode2 stays out"
 assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:reset size 2 rank [01]$' "$T/E.out")" \
   "fnode1's 2 workers reset to a world of 2"
 assert_elastic_finals "$T/E.out" 2
+assert_tags_are_ranks "$T/E.out"
 assert_contains "$(rank_lines "$T/E.out" 3 stdout)" "dying rank 3 at epoch 1" "the victim"
 assert_eq 2 "$(grep -c '^\[[01]\]<stdout>:epoch 5 size 2 ' "$T/E.out")" \
   "the last epoch ran on 2 workers"

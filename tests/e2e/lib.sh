@@ -564,6 +564,18 @@ wait_cluster_idle() {
 
 # rank_lines FILE R STREAM: the payloads of rank R's lines on STREAM
 # (stdout|stderr) in FILE, prefix "[R]<STREAM>:" removed.
+# assert_tags_are_ranks FILE: every line of tests/e2e/programs/hvd_elastic.py in FILE that names
+# its worker's Horovod rank ("reset|epoch N|final size S rank R", "dying rank R") is tagged [R]:
+# ferryrun tags a worker's lines with its rank in the current world, also after a reset that gave
+# it another one.
+assert_tags_are_ranks() {
+  local file=$1 pairs
+  pairs=$(sed -nE 's/^\[([0-9]+)\]<stdout>:((reset|epoch [0-9]+|final) size [0-9]+ rank|dying rank) ([0-9]+)( .*)?$/\1 \4/p' "$file")
+  [[ -n $pairs ]] || fail "no line of the elastic program that names its rank in $file"
+  assert_eq "" "$(awk '$1 != $2 {print "[" $1 "] says rank " $2}' <<<"$pairs" | head -3)" \
+    "every worker's line is tagged with its current rank"
+}
+
 rank_lines() {
   sed -n "s/^\[$2\]<$3>://p" "$1"
 }

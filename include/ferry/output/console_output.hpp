@@ -152,6 +152,10 @@ class ConsoleOutput final : public OutputSink {
   /// Per-rank files are appended to from now on, after a marker line
   /// "--- ferry: attempt N ---" (a file the attempt never writes gets none).
   void begin_attempt(int attempt) override { attempt_ = attempt; }
+  /// Lines of `rank` ended from now on carry `shown` in their tag (the host tag keeps the
+  /// rank's host); lines already tagged, per-rank files and --output-filename names keep
+  /// the number the rank was started with.
+  void relabel(int rank, int shown) override;
   /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
   /// queued until the holder's line ends.
   void flush() override;
@@ -198,6 +202,10 @@ class ConsoleOutput final : public OutputSink {
   struct FoldEntry;
 
   StreamState& state(int rank, StreamId stream);
+  std::string tag_of(int rank, StreamId stream) const;
+  int shown(int rank) const {
+    return static_cast<std::size_t>(rank) < shown_as_.size() ? shown_as_[rank] : rank;
+  }
   void emit_lines(StreamState& s, std::string_view held, std::string_view body);
   bool take(StreamState& s, std::string_view held, std::string_view tail);
   void pass(StreamState& s, std::string_view bytes, bool line_ended);
@@ -251,6 +259,7 @@ class ConsoleOutput final : public OutputSink {
   bool behind_ = false;  // flow_ was told to stop
   std::function<void()> reader_gone_;
   std::vector<bool> shown_ranks_;       // from console_ranks; empty: all
+  std::vector<int> shown_as_;           // relabel(): the number in a rank's tag
   std::vector<StreamState*> partials_;  // streams with an unfinished line to watch
   std::unique_ptr<Folder> fold_;        // with OutputOptions::fold
   bool live_due_ = false;               // a live bar waits to be drawn

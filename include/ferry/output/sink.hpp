@@ -24,6 +24,13 @@ class OutputSink {
   virtual void flush() = 0;
   /// The job runs again (attempt 1, 2, ...): every stream closed before; ranks write anew.
   virtual void begin_attempt(int attempt) { (void)attempt; }
+  /// horovodrun's elastic mode: the worker whose bytes arrive as `rank` (the number it was
+  /// started with) now holds rank `shown` in the job's world; the lines it ends from now on
+  /// are tagged with `shown`. A sink without tags ignores it.
+  virtual void relabel(int rank, int shown) {
+    (void)rank;
+    (void)shown;
+  }
   /// Flow control: the sink calls `handler(true)` when more output waits for its readers
   /// than it wants to hold (the caller should stop reading rank output) and
   /// `handler(false)` once it caught up. A sink that never falls behind never calls it.

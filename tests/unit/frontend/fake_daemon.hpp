@@ -88,6 +88,9 @@ class FakeDaemonLink : public Link {
         (*stdin_)[host_.name] += in->data;
         deliver(wire::encode(wire::StdinAck{static_cast<uint32_t>(in->data.size())}));
         if (in->data.empty() && exit_at_stdin_eof_) run_all(0);
+      } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kKvReply)) {
+        auto r = wire::decode<wire::KvReply>(frame);
+        if (r && on_kv_reply) on_kv_reply(*this, *r);
       } else if (frame.type == static_cast<uint8_t>(wire::MsgType::kSignal)) {
         auto s = wire::decode<wire::Signal>(frame);
         end_running(s ? s->signo : SIGTERM);
@@ -102,6 +105,8 @@ class FakeDaemonLink : public Link {
 
   // ---- for scripts ----
   const wire::HostSpec& spec() const { return spec_; }
+  /// Called with each KvReply the front end sends (the answers to send_frame(KvRequest)).
+  std::function<void(FakeDaemonLink&, const wire::KvReply&)> on_kv_reply;
   /// Every rank of the spec starts (pid 1000 + rank).
   void start_all() {
     for (const auto& r : spec_.ranks) deliver(wire::encode(wire::Started{r.rank, 1000 + r.rank}));
@@ -202,6 +207,8 @@ class DiscardSink : public OutputSink {
   void write(int, StreamId, std::string_view) override {}
   void close_stream(int, StreamId) override {}
   void flush() override {}
+  void relabel(int rank, int shown) override { relabels.emplace_back(rank, shown); }
+  std::vector<std::pair<int, int>> relabels;  ///< (rank, shown), in call order
 };
 
 /// A job run against fake daemons: its exit status, what ferryrun said (exactly as the
@@ -210,8 +217,9 @@ struct FakeRun {
   int status = -1;
   std::string diag;
   std::vector<SentSpec> specs;
-  std::map<std::string, std::string> stdin;  ///< stdin bytes each host got, by host name
-  std::vector<std::string> pmix_starts;      ///< see FakeDaemonLauncher::pmix_starts
+  std::map<std::string, std::string> stdin;   ///< stdin bytes each host got, by host name
+  std::vector<std::string> pmix_starts;       ///< see FakeDaemonLauncher::pmix_starts
+  std::vector<std::pair<int, int>> relabels;  ///< the output's relabel() calls (rank, shown)
 };
 
 /// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
@@ -239,6 +247,7 @@ inline FakeRun run_with_fake_daemons(JobOptions opts,
   run.specs = std::move(launcher.specs);
   run.stdin = std::move(launcher.stdin);
   run.pmix_starts = std::move(launcher.pmix_starts);
+  run.relabels = std::move(sink.relabels);
   return run;
 }
 

@@ -65,5 +65,32 @@ TEST(JobElastic, AWorkerThatFailsWhileItsRoundWaitsEndsTheJobAsFailed) {
   EXPECT_EQ(r.diag.find("timed out waiting"), std::string::npos) << r.diag;
 }
 
+// node2's worker fails: node2 leaves, and node3's worker, started as rank 2, holds rank 1 in
+// the world of 2 that follows. Its output is tagged 1 from then on; node1's keeps 0.
+TEST(JobElastic, AWorkerThatTakesAnotherRankIsTaggedWithIt) {
+  JobOptions o = elastic_hosts(3);
+  o.elastic.min_np = 2;
+  auto r = run_with_fake_daemons(o, [](const HostEntry& host) -> FakeScript {
+    return [name = host.name](FakeDaemonLink& d) {
+      d.start_all();
+      const int rank = d.spec().ranks.front().rank;
+      if (name == "node2") {
+        d.rank_exits(rank, 3);
+        d.done_if_all_ended();
+        return;
+      }
+      d.on_kv_reply = [rank](FakeDaemonLink& l, const wire::KvReply&) {
+        l.rank_exits(rank, 0);
+        l.done_if_all_ended();
+      };
+      d.send_frame(wire::encode(wire::KvRequest{1, "GET", "/rank_and_size/" + name + ":0", ""}));
+    };
+  });
+  EXPECT_EQ(r.status, 0) << r.diag;
+  EXPECT_NE(r.diag.find("elastic: reset 1: 2 workers on 2 hosts"), std::string::npos) << r.diag;
+  const std::vector<std::pair<int, int>> want{{0, 0}, {2, 1}};
+  EXPECT_EQ(r.relabels, want) << r.diag;
+}
+
 }  // namespace
 }  // namespace ferry

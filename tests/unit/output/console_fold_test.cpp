@@ -35,6 +35,16 @@ TEST(ConsoleFold, ALineEveryRankPrintsGoesOutOnceAtOnce) {
   EXPECT_EQ(c.cout.text(), "[0-63]<stdout>:epoch 1 done\n");
 }
 
+TEST(ConsoleFold, AFoldedLineNamesTheRanksAsRelabeled) {
+  Folding c(6);
+  c.out.relabel(4, 2);  // elastic: workers 4 and 5 hold ranks 2 and 3 now
+  c.out.relabel(5, 3);
+  for (int r : {0, 1, 4, 5}) c.out.write(r, StreamId::kStdout, "epoch 2 done\n");
+  c.t += 1s;
+  c.out.flush();
+  EXPECT_EQ(c.cout.text(), "[0-3]<stdout>:epoch 2 done\n");
+}
+
 TEST(ConsoleFold, SomeRanksLineWaitsForTheDelayThenNamesThem) {
   Folding c(8);
   c.out.write(0, StreamId::kStdout, "loss 0.5\n");

@@ -40,6 +40,33 @@ TEST(ConsoleOutput, TagStyles) {
   EXPECT_EQ(format_tag(TagStyle::kOpenMpi, 12, StreamId::kStderr), "[1,12]<stderr>:");
 }
 
+// horovodrun's elastic mode: a worker started as 4 holds rank 2 after a reset. Lines it
+// ends from then on carry 2; a line it began before and ends after, too; its host stays.
+TEST(ConsoleOutput, ARelabeledRanksLinesCarryItsNewNumber) {
+  Console con(with_tag(TagStyle::kHorovod));
+  con.out.write(4, StreamId::kStdout, "before\nhalf");
+  con.out.write(4, StreamId::kStderr, "err before\n");
+  con.out.relabel(4, 2);
+  con.out.write(4, StreamId::kStdout, " done\nafter\n");
+  con.out.write(4, StreamId::kStderr, "err after\n");
+  con.out.write(7, StreamId::kStdout, "other\n");  // a rank never relabeled keeps its number
+  con.out.relabel(9, 1);                           // a rank that never wrote yet
+  con.out.write(9, StreamId::kStdout, "late\n");
+  con.out.flush();
+  EXPECT_EQ(con.cout.text(),
+            "[4]<stdout>:before\n[2]<stdout>:half done\n[2]<stdout>:after\n[7]<stdout>:other\n"
+            "[1]<stdout>:late\n");
+  EXPECT_EQ(con.cerr.text(), "[4]<stderr>:err before\n[2]<stderr>:err after\n");
+
+  OutputOptions hosts = with_tag(TagStyle::kHost);
+  hosts.rank_hosts = {"n0", "n0", "n1", "n1", "n2"};
+  Console by_host(hosts);
+  by_host.out.relabel(4, 2);
+  by_host.out.write(4, StreamId::kStdout, "x\n");
+  by_host.out.flush();
+  EXPECT_EQ(by_host.cout.text(), "[2@n2]<stdout>:x\n");
+}
+
 TEST(ConsoleOutput, EverySplitPositionGivesIdenticalOutput) {
   const std::string text = "first\n\nbin\0\x01\xff\n  spaced line  \nlast without newline"s;
   const std::string expected =
