@@ -48,6 +48,15 @@ class SshShip : public SshLauncherTest {
       if (line.find(part) != std::string::npos) return true;
     return false;
   }
+  // Opens h1 with `ferryd` as its installed ferryd; the open must fail: returns its error.
+  std::string failed_open(const std::string& ferryd) {
+    asio::io_context io;
+    SshLauncher launcher(io, ship_options());
+    std::string error;
+    auto link = open(io, launcher, host("h1"), ferryd, &error);
+    EXPECT_FALSE(link);
+    return error;
+  }
   std::string script(const std::string& name, const std::string& body) {
     fs::path p = dir_ / name;
     write_text(p, "#!/bin/sh\n" + body, fs::perms::owner_all);
@@ -77,11 +86,7 @@ TEST_P(SshShip, TheInstalledFerrydThatGreetsWithOurProtocolIsTheOne) {
 }
 
 TEST_P(SshShip, AMissingFerrydLeadsToTheShippingProgram) {
-  asio::io_context io;
-  SshLauncher launcher(io, ship_options());
-  std::string error;
-  auto link = open(io, launcher, host("h1"), (dir_ / "no_such_ferryd").string(), &error);
-  EXPECT_FALSE(link);
+  const std::string error = failed_open((dir_ / "no_such_ferryd").string());
   EXPECT_EQ(error, prefix("h1") + "the host is " + machine() +
                        " and ferryrun holds a ferryd for sparc64 only; give --ferryd-dir DIR "
                        "with a ferryd-" +
@@ -109,11 +114,7 @@ TEST_P(SshShip, AFerrydOfAnotherProtocolIsDroppedAndSeesItsInputEnd) {
 }
 
 TEST_P(SshShip, AFerrydThatFailsBeforeItsGreetingIsNamedInTheLog) {
-  asio::io_context io;
-  SshLauncher launcher(io, ship_options());
-  std::string error;
-  auto link = open(io, launcher, host("h1"), (dir_ / "exit3").string(), &error);
-  EXPECT_FALSE(link);
+  const std::string error = failed_open((dir_ / "exit3").string());
   EXPECT_TRUE(logged("ended before its greeting (exit status 3: starting)")) << error;
 }
 
