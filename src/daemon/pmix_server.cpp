@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -162,6 +163,27 @@ void local_data(pmix_status_t status, char* data, size_t n, void* cbdata) {
   });
 }
 
+// libpmix copies the module with its own sizeof: a newer library (PMIx 5 on Ubuntu 24.04,
+// say) has upcalls past the end of the 4.2 struct this ferryd was built with. They read as
+// null here, which libpmix takes as "not supported", instead of the bytes after it.
+struct PaddedModule {
+  pmix_server_module_t m;
+  std::array<void*, 64> later;
+};
+
+PaddedModule& server_module() {
+  static PaddedModule module = [] {
+    PaddedModule p{};
+    p.m.client_connected = client_connected;
+    p.m.client_finalized = client_finalized;
+    p.m.abort = abort_job;
+    p.m.fence_nb = fence;
+    p.m.direct_modex = direct_modex;
+    return p;
+  }();
+  return module;
+}
+
 // Removes PMIX_* variables: ferryd is no PMIx client (under srun it may have been given a
 // client's variables), and libpmix's server must not take them for its own.
 void drop_pmix_environment() {
@@ -197,16 +219,6 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   state->dir = templ;
   drop_pmix_environment();
 
-  static pmix_server_module_t module = [] {
-    pmix_server_module_t m;
-    std::memset(&m, 0, sizeof m);
-    m.client_connected = client_connected;
-    m.client_finalized = client_finalized;
-    m.abort = abort_job;
-    m.fence_nb = fence;
-    m.direct_modex = direct_modex;
-    return m;
-  }();
   pmix_info_t info[4];
   std::memset(info, 0, sizeof info);
   auto set = [](pmix_info_t& i, const char* key, const std::string& v) {
@@ -241,7 +253,7 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   // finds none.
   const bool plugins_path_set = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
   if (!plugins_path_set) ::setenv("HWLOC_PLUGINS_PATH", state->dir.c_str(), 1);
-  const pmix_status_t rc = fns->server_init(&module, info, ninfo);
+  const pmix_status_t rc = fns->server_init(&server_module().m, info, ninfo);
   if (!plugins_path_set) ::unsetenv("HWLOC_PLUGINS_PATH");
   if (rc != PMIX_SUCCESS) {
     {
