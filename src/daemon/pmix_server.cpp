@@ -8,27 +8,45 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "pmix_info.hpp"
 #include "pmix_library.hpp"
 
 namespace ferry {
 
+// One rank's connection, relayed to libpmix's own listener (pmix_server.cpp).
+class PmixRelay;
+
 struct PmixServer::State {
-  State(asio::io_context& io_, Events events_, const libpmix::Functions& fns_)
-      : io(io_), events(std::move(events_)), fns(fns_) {}
+  State(asio::io_context& io_, Events events_)
+      : io(io_), events(std::move(events_)), acceptor(io_) {}
   struct Waiting {
     pmix_modex_cbfunc_t cbfunc = nullptr;
     void* cbdata = nullptr;
   };
   asio::io_context& io;
   Events events;
-  const libpmix::Functions& fns;
+  const libpmix::Functions* fns = nullptr;  // set when libpmix started
   std::string dir;
-  std::string nspace;      // the current attempt's
-  bool closed = false;     // the server is finalized: no callback of libpmix may be called
-  uint32_t fence_seq = 0;  // fences reported to the front end
+  std::string node;
+  void* topology = nullptr;
+  // Where the ranks connect: ferryd's own listener. libpmix, started when the first rank
+  // connects, listens on a port of its own; each connection is relayed there.
+  asio::ip::tcp::acceptor acceptor;
+  uint16_t port = 0;
+  uint16_t library_port = 0;  // libpmix's listener, once known
+  bool started = false;       // libpmix's server runs
+  std::string failed;         // why it could not start ("" if it did not fail)
+  std::set<std::shared_ptr<PmixRelay>> relays;
+  std::optional<PmixNamespace> ns;  // the current attempt's facts
+  std::vector<int> clients;         // its local ranks given an environment
+  std::string nspace;               // the current attempt's
+  bool closed = false;              // the server is finalized: no callback of libpmix may be called
+  uint32_t fence_seq = 0;           // fences reported to the front end
   std::map<uint32_t, Waiting> fences;  // by seq
   std::map<uint32_t, Waiting> modex;   // by this server's request id
   uint32_t next_modex = 1;
@@ -195,15 +213,211 @@ void drop_pmix_environment() {
 
 }  // namespace
 
+// Copies bytes both ways between a rank and libpmix until either side closes; then closes
+// both. Lives while a read or write is pending (its handlers hold it) and while the server
+// holds it (to close it when the server goes).
+class PmixRelay : public std::enable_shared_from_this<PmixRelay> {
+ public:
+  PmixRelay(asio::ip::tcp::socket rank, asio::ip::tcp::socket library)
+      : ends_{std::move(rank), std::move(library)} {}
+  void start(std::function<void(PmixRelay*)> done) {
+    done_ = std::move(done);
+    pump(0);
+    pump(1);
+  }
+  void close() {
+    std::error_code ignored;
+    for (auto& e : ends_) e.close(ignored);
+  }
+
+ private:
+  void pump(int from) {
+    auto self = shared_from_this();
+    ends_[from].async_read_some(
+        asio::buffer(buf_[from]), [self, from](std::error_code ec, size_t n) {
+          if (ec) return self->finish();
+          asio::async_write(self->ends_[1 - from], asio::buffer(self->buf_[from].data(), n),
+                            [self, from](std::error_code wec, size_t) {
+                              if (wec) return self->finish();
+                              self->pump(from);
+                            });
+        });
+  }
+  void finish() {
+    close();
+    if (done_) std::exchange(done_, nullptr)(this);
+  }
+  std::array<asio::ip::tcp::socket, 2> ends_;
+  std::array<std::array<char, 16384>, 2> buf_{};
+  std::function<void(PmixRelay*)> done_;
+};
+
+namespace {
+
+constexpr const char* kServerNspace = "pmix-server";
+
+void register_client(PmixServer::State& s, int rank, pmix_status_t& rc) {
+  pmix_proc_t proc;
+  fill_proc(proc, s.nspace, rank);
+  rc = s.fns->register_client(&proc, ::getuid(), ::getgid(), nullptr, nullptr, nullptr);
+}
+
+Status register_namespace(PmixServer::State& s) {
+  if (!s.ns) return {};
+  PmixInfoList info(*s.ns, s.dir);
+  pmix_nspace_t name;
+  std::memset(name, 0, sizeof name);
+  std::strncpy(name, s.ns->nspace.c_str(), PMIX_MAX_NSLEN);
+  const pmix_status_t rc = s.fns->register_nspace(name, static_cast<int>(s.ns->local_ranks.size()),
+                                                  info.data(), info.size(), nullptr, nullptr);
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+    return make_error("PMIx: cannot register the job's namespace: " +
+                      std::string(s.fns->error_string(rc)));
+  for (int r : s.clients) {
+    pmix_status_t crc = PMIX_SUCCESS;
+    register_client(s, r, crc);
+    if (crc != PMIX_SUCCESS && crc != PMIX_OPERATION_SUCCEEDED)
+      return make_error("PMIx: cannot register rank " + std::to_string(r) + ": " +
+                        s.fns->error_string(crc));
+  }
+  return {};
+}
+
+// libpmix's own listener, from the environment it would give a registered rank.
+uint16_t library_port(PmixServer::State& s, int rank) {
+  pmix_proc_t proc;
+  fill_proc(proc, s.nspace, rank);
+  char** env = nullptr;
+  uint16_t port = 0;
+  if (s.fns->setup_fork(&proc, &env) == PMIX_SUCCESS) {
+    for (char** e = env; e && *e; ++e) {
+      const std::string_view v(*e);
+      if (v.starts_with("PMIX_SERVER_URI41=") && v.rfind(':') != std::string_view::npos)
+        port = static_cast<uint16_t>(std::strtoul(*e + v.rfind(':') + 1, nullptr, 10));
+    }
+  }
+  for (char** e = env; e && *e; ++e) std::free(*e);
+  std::free(env);
+  return port;
+}
+
+// Loads libpmix and starts its server, registering the current namespace and its ranks.
+Status start_library(PmixServer::State& s) {
+  if (s.started) return {};
+  if (!s.failed.empty()) return make_error(s.failed);
+  auto fail = [&](std::string why) {
+    s.failed = std::move(why);
+    if (s.events.failed) s.events.failed(s.failed);
+    return make_error(s.failed);
+  };
+  std::string why;
+  const libpmix::Functions* fns = libpmix::get(why);
+  if (!fns) return fail(why);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_finalized) return fail("libpmix cannot start a second server in one process");
+  }
+  drop_pmix_environment();
+  pmix_info_t info[6];
+  std::memset(info, 0, sizeof info);
+  auto set = [](pmix_info_t& i, const char* key, const char* v) {
+    std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
+    i.value.type = PMIX_STRING;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): libpmix's C union
+    i.value.data.string = const_cast<char*>(v);
+  };
+  set(info[0], PMIX_SERVER_TMPDIR, s.dir.c_str());
+  set(info[1], PMIX_SYSTEM_TMPDIR, s.dir.c_str());
+  set(info[2], PMIX_HOSTNAME, s.node.c_str());
+  // The name the ranks were given with the address (see rank_environment).
+  set(info[3], PMIX_SERVER_NSPACE, kServerNspace);
+  std::strncpy(info[4].key, PMIX_SERVER_RANK, PMIX_MAX_KEYLEN);
+  info[4].value.type = PMIX_PROC_RANK;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+  info[4].value.data.rank = static_cast<pmix_rank_t>(::getpid());
+  // libpmix keeps a copy of the topology, made by its own hwloc: the shipped ferryd carries
+  // another copy of hwloc inside, maybe of another version, whose topology that one can read
+  // only if their layouts agree. Otherwise libpmix finds the topology itself.
+  static char hwloc_source[] = "hwloc";
+  pmix_topology_t topology{hwloc_source, s.topology};
+  size_t ninfo = 5;
+  if (libpmix::shares_topology(*fns, static_cast<hwloc_topology_t>(s.topology))) {
+    std::strncpy(info[5].key, PMIX_TOPOLOGY2, PMIX_MAX_KEYLEN);
+    info[5].value.type = PMIX_TOPO;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+    info[5].value.data.topo = &topology;
+    ninfo = 6;
+  }
+  // libpmix's hwloc, used here for the first time, would load its plugins (PCI, OpenCL,
+  // OpenGL, libxml2, and their libraries: two thirds of ferryd's CPU at a short job's start)
+  // for a topology that has no I/O objects. Pointed at the server's new, empty directory, it
+  // finds none.
+  const bool plugins_path_set = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
+  if (!plugins_path_set) ::setenv("HWLOC_PLUGINS_PATH", s.dir.c_str(), 1);
+  const pmix_status_t rc = fns->server_init(&server_module().m, info, ninfo);
+  if (!plugins_path_set) ::unsetenv("HWLOC_PLUGINS_PATH");
+  if (rc != PMIX_SUCCESS)
+    return fail(std::string("the PMIx server did not start: ") + fns->error_string(rc));
+  s.fns = fns;
+  s.started = true;
+  const char* v = fns->get_version();
+  if (s.events.started) s.events.started(v ? v : "");
+  if (auto st = register_namespace(s); !st) return fail(st.error().message);
+  return {};
+}
+
+// A rank connected to ferryd's address: libpmix starts if it has not, and the connection
+// is relayed to it.
+void relay(const std::shared_ptr<PmixServer::State>& state, asio::ip::tcp::socket rank) {
+  PmixServer::State& s = *state;
+  if (!start_library(s)) return;  // the rank's PMIx_Init fails: ferryd said why
+  if (s.library_port == 0 && !s.clients.empty()) s.library_port = library_port(s, s.clients[0]);
+  asio::ip::tcp::socket library(s.io);
+  std::error_code ec;
+  library.connect({asio::ip::address_v4::loopback(), s.library_port}, ec);
+  if (s.library_port == 0 || ec) {
+    if (s.events.failed)
+      s.events.failed("cannot reach libpmix's own listener" +
+                      (ec ? ": " + ec.message() : std::string()));
+    return;
+  }
+  // Each message is passed on as it comes: no Nagle delay on either hop.
+  rank.set_option(asio::ip::tcp::no_delay(true), ec);
+  library.set_option(asio::ip::tcp::no_delay(true), ec);
+  auto r = std::make_shared<PmixRelay>(std::move(rank), std::move(library));
+  s.relays.insert(r);
+  std::weak_ptr<PmixServer::State> weak = state;
+  r->start([weak](PmixRelay* done) {
+    auto st = weak.lock();
+    if (!st) return;
+    for (auto it = st->relays.begin(); it != st->relays.end(); ++it)
+      if (it->get() == done) return void(st->relays.erase(it));
+  });
+}
+
+void accept_next(const std::shared_ptr<PmixServer::State>& state) {
+  std::weak_ptr<PmixServer::State> weak = state;
+  state->acceptor.async_accept([weak](std::error_code ec, asio::ip::tcp::socket rank) {
+    auto s = weak.lock();
+    if (!s || ec == asio::error::operation_aborted || !s->acceptor.is_open()) return;
+    if (ec && ec != asio::error::connection_aborted) {
+      // Out of descriptors, say: the ranks still waiting fail their MPI_Init.
+      if (s->events.failed) s->events.failed("cannot accept a rank's connection: " + ec.message());
+      return;
+    }
+    if (!ec) relay(s, std::move(rank));
+    accept_next(s);
+  });
+}
+
+}  // namespace
+
 PmixServer::PmixServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
                                                       const std::string& node_name,
                                                       const std::string& tmp_root,
                                                       void* hwloc_topology, Events events) {
-  std::string why;
-  const libpmix::Functions* fns = libpmix::get(why);
-  if (!fns) return make_error(why);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_state) return make_error("a PMIx server runs in this process already");
@@ -215,55 +429,28 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   if (!::mkdtemp(templ.data()))
     return make_error("cannot create a private directory for PMIx under " +
                       templ.substr(0, templ.rfind('/')) + ": " + std::strerror(errno));
-  auto state = std::make_shared<State>(io, std::move(events), *fns);
-  state->dir = templ;
+  // Under srun ferryd may have been given a client's PMIx variables: neither its ranks nor
+  // libpmix's server may take them for theirs.
   drop_pmix_environment();
-
-  pmix_info_t info[4];
-  std::memset(info, 0, sizeof info);
-  auto set = [](pmix_info_t& i, const char* key, const std::string& v) {
-    std::strncpy(i.key, key, PMIX_MAX_KEYLEN);
-    i.value.type = PMIX_STRING;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access): libpmix's C union
-    i.value.data.string = const_cast<char*>(v.c_str());
-  };
-  set(info[0], PMIX_SERVER_TMPDIR, state->dir);
-  set(info[1], PMIX_SYSTEM_TMPDIR, state->dir);
-  set(info[2], PMIX_HOSTNAME, node_name);
-  // libpmix keeps a copy of the topology, made by its own hwloc: the shipped ferryd carries
-  // another copy of hwloc inside, maybe of another version, whose topology that one can read
-  // only if their layouts agree. Otherwise libpmix finds the topology itself.
-  static char hwloc_source[] = "hwloc";
-  pmix_topology_t topology{hwloc_source, hwloc_topology};
-  size_t ninfo = 3;
-  if (shares_topology(hwloc_topology)) {
-    std::strncpy(info[3].key, PMIX_TOPOLOGY2, PMIX_MAX_KEYLEN);
-    info[3].value.type = PMIX_TOPO;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
-    info[3].value.data.topo = &topology;
-    ninfo = 4;
+  auto state = std::make_shared<State>(io, std::move(events));
+  state->dir = templ;
+  state->node = node_name;
+  state->topology = hwloc_topology;
+  std::error_code ec;
+  state->acceptor.open(asio::ip::tcp::v4(), ec);
+  if (!ec) state->acceptor.bind({asio::ip::address_v4::loopback(), 0}, ec);
+  if (!ec) state->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove_all(state->dir, ignored);
+    return make_error("PMIx: cannot listen on the loopback interface: " + ec.message());
   }
+  state->port = state->acceptor.local_endpoint().port();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state = state;
   }
-  // libpmix's hwloc, used here for the first time, would load its plugins (PCI, OpenCL,
-  // OpenGL, libxml2, and their libraries: two thirds of ferryd's CPU at a short job's start)
-  // for a topology that has no I/O objects. Pointed at the server's new, empty directory, it
-  // finds none.
-  const bool plugins_path_set = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
-  if (!plugins_path_set) ::setenv("HWLOC_PLUGINS_PATH", state->dir.c_str(), 1);
-  const pmix_status_t rc = fns->server_init(&server_module().m, info, ninfo);
-  if (!plugins_path_set) ::unsetenv("HWLOC_PLUGINS_PATH");
-  if (rc != PMIX_SUCCESS) {
-    {
-      std::lock_guard<std::mutex> lock(g_mutex);
-      g_state.reset();
-    }
-    std::error_code ignored;
-    std::filesystem::remove_all(state->dir, ignored);
-    return make_error(std::string("the PMIx server did not start: ") + fns->error_string(rc));
-  }
+  accept_next(state);
   return std::unique_ptr<PmixServer>(new PmixServer(std::move(state)));
 }
 
@@ -271,13 +458,16 @@ PmixServer::~PmixServer() {
   State& s = *state_;
   // What still waits is dropped with the server: nobody is left to answer it.
   s.closed = true;
-  s.fns.server_finalize();
+  std::error_code ignored;
+  s.acceptor.close(ignored);
+  for (const auto& r : s.relays) r->close();
+  s.relays.clear();
+  if (s.started) s.fns->server_finalize();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state.reset();
-    g_finalized = true;
+    if (s.started) g_finalized = true;
   }
-  std::error_code ignored;
   std::filesystem::remove_all(s.dir, ignored);
 }
 
@@ -294,8 +484,10 @@ bool PmixServer::finalized_before() {
   return g_finalized;
 }
 
+bool PmixServer::library_started() const { return state_->started; }
+
 std::string PmixServer::version() const {
-  const char* v = state_->fns.get_version();
+  const char* v = state_->started ? state_->fns->get_version() : nullptr;
   return v ? v : "";
 }
 
@@ -305,7 +497,7 @@ bool PmixServer::unfinalized(int rank) const {
 
 Status PmixServer::begin(const PmixNamespace& ns) {
   State& s = *state_;
-  if (!s.nspace.empty()) {
+  if (s.started && !s.nspace.empty()) {
     // The previous attempt's ranks are gone: what they waited for fails, then their namespace.
     for (auto& [seq, w] : s.fences) answer(w, PMIX_ERR_TIMEOUT, {});
     for (auto& [id, w] : s.modex) answer(w, PMIX_ERR_TIMEOUT, {});
@@ -314,45 +506,45 @@ Status PmixServer::begin(const PmixNamespace& ns) {
     pmix_nspace_t old;
     std::memset(old, 0, sizeof old);
     std::strncpy(old, s.nspace.c_str(), PMIX_MAX_NSLEN);
-    s.fns.deregister_nspace(old, nullptr, nullptr);
+    s.fns->deregister_nspace(old, nullptr, nullptr);
   }
   s.nspace = ns.nspace;
+  s.ns = ns;
+  s.clients.clear();
   s.fence_seq = 0;
   s.connected.clear();
   s.finalized.clear();
-  PmixInfoList info(ns, s.dir);
-  pmix_nspace_t name;
-  std::memset(name, 0, sizeof name);
-  std::strncpy(name, ns.nspace.c_str(), PMIX_MAX_NSLEN);
-  const pmix_status_t rc = s.fns.register_nspace(name, static_cast<int>(ns.local_ranks.size()),
-                                                 info.data(), info.size(), nullptr, nullptr);
-  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
-    return make_error("PMIx: cannot register the job's namespace: " +
-                      std::string(s.fns.error_string(rc)));
-  return {};
+  if (!s.started) return {};
+  return register_namespace(s);
 }
 
+// What PMIx_server_setup_fork gives a rank, made here so that libpmix need not run before a
+// rank asks for it: the namespace and rank, the server's address (ferryd's listener, under
+// every name a PMIx 2 to 5 client looks for), the security and data modules every libpmix
+// has (the "hash" store: job data reaches each client through its connection), the server's
+// directories and this host's name.
 Result<std::vector<std::string>> PmixServer::rank_environment(int rank) {
   State& s = *state_;
-  pmix_proc_t proc;
-  fill_proc(proc, s.nspace, rank);
-  pmix_status_t rc =
-      s.fns.register_client(&proc, ::getuid(), ::getgid(), nullptr, nullptr, nullptr);
-  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
-    return make_error(std::string("PMIx: cannot register rank ") + std::to_string(rank) + ": " +
-                      s.fns.error_string(rc));
-  char** env = nullptr;
-  rc = s.fns.setup_fork(&proc, &env);
-  std::vector<std::string> out;
-  for (char** e = env; e && *e; ++e) {
-    out.emplace_back(*e);
-    std::free(*e);
+  if (s.started) {
+    pmix_status_t rc = PMIX_SUCCESS;
+    register_client(s, rank, rc);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+      return make_error(std::string("PMIx: cannot register rank ") + std::to_string(rank) + ": " +
+                        s.fns->error_string(rc));
   }
-  std::free(env);
-  if (rc != PMIX_SUCCESS)
-    return make_error(std::string("PMIx: no environment for rank ") + std::to_string(rank) + ": " +
-                      s.fns.error_string(rc));
-  return out;
+  s.clients.push_back(rank);
+  const std::string uri = std::string(kServerNspace) + "." + std::to_string(::getpid()) +
+                          ";tcp4://127.0.0.1:" + std::to_string(s.port);
+  std::vector<std::string> env = {"PMIX_NAMESPACE=" + s.nspace,
+                                  "PMIX_RANK=" + std::to_string(rank)};
+  for (const char* name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                           "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"})
+    env.push_back(std::string(name) + "=" + uri);
+  env.insert(env.end(),
+             {"PMIX_SECURITY_MODE=native", "PMIX_BFROP_BUFFER_TYPE=PMIX_BFROP_BUFFER_NON_DESC",
+              "PMIX_GDS_MODULE=hash", "PMIX_SERVER_TMPDIR=" + s.dir, "PMIX_SYSTEM_TMPDIR=" + s.dir,
+              "PMIX_HOSTNAME=" + s.node});
+  return env;
 }
 
 Status PmixServer::fence_done(const wire::PmixFenceDone& m) {
@@ -369,10 +561,14 @@ Status PmixServer::fence_done(const wire::PmixFenceDone& m) {
 
 void PmixServer::modex_request(const wire::PmixModexRequest& m) {
   State& s = *state_;
+  // Another host's rank wants a local rank's data: that rank is an Open MPI one, so libpmix
+  // starts now if no local rank has connected yet (its data comes once it commits).
+  if (!start_library(s))
+    return s.events.send(wire::encode(wire::PmixModexReply{m.id, PMIX_ERR_NOT_FOUND, {}}));
   pmix_proc_t proc;
   fill_proc(proc, s.nspace, m.rank);
   auto* asked = new Asked{state_, m.id};
-  const pmix_status_t rc = s.fns.dmodex_request(&proc, local_data, asked);
+  const pmix_status_t rc = s.fns->dmodex_request(&proc, local_data, asked);
   if (rc != PMIX_SUCCESS) {
     delete asked;
     s.events.send(wire::encode(wire::PmixModexReply{m.id, rc, {}}));

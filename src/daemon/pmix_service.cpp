@@ -30,8 +30,15 @@ void PmixService::start_server(const std::string& node) {
   tried_ = true;
   node_ = node;
   const char* tmp = std::getenv("TMPDIR");
-  auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(),
-                             {[this](const std::string& frame) { send_(frame); }});
+  PmixServer::Events events;
+  events.send = [this](const std::string& frame) { send_(frame); };
+  events.started = [this](const std::string& version) {
+    if (verbose_) log_(node_ + ": PMIx server " + version + " (started when a rank connected)");
+  };
+  events.failed = [this](const std::string& why) {
+    log_(node_ + ": Open MPI ranks get no PMIx: " + why);
+  };
+  auto s = PmixServer::start(io_, node, tmp && *tmp ? tmp : "/tmp", topology_(), std::move(events));
   if (!s) {
     start_why_ = s.error().message;
     return;
@@ -54,9 +61,9 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
     for (const auto& c : cpusets) ns->local_cpusets += (ns->local_cpusets.empty() ? "" : ":") + c;
   const std::string& node = ns->nodes[ns->node];
   if (!tried_) start_server(node);
-  if (!said_ && spec.verbose)
-    log_(node + (server_ ? ": PMIx server " + server_->version()
-                         : ": Open MPI ranks get no PMIx: " + start_why_));
+  verbose_ = spec.verbose;
+  if (!said_ && spec.verbose && !server_)
+    log_(node + ": Open MPI ranks get no PMIx: " + start_why_);
   said_ = true;
   if (!server_) return nullptr;
   if (node != node_)  // only when hosts with one hostname leave or join between attempts

@@ -1,6 +1,7 @@
 #pragma once
 // Private to src/daemon/: PMIx on ferryd's side of the session, attempt by attempt. The
-// server starts with the first attempt whose spec asks for PMIx and serves every later one,
+// server is prepared (its directory, its address) with the first attempt whose spec asks for
+// PMIx, libpmix started when a rank connects, and serves every later one,
 // each under a namespace of its own; a host without libpmix runs its jobs without it
 // (--verbose says why), since ranks that are not Open MPI's never miss it.
 
@@ -25,8 +26,8 @@ class PmixService {
   PmixService(asio::io_context& io, Guard& guard, std::function<void(const std::string&)> send,
               std::function<void(const std::string&)> log, std::function<void*()> topology);
 
-  /// Starts the server before the first HostSpec (PmixStart), as host `node` of the job, so
-  /// that its start overlaps the other hosts' connecting. What went wrong is said at the first
+  /// Prepares the server before the first HostSpec (PmixStart), as host `node` of the job, so
+  /// that this overlaps the other hosts' connecting. What went wrong is said at the first
   /// spec that asks for PMIx, under --verbose, as if the server had started there.
   void start_early(const std::string& node);
 
@@ -55,7 +56,8 @@ class PmixService {
   bool tried_ = false;
   std::string node_;       // the name the server started with
   std::string start_why_;  // why it did not start
-  bool said_ = false;      // how it started was told (--verbose)
+  bool said_ = false;      // that it did not start was told (--verbose)
+  bool verbose_ = false;   // the current attempt's spec asks for --verbose lines
   bool on_ = false;        // the current attempt's ranks have PMIx
 };
 

@@ -7,7 +7,9 @@
 # job with 7; a rank killed mid-job, or leaving after MPI_Init without MPI_Finalize (exit
 # 0), fails it. A restart (--max-restarts) runs the next attempt as one world again, and
 # with Open MPI's asynchronous modex each peer's data is fetched on demand (direct modex)
-# across hosts. Nothing is left on any host, the PMIx servers' directories included.
+# across hosts. ferryd loads libpmix only when a rank connects: a job that runs no MPI
+# program leaves it unloaded. Nothing is left on any host, the PMIx servers' directories
+# included.
 # shellcheck disable=SC2154 # W_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +35,21 @@ for r in 0 1 2 3 4 5 6 7; do
     "$(rank_lines "$T/W.out" "$r" stdout)" "rank $r"
 done
 echo "8-rank Open MPI job (4 hosts): ${W_secs}s"
+
+# ferryd loads libpmix only when an Open MPI rank connects: the ferryds of a job whose
+# ranks never call MPI_Init have none mapped, those of an Open MPI job do (a rank's parent
+# is its ferryd).
+run_capture N --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
+  sh -c 'echo "uri=${PMIX_SERVER_URI41:+set} libpmix=$(grep -c libpmix /proc/$PPID/maps)"'
+assert_eq 0 "$N_rc" "ferryrun exit code (no MPI)"
+assert_eq 2 "$(grep -c 'uri=set libpmix=0$' "$T/N.out" || true)" \
+  "ranks given the server's address, their ferryds without libpmix"
+run_capture Y --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
+  sh -c '"$0" "$1" >/dev/null && echo "libpmix=$(grep -c libpmix /proc/$PPID/maps)"' \
+  "$T/mpi_world" "$tok"
+assert_eq 0 "$Y_rc" "ferryrun exit code (Open MPI, then a look at ferryd)"
+assert_eq 2 "$(grep -c 'libpmix=[1-9]' "$T/Y.out" || true)" \
+  "the ferryds of an Open MPI job loaded libpmix when its ranks connected"
 
 # Round-robin placement: the shared communicator follows the hosts, not rank blocks.
 run_capture R --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \

@@ -12,6 +12,10 @@
 ///  - finalize tracking: which ranks called PMIx_Init and not yet PMIx_Finalize.
 /// Spawn, connect, publish and lookup are not offered: libpmix answers them "not supported".
 ///
+/// The ranks are given ferryd's own loopback listener as the server's address; libpmix
+/// starts when the first of them connects, and every connection is relayed to it. A job whose
+/// ranks never call PMIx_Init (PyTorch, Horovod, MPICH) never loads libpmix.
+///
 /// libpmix runs its own progress thread; every upcall is handed to the io_context's thread,
 /// where all of this class's state lives. The server's files (its rendezvous files and the
 /// ranks' session directories) live in a private directory (0700) that the destructor
@@ -34,12 +38,20 @@ class PmixServer {
   struct Events {
     /// A frame for the front end (kPmixFence, kPmixModexRequest, kPmixModexReply, kPmiAbort).
     std::function<void(std::string frame)> send;
+    /// libpmix started (its version line) when a rank first connected; or it could not
+    /// (why: that rank's MPI_Init fails). Either may be empty.
+    std::function<void(const std::string& version)> started;
+    std::function<void(const std::string& why)> failed;
   };
 
-  /// Loads libpmix and starts its server as node `node_name`, its files in a new private
-  /// directory under `tmp_root`. `hwloc_topology` (an hwloc_topology_t, or null) is this
-  /// host's, already loaded: libpmix then does not discover it again (tens of milliseconds);
-  /// it must outlive the server. An Error when the host has no libpmix or it would not start.
+  /// Prepares the server as node `node_name`: its files in a new private directory under
+  /// `tmp_root`, and the loopback address its ranks are given. libpmix itself is loaded and
+  /// started only when a rank connects (Open MPI's MPI_Init) or another host asks for a local
+  /// rank's data, so a job that runs no Open MPI program never loads it; the connection is
+  /// then relayed to libpmix's own listener. `hwloc_topology` (an hwloc_topology_t, or null)
+  /// is this host's, already loaded: libpmix then does not discover it again (tens of
+  /// milliseconds); it must outlive the server. An Error when the directory or the listener
+  /// cannot be made.
   static Result<std::unique_ptr<PmixServer>> start(asio::io_context& io,
                                                    const std::string& node_name,
                                                    const std::string& tmp_root,
@@ -68,14 +80,17 @@ class PmixServer {
   /// test in a process of its own, as CTest does).
   static bool finalized_before();
 
-  /// libpmix's version line, for --verbose.
+  /// libpmix's version line, for --verbose ("" before libpmix started).
   std::string version() const;
+  /// Whether libpmix's server runs (a rank connected, or a local rank's data was asked for).
+  bool library_started() const;
 
-  /// Registers the attempt's namespace; the previous attempt's is deregistered first (what it
-  /// still waited for is answered with an error).
+  /// Registers the attempt's namespace (at once, or when libpmix starts); the previous
+  /// attempt's is deregistered first (what it still waited for is answered with an error).
   Status begin(const PmixNamespace& ns);
-  /// The PMIx variables of local rank `rank` of the current namespace ("K=V"); registers it
-  /// as a client of this server.
+  /// The PMIx variables of local rank `rank` of the current namespace ("K=V"), those
+  /// PMIx_server_setup_fork would give; registers it as a client of this server (at once, or
+  /// when libpmix starts).
   Result<std::vector<std::string>> rank_environment(int rank);
 
   /// The front end's answer to this host's fence `seq`: release the local ranks. An Error

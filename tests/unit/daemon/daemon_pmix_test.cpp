@@ -5,6 +5,7 @@
 // remote rank's data (forwarded, and its answer delivered) and the front end's request for a
 // local rank's, an abort, and a rank that leaves without PMIx_Finalize. Needs libpmix.so.2
 // (Debian's libpmix2, which libpmix-dev brings).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <hwloc.h>
 #include <unistd.h>
@@ -54,6 +55,25 @@ class DaemonPmix : public ::testing::Test {
     auto fences = fe.all<wire::PmixFence>();
     for (; answered < fences.size(); ++answered)
       fe.send(wire::PmixFenceDone{{fences[answered].seq, fences[answered].data}});
+  }
+
+  // Whether libpmix is loaded in this process (ferryd runs in it here).
+  static bool libpmix_loaded() {
+    void* h = ::dlopen("libpmix.so.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) ::dlclose(h);
+    return h != nullptr;
+  }
+
+  // The directories this process's server prepared (named for its pid), whether or not
+  // libpmix started in them.
+  static std::vector<std::string> prepared_dirs() {
+    std::vector<std::string> out;
+    const char* tmp = ::getenv("TMPDIR");
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(tmp && *tmp ? tmp : "/tmp", ec))
+      if (e.path().filename().string().starts_with(PmixServer::directory_prefix()))
+        out.push_back(e.path());
+    return out;
   }
 
   // The directories of this process's server: libpmix makes its store's folders in it, named
@@ -110,14 +130,20 @@ TEST_F(DaemonPmix, TwoRealClientsExchangeDataThroughOneFenceAndFinalize) {
   EXPECT_FALSE(std::filesystem::exists(server_dirs[0])) << "the server's directory is left";
 }
 
-// ferryrun sends PmixStart as soon as the host's PMIx name is known: the server starts then,
-// before the HostSpec, and that spec's ranks are served by it.
-TEST_F(DaemonPmix, PmixStartStartsTheServerBeforeTheHostSpec) {
-  auto server_started = [] { return !own_server_dirs().empty(); };
-  ASSERT_FALSE(server_started());
+// ferryrun sends PmixStart as soon as the host's PMIx name is known: the server is prepared
+// then (its directory, the address its ranks are given), before the HostSpec, but libpmix is
+// loaded only when the first rank connects; that spec's ranks are served by it.
+TEST_F(DaemonPmix, PmixStartPreparesTheServerAndLibpmixStartsWhenARankConnects) {
+  const bool loaded_before = libpmix_loaded();
+  auto prepared = [] { return !prepared_dirs().empty(); };
+  ASSERT_FALSE(prepared());
   FrontEnd fe(nullptr);
   fe.send(wire::PmixStart{"pmix-test-host"});
-  ASSERT_TRUE(fe.run_until(server_started, milliseconds(20000))) << "no server before the HostSpec";
+  ASSERT_TRUE(fe.run_until(prepared, milliseconds(20000))) << "no server before the HostSpec";
+  EXPECT_TRUE(own_server_dirs().empty()) << "libpmix's own folders before any rank connected";
+  if (!loaded_before) {
+    EXPECT_FALSE(libpmix_loaded()) << "libpmix loaded before any rank connected";
+  }
   fe.send(spec("pmix-early", "exchange"));
   size_t answered = 0;
   ASSERT_TRUE(fe.run_until(
@@ -130,9 +156,30 @@ TEST_F(DaemonPmix, PmixStartStartsTheServerBeforeTheHostSpec) {
   EXPECT_EQ("rank 0 size 3 local 0 cpus UNBOUND:UNBOUND peer says value-1\n",
             fe.output(0, StreamId::kStdout));
   for (const auto& e : fe.all<wire::Exited>()) EXPECT_EQ(0, e.exit_code);
+  EXPECT_TRUE(libpmix_loaded());
   EXPECT_TRUE(fe.all<wire::Log>().empty()) << fe.all<wire::Log>().front().line;
   fe.hang_up();
   ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
+}
+
+// Ranks that never call PMIx_Init (PyTorch, Horovod, a shell) get the server's address, and
+// ferryd never loads libpmix for them: no library, no server thread, no memory.
+TEST_F(DaemonPmix, RanksThatNeverConnectLeaveLibpmixUnloaded) {
+  if (libpmix_loaded()) GTEST_SKIP() << "an earlier test in this process loaded libpmix";
+  {
+    FrontEnd fe(nullptr);
+    auto s = spec("pmix-none", "unused");
+    s.argv = {"/bin/sh", "-c", "echo ${PMIX_SERVER_URI41:+uri}"};
+    fe.send(s);
+    ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Exited>().size() == 2; }));
+    EXPECT_EQ("uri\n", fe.output(0, StreamId::kStdout));
+    EXPECT_EQ(1u, prepared_dirs().size());
+    EXPECT_TRUE(own_server_dirs().empty()) << "libpmix's own folders";
+    fe.hang_up();
+    ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }));
+  }
+  EXPECT_FALSE(libpmix_loaded());
+  EXPECT_TRUE(prepared_dirs().empty()) << "the server's directory is left";
 }
 
 TEST_F(DaemonPmix, ARemoteRanksDataIsAskedOfTheFrontEndAndItsAnswerDelivered) {
