@@ -52,8 +52,9 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   add_hang_options(app, cfg, raw);
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
-               "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): for jobs that "
-               "run no MPI program; ferryd then starts no PMIx server")
+               "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): the ranks get "
+               "none of their variables. Not needed for speed: ferryd starts its PMIx server "
+               "only when an Open MPI rank connects")
       ->group("Job");
   app.add_option("--launcher", raw.launcher,
                  "How ferryd starts on the hosts: ssh, slurm (one srun step inside the "

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "pmix_info.hpp"
@@ -23,7 +24,7 @@ class PmixRelay;
 
 struct PmixServer::State {
   State(asio::io_context& io_, Events events_)
-      : io(io_), events(std::move(events_)), acceptor(io_) {}
+      : io(io_), events(std::move(events_)), acceptor(relay_io) {}
   struct Waiting {
     pmix_modex_cbfunc_t cbfunc = nullptr;
     void* cbdata = nullptr;
@@ -35,13 +36,20 @@ struct PmixServer::State {
   std::string node;
   void* topology = nullptr;
   // Where the ranks connect: ferryd's own listener. libpmix, started when the first rank
-  // connects, listens on a port of its own; each connection is relayed there.
-  asio::ip::tcp::acceptor acceptor;
+  // connects, listens on a port of its own; each connection is relayed there. The relays
+  // run on a thread of their own: libpmix reads a client's handshake with a blocking read on
+  // its progress thread, while the loop may wait in a blocking libpmix call (registering a
+  // rank) for that thread; the handshake's bytes must not wait for the loop.
+  asio::io_context relay_io;
+  asio::ip::tcp::acceptor acceptor;             // relay thread
+  std::set<std::shared_ptr<PmixRelay>> relays;  // relay thread
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> relay_work;
+  std::thread relay_thread;
+  std::weak_ptr<State> self;
   uint16_t port = 0;
-  uint16_t library_port = 0;  // libpmix's listener, once known
-  bool started = false;       // libpmix's server runs
-  std::string failed;         // why it could not start ("" if it did not fail)
-  std::set<std::shared_ptr<PmixRelay>> relays;
+  uint16_t library_port = 0;        // libpmix's listener, once known
+  bool started = false;             // libpmix's server runs
+  std::string failed;               // why it could not start ("" if it did not fail)
   std::optional<PmixNamespace> ns;  // the current attempt's facts
   std::vector<int> clients;         // its local ranks given an environment
   std::string nspace;               // the current attempt's
@@ -366,47 +374,65 @@ Status start_library(PmixServer::State& s) {
   return {};
 }
 
-// A rank connected to ferryd's address: libpmix starts if it has not, and the connection
-// is relayed to it.
-void relay(const std::shared_ptr<PmixServer::State>& state, asio::ip::tcp::socket rank) {
-  PmixServer::State& s = *state;
-  if (!start_library(s)) return;  // the rank's PMIx_Init fails: ferryd said why
-  if (s.library_port == 0 && !s.clients.empty()) s.library_port = library_port(s, s.clients[0]);
-  asio::ip::tcp::socket library(s.io);
+// On the loop's thread: tells the user, unless the server is gone.
+void report_failure(PmixServer::State& s, std::string why) {
+  asio::post(s.io, [weak = s.self, why = std::move(why)] {
+    auto st = weak.lock();
+    if (st && !st->closed && st->events.failed) st->events.failed(why);
+  });
+}
+
+// On the relay thread: connects to libpmix's listener and relays `rank` there.
+void open_relay(PmixServer::State& s, asio::ip::tcp::socket rank, uint16_t port) {
+  asio::ip::tcp::socket library(s.relay_io);
   std::error_code ec;
-  library.connect({asio::ip::address_v4::loopback(), s.library_port}, ec);
-  if (s.library_port == 0 || ec) {
-    if (s.events.failed)
-      s.events.failed("cannot reach libpmix's own listener" +
-                      (ec ? ": " + ec.message() : std::string()));
-    return;
-  }
+  if (port != 0) library.connect({asio::ip::address_v4::loopback(), port}, ec);
+  if (port == 0 || ec)
+    return report_failure(
+        s, "cannot reach libpmix's own listener" + (ec ? ": " + ec.message() : std::string()));
   // Each message is passed on as it comes: no Nagle delay on either hop.
   rank.set_option(asio::ip::tcp::no_delay(true), ec);
   library.set_option(asio::ip::tcp::no_delay(true), ec);
   auto r = std::make_shared<PmixRelay>(std::move(rank), std::move(library));
   s.relays.insert(r);
-  std::weak_ptr<PmixServer::State> weak = state;
-  r->start([weak](PmixRelay* done) {
-    auto st = weak.lock();
-    if (!st) return;
-    for (auto it = st->relays.begin(); it != st->relays.end(); ++it)
-      if (it->get() == done) return void(st->relays.erase(it));
+  r->start([&s](PmixRelay* done) {
+    for (auto it = s.relays.begin(); it != s.relays.end(); ++it)
+      if (it->get() == done) return void(s.relays.erase(it));
   });
 }
 
-void accept_next(const std::shared_ptr<PmixServer::State>& state) {
-  std::weak_ptr<PmixServer::State> weak = state;
-  state->acceptor.async_accept([weak](std::error_code ec, asio::ip::tcp::socket rank) {
-    auto s = weak.lock();
-    if (!s || ec == asio::error::operation_aborted || !s->acceptor.is_open()) return;
-    if (ec && ec != asio::error::connection_aborted) {
-      // Out of descriptors, say: the ranks still waiting fail their MPI_Init.
-      if (s->events.failed) s->events.failed("cannot accept a rank's connection: " + ec.message());
-      return;
+// On the loop's thread: a rank connected to ferryd's address. libpmix starts if it has not,
+// and the relay thread relays the connection to it.
+void connected(PmixServer::State& s, const std::shared_ptr<asio::ip::tcp::socket>& rank) {
+  PmixServer::State* const sp = &s;
+  if (!start_library(s)) {  // the rank's PMIx_Init fails: ferryd said why
+    asio::post(s.relay_io, [rank] {
+      std::error_code ignored;
+      rank->close(ignored);
+    });
+    return;
+  }
+  if (s.library_port == 0 && !s.clients.empty()) s.library_port = library_port(s, s.clients[0]);
+  asio::post(s.relay_io,
+             [sp, rank, port = s.library_port] { open_relay(*sp, std::move(*rank), port); });
+}
+
+// On the relay thread.
+void accept_next(PmixServer::State& s) {
+  PmixServer::State* const sp = &s;
+  s.acceptor.async_accept([sp](std::error_code ec, asio::ip::tcp::socket rank) {
+    PmixServer::State& st = *sp;
+    if (ec == asio::error::operation_aborted || !st.acceptor.is_open()) return;
+    if (ec && ec != asio::error::connection_aborted)  // out of descriptors, say
+      return report_failure(st, "cannot accept a rank's connection: " + ec.message());
+    if (!ec) {
+      auto sock = std::make_shared<asio::ip::tcp::socket>(std::move(rank));
+      asio::post(st.io, [weak = st.self, sock] {
+        auto locked = weak.lock();
+        if (locked && !locked->closed) connected(*locked, sock);
+      });
     }
-    if (!ec) relay(s, std::move(rank));
-    accept_next(s);
+    accept_next(st);
   });
 }
 
@@ -446,11 +472,14 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
     return make_error("PMIx: cannot listen on the loopback interface: " + ec.message());
   }
   state->port = state->acceptor.local_endpoint().port();
+  state->self = state;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state = state;
   }
-  accept_next(state);
+  accept_next(*state);
+  state->relay_work.emplace(asio::make_work_guard(state->relay_io));
+  state->relay_thread = std::thread([sp = state.get()] { sp->relay_io.run(); });
   return std::unique_ptr<PmixServer>(new PmixServer(std::move(state)));
 }
 
@@ -458,16 +487,22 @@ PmixServer::~PmixServer() {
   State& s = *state_;
   // What still waits is dropped with the server: nobody is left to answer it.
   s.closed = true;
-  std::error_code ignored;
-  s.acceptor.close(ignored);
-  for (const auto& r : s.relays) r->close();
-  s.relays.clear();
+  // The relay thread closes the listener and every relay, finishes their handlers, and ends.
+  asio::post(s.relay_io, [&s] {
+    std::error_code ignored;
+    s.acceptor.close(ignored);
+    for (const auto& r : s.relays) r->close();
+    s.relays.clear();
+  });
+  s.relay_work.reset();
+  if (s.relay_thread.joinable()) s.relay_thread.join();
   if (s.started) s.fns->server_finalize();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state.reset();
     if (s.started) g_finalized = true;
   }
+  std::error_code ignored;
   std::filesystem::remove_all(s.dir, ignored);
 }
 

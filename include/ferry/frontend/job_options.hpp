@@ -41,8 +41,8 @@ struct JobOptions {
   HostList hosts;
   int np = 0;  ///< 0: one rank per slot
   bool oversubscribe = false;
-  /// --no-pmi: no MPI rendezvous for the ranks (neither MPICH's PMI-1 nor Open MPI's PMIx;
-  /// ferryd starts no PMIx server).
+  /// --no-pmi: no MPI rendezvous for the ranks (neither MPICH's PMI-1 nor Open MPI's PMIx:
+  /// none of their variables, no PMIx listener).
   bool no_pmi = false;
   std::vector<std::string> command;
   std::string wdir;                  ///< where ranks start

@@ -182,6 +182,35 @@ TEST_F(DaemonPmix, RanksThatNeverConnectLeaveLibpmixUnloaded) {
   EXPECT_TRUE(prepared_dirs().empty()) << "the server's directory is left";
 }
 
+// The first ranks connect while ferryd still starts the others (one per loop turn) and
+// registers them with libpmix, a call that waits for libpmix's thread; that thread meanwhile
+// reads a connected rank's handshake with a blocking read. The handshake's bytes travel on
+// ferryd's relay thread, so neither waits for the other: all ranks meet in one fence.
+TEST_F(DaemonPmix, ManyRanksConnectingWhileOthersStartAllMeet) {
+  constexpr int kRanks = 16;
+  FrontEnd fe(nullptr);
+  auto s = spec("pmix-many", "exchange");
+  s.world_size = kRanks;
+  s.node_names = {"pmix-test-host"};
+  s.node_of_rank.assign(kRanks, 0);
+  s.ranks.clear();
+  for (int r = 0; r < kRanks; ++r) s.ranks.push_back({r, {}, {}});
+  fe.send(s);
+  size_t answered = 0;
+  ASSERT_TRUE(fe.run_until(
+      [&] {
+        answer_fences(fe, answered);
+        return fe.all<wire::Exited>().size() == kRanks;
+      },
+      milliseconds(30000)))
+      << fe.all<wire::Exited>().size() << " of " << kRanks << " ranks ended";
+  for (const auto& e : fe.all<wire::Exited>())
+    EXPECT_EQ(0, e.exit_code) << "rank " << e.rank << ": " << fe.output(e.rank, StreamId::kStderr);
+  const std::string five = fe.output(5, StreamId::kStdout);
+  EXPECT_TRUE(five.starts_with("rank 5 size 16 local 5 ")) << five;
+  EXPECT_TRUE(five.ends_with(" peer says value-4\n")) << five;
+}
+
 TEST_F(DaemonPmix, ARemoteRanksDataIsAskedOfTheFrontEndAndItsAnswerDelivered) {
   FrontEnd fe(nullptr);
   auto s = spec("pmix-remote", "remote");
