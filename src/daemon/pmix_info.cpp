@@ -1,8 +1,35 @@
 #include "pmix_info.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace ferry {
+
+std::vector<std::string> pmix_client_environment(const PmixClient& c) {
+  const std::string uri = c.server + ";tcp4://127.0.0.1:" + std::to_string(c.port);
+  std::vector<std::string> env = {"PMIX_NAMESPACE=" + c.nspace,
+                                  "PMIX_RANK=" + std::to_string(c.rank)};
+  for (const char* name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                           "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"})
+    env.push_back(std::string(name) + "=" + uri);
+  env.insert(env.end(),
+             {"PMIX_SECURITY_MODE=native", "PMIX_BFROP_BUFFER_TYPE=PMIX_BFROP_BUFFER_NON_DESC",
+              "PMIX_GDS_MODULE=hash", "PMIX_SERVER_TMPDIR=" + c.dir, "PMIX_SYSTEM_TMPDIR=" + c.dir,
+              "PMIX_HOSTNAME=" + c.node});
+  return env;
+}
+
+uint16_t pmix_uri_port(char** env) {
+  constexpr std::string_view kUri = "PMIX_SERVER_URI41=";
+  for (char** e = env; e && *e; ++e) {
+    const std::string_view v(*e);
+    const size_t colon = v.rfind(':');
+    if (v.starts_with(kUri) && colon != std::string_view::npos)
+      return static_cast<uint16_t>(std::strtoul(*e + colon + 1, nullptr, 10));
+  }
+  return 0;
+}
 
 pmix_info_t& PmixInfoList::added(std::vector<pmix_info_t>& to, const char* key) {
   pmix_info_t& i = to.emplace_back();

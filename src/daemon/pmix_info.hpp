@@ -5,6 +5,7 @@
 
 #include <pmix_common.h>
 
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
@@ -12,6 +13,29 @@
 #include "ferry/rendezvous/pmix_job.hpp"
 
 namespace ferry {
+
+/// The namespace of ferryd's PMIx server, as its ranks are told and libpmix is started with
+/// (its rank is ferryd's pid, as libpmix's own default).
+inline constexpr const char* kPmixServerNspace = "pmix-server";
+
+/// What a rank needs to find its PMIx server.
+struct PmixClient {
+  std::string nspace;
+  int rank = 0;
+  std::string server;  ///< "<server nspace>.<server rank>"
+  uint16_t port = 0;   ///< the loopback port it connects to
+  std::string dir;     ///< the server's directory
+  std::string node;    ///< this host's PMIx name
+};
+
+/// The variables PMIx_server_setup_fork would give the rank ("K=V"), made without libpmix:
+/// namespace and rank, the server's address under every name a PMIx 2 to 5 client looks
+/// for, the security and data modules every libpmix has (the "hash" store: job data reaches
+/// each client through its connection), the server's directories and this host's name.
+std::vector<std::string> pmix_client_environment(const PmixClient& c);
+
+/// The port of PMIX_SERVER_URI41 in a setup_fork environment (null-terminated); 0 if none.
+uint16_t pmix_uri_port(char** env);
 
 class PmixInfoList {
  public:

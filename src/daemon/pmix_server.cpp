@@ -11,20 +11,16 @@
 #include <optional>
 #include <set>
 #include <string_view>
-#include <thread>
 #include <utility>
 
 #include "pmix_info.hpp"
 #include "pmix_library.hpp"
+#include "pmix_relay.hpp"
 
 namespace ferry {
 
-// One rank's connection, relayed to libpmix's own listener (pmix_server.cpp).
-class PmixRelay;
-
 struct PmixServer::State {
-  State(asio::io_context& io_, Events events_)
-      : io(io_), events(std::move(events_)), acceptor(relay_io) {}
+  State(asio::io_context& io_, Events events_) : io(io_), events(std::move(events_)) {}
   struct Waiting {
     pmix_modex_cbfunc_t cbfunc = nullptr;
     void* cbdata = nullptr;
@@ -35,18 +31,10 @@ struct PmixServer::State {
   std::string dir;
   std::string node;
   void* topology = nullptr;
-  // Where the ranks connect: ferryd's own listener. libpmix, started when the first rank
-  // connects, listens on a port of its own; each connection is relayed there. The relays
-  // run on a thread of their own: libpmix reads a client's handshake with a blocking read on
-  // its progress thread, while the loop may wait in a blocking libpmix call (registering a
-  // rank) for that thread; the handshake's bytes must not wait for the loop.
-  asio::io_context relay_io;
-  asio::ip::tcp::acceptor acceptor;             // relay thread
-  std::set<std::shared_ptr<PmixRelay>> relays;  // relay thread
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> relay_work;
-  std::thread relay_thread;
+  // Where the ranks connect (pmix_relay.hpp): libpmix, started when the first rank connects,
+  // listens on a port of its own, and each connection is relayed there.
+  std::unique_ptr<PmixRelays> relays;
   std::weak_ptr<State> self;
-  uint16_t port = 0;
   uint16_t library_port = 0;        // libpmix's listener, once known
   bool started = false;             // libpmix's server runs
   std::string failed;               // why it could not start ("" if it did not fail)
@@ -219,55 +207,10 @@ void drop_pmix_environment() {
   for (const auto& n : names) ::unsetenv(n.c_str());
 }
 
-}  // namespace
-
-// Copies bytes both ways between a rank and libpmix until either side closes; then closes
-// both. Lives while a read or write is pending (its handlers hold it) and while the server
-// holds it (to close it when the server goes).
-class PmixRelay : public std::enable_shared_from_this<PmixRelay> {
- public:
-  PmixRelay(asio::ip::tcp::socket rank, asio::ip::tcp::socket library)
-      : ends_{std::move(rank), std::move(library)} {}
-  void start(std::function<void(PmixRelay*)> done) {
-    done_ = std::move(done);
-    pump(0);
-    pump(1);
-  }
-  void close() {
-    std::error_code ignored;
-    for (auto& e : ends_) e.close(ignored);
-  }
-
- private:
-  void pump(int from) {
-    auto self = shared_from_this();
-    ends_[from].async_read_some(
-        asio::buffer(buf_[from]), [self, from](std::error_code ec, size_t n) {
-          if (ec) return self->finish();
-          asio::async_write(self->ends_[1 - from], asio::buffer(self->buf_[from].data(), n),
-                            [self, from](std::error_code wec, size_t) {
-                              if (wec) return self->finish();
-                              self->pump(from);
-                            });
-        });
-  }
-  void finish() {
-    close();
-    if (done_) std::exchange(done_, nullptr)(this);
-  }
-  std::array<asio::ip::tcp::socket, 2> ends_;
-  std::array<std::array<char, 16384>, 2> buf_{};
-  std::function<void(PmixRelay*)> done_;
-};
-
-namespace {
-
-constexpr const char* kServerNspace = "pmix-server";
-
-void register_client(PmixServer::State& s, int rank, pmix_status_t& rc) {
+pmix_status_t register_client(PmixServer::State& s, int rank) {
   pmix_proc_t proc;
   fill_proc(proc, s.nspace, rank);
-  rc = s.fns->register_client(&proc, ::getuid(), ::getgid(), nullptr, nullptr, nullptr);
+  return s.fns->register_client(&proc, ::getuid(), ::getgid(), nullptr, nullptr, nullptr);
 }
 
 Status register_namespace(PmixServer::State& s) {
@@ -282,8 +225,7 @@ Status register_namespace(PmixServer::State& s) {
     return make_error("PMIx: cannot register the job's namespace: " +
                       std::string(s.fns->error_string(rc)));
   for (int r : s.clients) {
-    pmix_status_t crc = PMIX_SUCCESS;
-    register_client(s, r, crc);
+    const pmix_status_t crc = register_client(s, r);
     if (crc != PMIX_SUCCESS && crc != PMIX_OPERATION_SUCCEEDED)
       return make_error("PMIx: cannot register rank " + std::to_string(r) + ": " +
                         s.fns->error_string(crc));
@@ -297,13 +239,7 @@ uint16_t library_port(PmixServer::State& s, int rank) {
   fill_proc(proc, s.nspace, rank);
   char** env = nullptr;
   uint16_t port = 0;
-  if (s.fns->setup_fork(&proc, &env) == PMIX_SUCCESS) {
-    for (char** e = env; e && *e; ++e) {
-      const std::string_view v(*e);
-      if (v.starts_with("PMIX_SERVER_URI41=") && v.rfind(':') != std::string_view::npos)
-        port = static_cast<uint16_t>(std::strtoul(*e + v.rfind(':') + 1, nullptr, 10));
-    }
-  }
+  if (s.fns->setup_fork(&proc, &env) == PMIX_SUCCESS) port = pmix_uri_port(env);
   for (char** e = env; e && *e; ++e) std::free(*e);
   std::free(env);
   return port;
@@ -338,7 +274,7 @@ Status start_library(PmixServer::State& s) {
   set(info[1], PMIX_SYSTEM_TMPDIR, s.dir.c_str());
   set(info[2], PMIX_HOSTNAME, s.node.c_str());
   // The name the ranks were given with the address (see rank_environment).
-  set(info[3], PMIX_SERVER_NSPACE, kServerNspace);
+  set(info[3], PMIX_SERVER_NSPACE, kPmixServerNspace);
   std::strncpy(info[4].key, PMIX_SERVER_RANK, PMIX_MAX_KEYLEN);
   info[4].value.type = PMIX_PROC_RANK;
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
@@ -374,66 +310,12 @@ Status start_library(PmixServer::State& s) {
   return {};
 }
 
-// On the loop's thread: tells the user, unless the server is gone.
-void report_failure(PmixServer::State& s, std::string why) {
-  asio::post(s.io, [weak = s.self, why = std::move(why)] {
-    auto st = weak.lock();
-    if (st && !st->closed && st->events.failed) st->events.failed(why);
-  });
-}
-
-// On the relay thread: connects to libpmix's listener and relays `rank` there.
-void open_relay(PmixServer::State& s, asio::ip::tcp::socket rank, uint16_t port) {
-  asio::ip::tcp::socket library(s.relay_io);
-  std::error_code ec;
-  if (port != 0) library.connect({asio::ip::address_v4::loopback(), port}, ec);
-  if (port == 0 || ec)
-    return report_failure(
-        s, "cannot reach libpmix's own listener" + (ec ? ": " + ec.message() : std::string()));
-  // Each message is passed on as it comes: no Nagle delay on either hop.
-  rank.set_option(asio::ip::tcp::no_delay(true), ec);
-  library.set_option(asio::ip::tcp::no_delay(true), ec);
-  auto r = std::make_shared<PmixRelay>(std::move(rank), std::move(library));
-  s.relays.insert(r);
-  r->start([&s](PmixRelay* done) {
-    for (auto it = s.relays.begin(); it != s.relays.end(); ++it)
-      if (it->get() == done) return void(s.relays.erase(it));
-  });
-}
-
 // On the loop's thread: a rank connected to ferryd's address. libpmix starts if it has not,
 // and the relay thread relays the connection to it.
-void connected(PmixServer::State& s, const std::shared_ptr<asio::ip::tcp::socket>& rank) {
-  PmixServer::State* const sp = &s;
-  if (!start_library(s)) {  // the rank's PMIx_Init fails: ferryd said why
-    asio::post(s.relay_io, [rank] {
-      std::error_code ignored;
-      rank->close(ignored);
-    });
-    return;
-  }
+void connected(PmixServer::State& s, const PmixRelays::Socket& rank) {
+  if (!start_library(s)) return s.relays->drop(rank);  // its PMIx_Init fails: ferryd said why
   if (s.library_port == 0 && !s.clients.empty()) s.library_port = library_port(s, s.clients[0]);
-  asio::post(s.relay_io,
-             [sp, rank, port = s.library_port] { open_relay(*sp, std::move(*rank), port); });
-}
-
-// On the relay thread.
-void accept_next(PmixServer::State& s) {
-  PmixServer::State* const sp = &s;
-  s.acceptor.async_accept([sp](std::error_code ec, asio::ip::tcp::socket rank) {
-    PmixServer::State& st = *sp;
-    if (ec == asio::error::operation_aborted || !st.acceptor.is_open()) return;
-    if (ec && ec != asio::error::connection_aborted)  // out of descriptors, say
-      return report_failure(st, "cannot accept a rank's connection: " + ec.message());
-    if (!ec) {
-      auto sock = std::make_shared<asio::ip::tcp::socket>(std::move(rank));
-      asio::post(st.io, [weak = st.self, sock] {
-        auto locked = weak.lock();
-        if (locked && !locked->closed) connected(*locked, sock);
-      });
-    }
-    accept_next(st);
-  });
+  s.relays->forward(rank, s.library_port);
 }
 
 }  // namespace
@@ -462,24 +344,36 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(asio::io_context& io,
   state->dir = templ;
   state->node = node_name;
   state->topology = hwloc_topology;
-  std::error_code ec;
-  state->acceptor.open(asio::ip::tcp::v4(), ec);
-  if (!ec) state->acceptor.bind({asio::ip::address_v4::loopback(), 0}, ec);
-  if (!ec) state->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
+  state->self = state;
+  // The relay thread's events reach the loop only while the server is there.
+  auto on_loop_if_open = [weak = std::weak_ptr<State>(state)](auto f) {
+    auto st = weak.lock();
+    if (st)
+      asio::post(st->io, [weak, f = std::move(f)] {
+        auto locked = weak.lock();
+        if (locked && !locked->closed) f(*locked);
+      });
+  };
+  PmixRelays::Events relay_events;
+  relay_events.connected = [on_loop_if_open](const PmixRelays::Socket& rank) {
+    on_loop_if_open([rank](State& st) { connected(st, rank); });
+  };
+  relay_events.failed = [on_loop_if_open](std::string why) {
+    on_loop_if_open([why = std::move(why)](State& st) {
+      if (st.events.failed) st.events.failed(why);
+    });
+  };
+  auto relays = PmixRelays::listen(std::move(relay_events));
+  if (!relays) {
     std::error_code ignored;
     std::filesystem::remove_all(state->dir, ignored);
-    return make_error("PMIx: cannot listen on the loopback interface: " + ec.message());
+    return relays.error();
   }
-  state->port = state->acceptor.local_endpoint().port();
-  state->self = state;
+  state->relays = std::move(*relays);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state = state;
   }
-  accept_next(*state);
-  state->relay_work.emplace(asio::make_work_guard(state->relay_io));
-  state->relay_thread = std::thread([sp = state.get()] { sp->relay_io.run(); });
   return std::unique_ptr<PmixServer>(new PmixServer(std::move(state)));
 }
 
@@ -487,15 +381,7 @@ PmixServer::~PmixServer() {
   State& s = *state_;
   // What still waits is dropped with the server: nobody is left to answer it.
   s.closed = true;
-  // The relay thread closes the listener and every relay, finishes their handlers, and ends.
-  asio::post(s.relay_io, [&s] {
-    std::error_code ignored;
-    s.acceptor.close(ignored);
-    for (const auto& r : s.relays) r->close();
-    s.relays.clear();
-  });
-  s.relay_work.reset();
-  if (s.relay_thread.joinable()) s.relay_thread.join();
+  s.relays.reset();  // the listener and every relay closed, their thread ended
   if (s.started) s.fns->server_finalize();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -553,33 +439,19 @@ Status PmixServer::begin(const PmixNamespace& ns) {
   return register_namespace(s);
 }
 
-// What PMIx_server_setup_fork gives a rank, made here so that libpmix need not run before a
-// rank asks for it: the namespace and rank, the server's address (ferryd's listener, under
-// every name a PMIx 2 to 5 client looks for), the security and data modules every libpmix
-// has (the "hash" store: job data reaches each client through its connection), the server's
-// directories and this host's name.
+// Made here (pmix_client_environment), so that libpmix need not run before a rank asks for it.
 Result<std::vector<std::string>> PmixServer::rank_environment(int rank) {
   State& s = *state_;
   if (s.started) {
-    pmix_status_t rc = PMIX_SUCCESS;
-    register_client(s, rank, rc);
+    const pmix_status_t rc = register_client(s, rank);
     if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
       return make_error(std::string("PMIx: cannot register rank ") + std::to_string(rank) + ": " +
                         s.fns->error_string(rc));
   }
   s.clients.push_back(rank);
-  const std::string uri = std::string(kServerNspace) + "." + std::to_string(::getpid()) +
-                          ";tcp4://127.0.0.1:" + std::to_string(s.port);
-  std::vector<std::string> env = {"PMIX_NAMESPACE=" + s.nspace,
-                                  "PMIX_RANK=" + std::to_string(rank)};
-  for (const char* name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                           "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"})
-    env.push_back(std::string(name) + "=" + uri);
-  env.insert(env.end(),
-             {"PMIX_SECURITY_MODE=native", "PMIX_BFROP_BUFFER_TYPE=PMIX_BFROP_BUFFER_NON_DESC",
-              "PMIX_GDS_MODULE=hash", "PMIX_SERVER_TMPDIR=" + s.dir, "PMIX_SYSTEM_TMPDIR=" + s.dir,
-              "PMIX_HOSTNAME=" + s.node});
-  return env;
+  return pmix_client_environment({s.nspace, rank,
+                                  std::string(kPmixServerNspace) + "." + std::to_string(::getpid()),
+                                  s.relays->port(), s.dir, s.node});
 }
 
 Status PmixServer::fence_done(const wire::PmixFenceDone& m) {
