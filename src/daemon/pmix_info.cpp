@@ -1,18 +1,27 @@
 #include "pmix_info.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 namespace ferry {
 
+namespace {
+
+// The names a PMIx 2 to 5 client reads the server's address from, newest first (PMIx 4.0
+// gives no URI41, PMIx 4.1 and later give all five).
+constexpr std::array<std::string_view, 5> kUriNames = {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
+                                                       "PMIX_SERVER_URI3", "PMIX_SERVER_URI2",
+                                                       "PMIX_SERVER_URI21"};
+
+}  // namespace
+
 std::vector<std::string> pmix_client_environment(const PmixClient& c) {
   const std::string uri = c.server + ";tcp4://127.0.0.1:" + std::to_string(c.port);
   std::vector<std::string> env = {"PMIX_NAMESPACE=" + c.nspace,
                                   "PMIX_RANK=" + std::to_string(c.rank)};
-  for (const char* name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                           "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"})
-    env.push_back(std::string(name) + "=" + uri);
+  for (std::string_view name : kUriNames) env.push_back(std::string(name) + "=" + uri);
   env.insert(env.end(),
              {"PMIX_SECURITY_MODE=native", "PMIX_BFROP_BUFFER_TYPE=PMIX_BFROP_BUFFER_NON_DESC",
               "PMIX_GDS_MODULE=hash", "PMIX_SERVER_TMPDIR=" + c.dir, "PMIX_SYSTEM_TMPDIR=" + c.dir,
@@ -21,12 +30,14 @@ std::vector<std::string> pmix_client_environment(const PmixClient& c) {
 }
 
 uint16_t pmix_uri_port(char** env) {
-  constexpr std::string_view kUri = "PMIX_SERVER_URI41=";
-  for (char** e = env; e && *e; ++e) {
-    const std::string_view v(*e);
-    const size_t colon = v.rfind(':');
-    if (v.starts_with(kUri) && colon != std::string_view::npos)
-      return static_cast<uint16_t>(std::strtoul(*e + colon + 1, nullptr, 10));
+  for (std::string_view name : kUriNames) {
+    for (char** e = env; e && *e; ++e) {
+      const std::string_view v(*e);
+      const size_t colon = v.rfind(':');
+      if (v.size() > name.size() && v.starts_with(name) && v[name.size()] == '=' &&
+          colon != std::string_view::npos)
+        return static_cast<uint16_t>(std::strtoul(*e + colon + 1, nullptr, 10));
+    }
   }
   return 0;
 }

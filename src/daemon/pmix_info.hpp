@@ -34,7 +34,8 @@ struct PmixClient {
 /// each client through its connection), the server's directories and this host's name.
 std::vector<std::string> pmix_client_environment(const PmixClient& c);
 
-/// The port of PMIX_SERVER_URI41 in a setup_fork environment (null-terminated); 0 if none.
+/// The server's port in a setup_fork environment (null-terminated), from the newest of the
+/// PMIX_SERVER_URI* variables it has (PMIx 4.0 sets no URI41); 0 if none.
 uint16_t pmix_uri_port(char** env);
 
 class PmixInfoList {
