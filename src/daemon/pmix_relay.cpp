@@ -1,9 +1,21 @@
 #include "pmix_relay.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <array>
 #include <utility>
 
 namespace ferry {
+namespace {
+
+// Acknowledge what was read now, not after the kernel's delayed-ACK timer (40 ms). libpmix's
+// client sets no TCP_NODELAY: its small messages sent back to back (MPI_Finalize sends five)
+// wait under Nagle's rule for the ACK of the first. The kernel leaves quick-ACK mode on its
+// own, so it is asked again after every read.
+using QuickAck = asio::detail::socket_option::boolean<IPPROTO_TCP, TCP_QUICKACK>;
+
+}  // namespace
 
 // Copies bytes both ways between a rank and libpmix until either side closes; then closes
 // both. Lives while a read or write is pending (its handlers hold it) and while the relays
@@ -28,6 +40,8 @@ class PmixConnection : public std::enable_shared_from_this<PmixConnection> {
     ends_[from].async_read_some(
         asio::buffer(buf_[from]), [self, from](std::error_code ec, size_t n) {
           if (ec) return self->finish();
+          std::error_code ignored;
+          self->ends_[from].set_option(QuickAck(true), ignored);
           asio::async_write(self->ends_[1 - from], asio::buffer(self->buf_[from].data(), n),
                             [self, from](std::error_code wec, size_t) {
                               if (wec) return self->finish();

@@ -11,6 +11,7 @@
 
 #include "ferry/binding/report.hpp"
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/daemon/open_mpi_host.hpp"
 #include "ferry/daemon/own_name.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/rendezvous/framework_env.hpp"
@@ -68,7 +69,10 @@ RankLauncher::~RankLauncher() {
   if (!error_dir_.empty()) std::filesystem::remove_all(error_dir_, ignored);
 }
 
-void RankLauncher::load_devices(const std::string& root) { binder_.load(root); }
+void RankLauncher::load_devices(const std::string& root) {
+  device_root_ = root;
+  binder_.load(root);
+}
 
 void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi) {
   spec_ = &spec;
@@ -85,6 +89,8 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
     wdir_ = home ? home : "/";
   }
   tags_ = {std::string(kJobTagVar) + "=" + tag, "FERRY_JOB_ID=" + spec.job_id};
+  open_mpi_ = read_open_mpi_host(device_root_, merge_environment({base_env_, spec.env}));
+  open_mpi_logged_ = false;
   check_host_name(spec);
   if (spec.error_files && error_dir_.empty()) {
     // One private directory per ferryd (0700), removed when it exits.
@@ -197,6 +203,23 @@ std::string RankLauncher::error_file(size_t local) const {
   return std::move(*text);
 }
 
+// What an Open MPI rank gets besides PMIx's variables: the direct launch's settings and the
+// transports this host lacks left out (rendezvous/open_mpi_mca.hpp). A value the user set wins.
+std::vector<std::string> RankLauncher::open_mpi_environment(const std::vector<std::string>& env) {
+  std::vector<std::string> out = open_mpi_direct_launch(env);
+  std::string why;
+  auto mtl = open_mpi_mtl_variable(open_mpi_, env, why);
+  if (mtl) out.push_back(*mtl);
+  if (spec_->verbose && !open_mpi_logged_) {
+    open_mpi_logged_ = true;
+    log_(host_ + ": Open MPI ranks: " +
+         (mtl ? *mtl + " (no Omni-Path or TrueScale adapter here; their PSM libraries take "
+                       "0.1 s each to load)"
+              : "their mtl components as Open MPI chooses (" + why + ")"));
+  }
+  return out;
+}
+
 // The rank's extra arguments and, with PMI on, its end of a PMI socket pair (MPICH) and its
 // PMIx variables (Open MPI). Each family reads only its own variables.
 void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
@@ -205,7 +228,7 @@ void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl,
   if (pmix_) {
     auto env = pmix_->rank_environment(rl.rank);
     if (env)
-      req.env = merge_environment({req.env, *env, open_mpi_direct_launch(req.env)});
+      req.env = merge_environment({req.env, *env, open_mpi_environment(req.env)});
     else
       log_(host_ + ": rank " + std::to_string(rl.rank) +
            " starts without PMIx: " + env.error().message);

@@ -17,6 +17,7 @@
 #include "ferry/daemon/pmix_server.hpp"
 #include "ferry/process/spawner.hpp"
 #include "ferry/process/unique_fd.hpp"
+#include "ferry/rendezvous/open_mpi_mca.hpp"
 #include "ferry/wire/messages.hpp"
 
 namespace ferry {
@@ -68,6 +69,7 @@ class RankLauncher {
   std::vector<std::string> environment(const wire::RankLaunch& rl,
                                        const RankBinding* binding) const;
   void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
+  std::vector<std::string> open_mpi_environment(const std::vector<std::string>& env);
   std::string error_file_path(size_t local) const;
   void check_host_name(const wire::HostSpec& spec);
 
@@ -78,7 +80,10 @@ class RankLauncher {
   const wire::HostSpec* spec_ = nullptr;
   PmiProxy* pmi_ = nullptr;
   PmixServer* pmix_ = nullptr;
-  size_t prepared_ = 0;  // the spec's ranks at prepare(); later entries joined the job
+  std::string device_root_ = "/";
+  OpenMpiHost open_mpi_;          // read at prepare()
+  bool open_mpi_logged_ = false;  // its --verbose line, once per attempt
+  size_t prepared_ = 0;           // the spec's ranks at prepare(); later entries joined the job
   std::string wdir_;
   std::vector<std::string> base_env_;  // ferryd's own environment
   std::vector<std::string> tags_;      // kJobTagVar and FERRY_JOB_ID

@@ -8,7 +8,8 @@
 # 0), fails it. A restart (--max-restarts) runs the next attempt as one world again, and
 # with Open MPI's asynchronous modex each peer's data is fetched on demand (direct modex)
 # across hosts. ferryd loads libpmix only when a rank connects: a job that runs no MPI
-# program leaves it unloaded. Nothing is left on any host, the PMIx servers' directories
+# program leaves it unloaded. The PSM transports of adapters the hosts lack are left out
+# (unless the user chose). Nothing is left on any host, the PMIx servers' directories
 # included.
 # shellcheck disable=SC2154 # W_rc etc. come from run_capture
 # shellcheck source=lib.sh
@@ -74,6 +75,29 @@ run_capture E --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 2 
 assert_eq 0 "$E_rc" "mpirun link exit code (environment)"
 assert_eq 2 "$(grep -c '^btl=^openib if=eth0 nccl==eth0$' "$T/E.out" || true)" \
   "--mca values as OMPI_MCA_* and the interface for NCCL too (=eth0: exactly that name)"
+
+# The transports a host lacks are not loaded: the simulated hosts have no Omni-Path or
+# TrueScale adapter, so the PSM2 and PSM MTLs (whose libraries spend 0.1 s each calibrating
+# the clock as they load) join what Debian's parameter file excludes. A setting of the
+# user's wins, here through the mpirun link.
+files_mtl=$(sed -n 's/^[[:space:]]*mtl[[:space:]]*=[[:space:]]*//p' \
+  /etc/openmpi/openmpi-mca-params.conf | tail -n 1)
+want_mtl="^${files_mtl#^}${files_mtl:+,}psm2,psm"
+show_mtl='echo "mtl=$OMPI_MCA_mtl"; exec "$0" "$1"'
+run_capture V --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
+  -x OMPI_MCA_mtl_base_verbose=10 sh -c "$show_mtl" "$T/mpi_world" "$tok"
+assert_eq 0 "$V_rc" "ferryrun exit code (mtl verbose)"
+for r in 0 1; do
+  assert_eq "$(printf 'mtl=%s\nmpi world %s/2 local 0/1 host=fnode%s ok' "$want_mtl" "$r" \
+    "$((r + 1))")" "$(rank_lines "$T/V.out" "$r" stdout)" "rank $r: mtl, one world"
+done
+assert_contains "$V_err" "opening mtl components" "Open MPI's mtl framework said what it loads"
+assert_not_contains "$V_err" "found loaded component psm" "no PSM library loaded"
+run_capture U --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 2 \
+  -H fnode1,fnode2 --mca mtl ^ofi --mca mtl_base_verbose 10 sh -c "$show_mtl" "$T/mpi_world" "$tok"
+assert_eq 0 "$U_rc" "mpirun link exit code (the user's mtl)"
+assert_eq 2 "$(grep -c '^mtl=^ofi$' "$T/U.out" || true)" "the user's mtl, unchanged"
+assert_contains "$U_err" "found loaded component psm2" "Open MPI loaded what the user left in"
 
 # MPI_Abort(MPI_COMM_WORLD, 7) on rank 5: the job ends with 7.
 run_capture A --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 8 -H "$hosts" \
