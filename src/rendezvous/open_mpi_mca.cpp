@@ -3,28 +3,17 @@
 #include <algorithm>
 
 #include "ferry/common/environ.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry {
-namespace {
-
-std::string_view trimmed(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
-}  // namespace
 
 std::optional<std::string> mca_param_file_value(std::string_view text, std::string_view key) {
   std::optional<std::string> value;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    line = line.substr(0, line.find('#'));
+  for (const std::string& full : split(text, '\n')) {
+    const std::string_view line = std::string_view(full).substr(0, full.find('#'));
     const size_t eq = line.find('=');
-    if (eq != std::string_view::npos && trimmed(line.substr(0, eq)) == key)
-      value = std::string(trimmed(line.substr(eq + 1)));
+    if (eq != std::string_view::npos && trim(line.substr(0, eq)) == key)
+      value = std::string(trim(line.substr(eq + 1)));
   }
   return value;
 }
@@ -50,13 +39,8 @@ std::optional<std::string> open_mpi_mtl_variable(const OpenMpiHost& host,
       why = "Open MPI's parameter files choose mtl " + *host.file_mtl;
       return std::nullopt;
     }
-    std::string_view rest = std::string_view(*host.file_mtl).substr(1);
-    while (!rest.empty()) {
-      const size_t comma = rest.find(',');
-      const std::string_view name = trimmed(rest.substr(0, comma));
-      if (!name.empty()) excluded.emplace_back(name);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
+    for (const std::string& piece : split(std::string_view(*host.file_mtl).substr(1), ','))
+      if (!trim(piece).empty()) excluded.emplace_back(trim(piece));
   }
   for (const auto& [present, name] :
        {std::pair{host.omnipath, "psm2"}, std::pair{host.truescale, "psm"}})
