@@ -46,6 +46,25 @@ check_job() {
   done
 }
 
+# mpi4py_job P HOSTFILE NAME WHAT: an mpi4py all-reduce of 4 ranks, two on each of the
+# containers NAME0 and NAME1, as one world (Open MPI's direct launch on the shipped ferryd's
+# PMIx server, the image's libpmix2); nothing left after it. Uses $tok.
+mpi4py_job() {
+  local p=$1 hostfile=$2 name=$3 what=$4 r rc_var err_var out_file
+  run_capture "$p" --timeout 180 -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$hostfile" \
+    -x OMPI_MCA_btl_vader_single_copy_mechanism=none /usr/bin/python3 \
+    "$FERRY_SRC/tests/e2e/programs/mpi4py_allreduce.py" "$tok"
+  rc_var=${p}_rc
+  err_var=${p}_err
+  assert_eq 0 "${!rc_var}" "mpi4py on plain $what containers (${!err_var})"
+  out_file="$T/$p.out"
+  for r in 0 1 2 3; do
+    assert_eq "mpi4py $r/4 host=$name$((r / 2)) sum=10 bcast=from-0 hosts=2" \
+      "$(rank_lines "$out_file" "$r" stdout)" "$what mpi4py rank $r"
+  done
+  wait_gone "$tok" 10
+}
+
 # --- 1. Debian 11, bridge networking, published ports 2211 and 2212.
 # Docker's 64 MB /dev/shm hangs Open MPI's shared-memory transport (docs/docker.md).
 plain b0 "$FERRY_DOCKER_PLAIN_BULLSEYE" --hostname plain-b0 --shm-size 1g -p 2211:22
@@ -75,15 +94,7 @@ check_job B2 plain-b0 plain-b1
 "$DOCKER" exec ferry-test-b0 python3 -c 'from mpi4py import MPI; print(MPI.Get_library_version())' |
   grep -q 'Open MPI v4.1.0' || fail "the Debian 11 image's mpi4py is not on Open MPI 4.1.0"
 tok=$(unique_token)
-run_capture BM --timeout 180 -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$T/bridge.txt" \
-  -x OMPI_MCA_btl_vader_single_copy_mechanism=none /usr/bin/python3 \
-  "$FERRY_SRC/tests/e2e/programs/mpi4py_allreduce.py" "$tok"
-assert_eq 0 "$BM_rc" "mpi4py on plain Debian 11 containers ($BM_err)"
-for r in 0 1 2 3; do
-  assert_eq "mpi4py $r/4 host=plain-b$((r / 2)) sum=10 bcast=from-0 hosts=2" \
-    "$(rank_lines "$T/BM.out" "$r" stdout)" "Debian 11 mpi4py rank $r"
-done
-wait_gone "$tok" 10
+mpi4py_job BM "$T/bridge.txt" plain-b "Debian 11"
 run_capture BA --timeout 180 -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$T/bridge.txt" \
   -x OMPI_MCA_btl_vader_single_copy_mechanism=none /usr/bin/python3 -c \
   "import sys, time; from mpi4py import MPI; c = MPI.COMM_WORLD; c.Barrier(); c.Abort(7) if c.Get_rank() == 3 else time.sleep(60)" "$tok"
@@ -120,13 +131,5 @@ assert_eq 4 "$(grep -c '^\[[0-3]\]<stdout>:torch rank [0-3]/4 ok' "$T/P.out")" "
 # --- 4. The same containers: Open MPI (mpi4py) direct launch, PMIx served by the shipped
 # ferryd from the image's libpmix2.
 tok=$(unique_token)
-run_capture M --timeout 180 -- "$FERRYRUN" --ssh-config "$DCFG" --hostfile "$T/torch.txt" \
-  -x OMPI_MCA_btl_vader_single_copy_mechanism=none /usr/bin/python3 \
-  "$FERRY_SRC/tests/e2e/programs/mpi4py_allreduce.py" "$tok"
-assert_eq 0 "$M_rc" "mpi4py on plain bookworm containers ($M_err)"
-for r in 0 1 2 3; do
-  assert_eq "mpi4py $r/4 host=plain-t$((r / 2)) sum=10 bcast=from-0 hosts=2" \
-    "$(rank_lines "$T/M.out" "$r" stdout)" "mpi4py rank $r"
-done
-wait_gone "$tok" 10
+mpi4py_job M "$T/torch.txt" plain-t "Debian 12"
 pass
