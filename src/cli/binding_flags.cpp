@@ -99,7 +99,9 @@ Status apply_map_by(const std::string& text, JobOptions& job) {
       job.oversubscribe = true;
     } else if (l == "nooversubscribe") {
       job.oversubscribe = false;
-    } else if (l != "span" && l != "display") {
+    } else if (l == "display") {  // Open MPI prints the job map
+      binding.report_bindings = true;
+    } else if (l != "span") {
       return make_error("unknown modifier " + quoted(m) + " in " + quoted(text) +
                         " (expected PE=n, OVERSUBSCRIBE, NOOVERSUBSCRIBE, SPAN or DISPLAY)");
     }

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,7 +60,39 @@ struct RawCli {
   std::string torch_arg;                       ///< --torch-local-rank-arg word ("" = not given)
   std::vector<std::string> env_files;          ///< --env-file, in order
   bool env_all = false;                        ///< --env-all
+  // mpirun's older spellings, kept as given until the whole line is read: (flag, word).
+  std::vector<std::pair<std::string, std::string>> map_aliases;   ///< --bynode, --ppr N:node
+  std::vector<std::pair<std::string, std::string>> bind_aliases;  ///< --bind-to-core
+  bool pernode = false;                                           ///< mpirun --pernode (-N 1)
+  bool no_oversubscribe = false;                                  ///< mpirun --nooversubscribe
+  bool use_hwthreads = false;                                     ///< mpirun --use-hwthread-cpus
+  bool display_allocation = false;                                ///< mpirun --display-allocation
+  std::string default_hostfile;                                   ///< mpirun --default-hostfile
 };
+
+/// A flag another launcher has and ferry cannot honour, with the reason given to the user.
+struct Refusal {
+  const char* names;  ///< CLI11 spelling ("--rankfile,--rf")
+  int values;         ///< values the flag takes
+  const char* why;    ///< the rest of the one-line error
+};
+
+/// A flag another launcher has that changes nothing under ferry, with what --verbose says.
+struct NoEffect {
+  const char* names;
+  int values;
+  const char* note;
+};
+
+/// Adds `refusals` to `app`, in help group `group` ("" hides them): using one records its
+/// first name in RawCli::refused, and first_refusal() turns that into the error.
+void add_refusals(CLI::App& app, RawCli& raw, std::span<const Refusal> refusals,
+                  const std::string& group);
+/// "FLAG: why" for the first refused flag used; ok when none was.
+Status first_refusal(const RawCli& raw, std::span<const Refusal> refusals);
+/// Adds flags accepted with no effect (hidden from --help); each one used adds its note to
+/// RawCli::notes ("FLAG: note").
+void add_no_effect(CLI::App& app, RawCli& raw, std::span<const NoEffect> flags);
 
 /// How the user calls this command line, for the usage line and "see ... --help" hints:
 /// the program, followed by "--compat NAME" when ferryrun speaks another launcher's line.

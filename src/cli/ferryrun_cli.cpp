@@ -33,7 +33,9 @@ std::string description(Personality who, const std::string& name) {
       return name + " (ferry): start N processes over hosts reached by SSH, Open MPI style.\n" +
              "  " + name + " -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n" +
              "Ranks get OMPI_COMM_WORLD_*, PyTorch and Horovod variables; output is untagged\n"
-             "unless --tag-output. Only -x variables are exported.";
+             "unless --tag-output. Only -x variables are exported. Open MPI flags that\n"
+             "change nothing here are accepted (--verbose says so); those ferry cannot\n"
+             "honour are refused with the reason (docs/compat.md).";
     case Personality::kFerryrun:
       break;
   }
@@ -129,6 +131,21 @@ ParseOutcome fail(const RawCli& raw, const std::string& message) {
   return {std::nullopt, 2};
 }
 
+// mpirun --display-allocation: the job's hosts and their slots, before anything starts.
+void print_allocation(const std::string& program, const HostList& hosts) {
+  int slots = 0;
+  for (const auto& h : hosts) slots += h.slots;
+  std::cerr << program << ": allocated hosts: " << hosts.size() << ", slots: " << slots << "\n";
+  for (const auto& h : hosts) {
+    std::cerr << "  " << printable(h.name, 256) << " slots=" << h.slots;
+    if (h.max_slots > 0) std::cerr << " max_slots=" << h.max_slots;
+    if (!h.user.empty()) std::cerr << " user=" << printable(h.user, 256);
+    if (h.port > 0) std::cerr << " port=" << h.port;
+    if (!h.origin.empty()) std::cerr << " (" << printable(h.origin, 256) << ")";
+    std::cerr << "\n";
+  }
+}
+
 }  // namespace
 
 std::string cli_detail::invocation(const RawCli& raw) {
@@ -201,6 +218,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   if (!st) return fail(raw, st.error().message);
   if (cfg.job.verbose)
     for (const auto& n : raw.notes) std::cerr << raw.program << ": note: " << n << "\n";
+  if (raw.display_allocation) print_allocation(raw.program, cfg.job.hosts);
   cfg.program = raw.program;
   return {std::move(cfg), 0};
 }

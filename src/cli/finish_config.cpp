@@ -46,6 +46,7 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
     if (Status st = apply_rank_by(raw.rank_by, job.placement); !st)
       return make_error("--rank-by: " + st.error().message);
   if (raw.per_node > 0) job.placement.per_host = raw.per_node;
+  if (raw.no_oversubscribe) job.oversubscribe = false;  // over --map-by's OVERSUBSCRIBE
   if (!raw.devices.empty()) {
     auto d = parse_device_list(raw.devices);
     if (!d) return make_error("--devices: " + d.error().message);

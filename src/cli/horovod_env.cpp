@@ -37,6 +37,7 @@ const Tunable tunables[] = {
     {"cache-capacity", "HOROVOD_CACHE_CAPACITY", Kind::kCount, Needs::kNothing},
     {"hierarchical-allreduce", "HOROVOD_HIERARCHICAL_ALLREDUCE", Kind::kOnOff, Needs::kNothing},
     {"hierarchical-allgather", "HOROVOD_HIERARCHICAL_ALLGATHER", Kind::kOnOff, Needs::kNothing},
+    {"torus-allreduce", "HOROVOD_TORUS_ALLREDUCE", Kind::kOnOff, Needs::kNothing},
     {"autotune", "HOROVOD_AUTOTUNE", Kind::kOnOff, Needs::kAutotune},
     {"autotune-log-file", "HOROVOD_AUTOTUNE_LOG", Kind::kText, Needs::kAutotune},
     {"autotune-warmup-samples", "HOROVOD_AUTOTUNE_WARMUP_SAMPLES", Kind::kCount, Needs::kAutotune},

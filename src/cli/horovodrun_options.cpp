@@ -10,13 +10,7 @@
 namespace ferry::cli_detail {
 namespace {
 
-// A flag horovodrun has and ferry cannot honour, with the reason given to the user.
-struct Refusal {
-  const char* names;  // CLI11 spelling
-  int values;
-  const char* why;
-};
-
+// Flags horovodrun has and ferry cannot honour, with the reason given to the user.
 const Refusal refusals[] = {
     {"--config-file", 1,
      "Horovod's YAML config files are not read by ferry; put the settings in a TOML job "
@@ -64,6 +58,8 @@ const OnOff on_off_tunables[] = {
      "HOROVOD_HIERARCHICAL_ALLREDUCE=1/0"},
     {"--hierarchical-allgather,!--no-hierarchical-allgather", "hierarchical-allgather",
      "HOROVOD_HIERARCHICAL_ALLGATHER=1/0"},
+    {"--torus-allreduce,!--no-torus-allreduce", "torus-allreduce",
+     "HOROVOD_TORUS_ALLREDUCE=1/0 (2D NCCL torus allreduce)"},
     {"--autotune,!--no-autotune", "autotune", "HOROVOD_AUTOTUNE=1 (and the autotune flags)"},
     {"--timeline-mark-cycles,!--no-timeline-mark-cycles", "timeline-mark-cycles",
      "HOROVOD_TIMELINE_MARK_CYCLES=1/0 (with --timeline-filename)"},
@@ -100,18 +96,7 @@ void add_tunables_and_refusals(CLI::App& app, RawCli& raw) {
            f.help)
         ->group("Horovod tunables");
   }
-  for (const Refusal& r : refusals) {
-    std::string first = r.names;
-    first = first.substr(0, first.find(','));
-    auto record = [&raw, first](const std::string&) { raw.refused.push_back(first); };
-    CLI::Option* o =
-        r.values == 0
-            ? app.add_flag_function(
-                  r.names, [&raw, first](std::int64_t) { raw.refused.push_back(first); }, r.why)
-            : app.add_option_function<std::string>(r.names, record, r.why);
-    if (r.values > 1) o->expected(r.values);
-    o->group("Not supported");
-  }
+  add_refusals(app, raw, refusals, "Not supported");
 }
 
 }  // namespace
@@ -193,9 +178,7 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 }
 
 Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw) {
-  for (const std::string& flag : raw.refused)
-    for (const Refusal& r : refusals)
-      if (std::string_view(r.names).starts_with(flag)) return make_error(flag + ": " + r.why);
+  if (Status st = first_refusal(raw, refusals); !st) return st.error();
   if (raw.mpi_controller)
     raw.notes.emplace_back(
         "--mpi: ferry starts the ranks itself and gives them Horovod's gloo "

@@ -74,7 +74,7 @@ size_t command_start(const std::vector<std::string>& args, const OptionTable& t)
 
 Status take_mca(std::vector<std::string>& args, size_t& end, RawCli& raw) {
   for (size_t i = 0; i < end;) {
-    if (args[i] != "--mca") {
+    if (args[i] != "--mca" && args[i] != "--gmca") {  // --gmca: every context's, the same here
       ++i;
       continue;
     }

@@ -75,6 +75,19 @@ run_capture E --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 2 
 assert_eq 0 "$E_rc" "mpirun link exit code (environment)"
 assert_eq 2 "$(grep -c '^btl=^openib if=eth0 nccl==eth0$' "$T/E.out" || true)" \
   "--mca values as OMPI_MCA_* and the interface for NCCL too (=eth0: exactly that name)"
+# An older script's line: Open MPI 1.x spellings mpirun 4.1 still takes, display flags and a
+# flag that changes nothing here. -bynode places rank r on host r mod 2, as --map-by node.
+run_capture O --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 4 \
+  -H fnode1:2,fnode2:2 -bynode -bind-to-core -display-allocation -display-map -use-regexp \
+  "$T/mpi_world" "$tok"
+assert_eq 0 "$O_rc" "mpirun link exit code (older spellings)"
+for r in 0 1 2 3; do
+  assert_eq "mpi world $r/4 local $((r / 2))/2 host=fnode$((r % 2 + 1)) ok" \
+    "$(grep -x "mpi world $r/4 .*" "$T/O.out")" "rank $r by node (-bynode)"
+done
+assert_contains "$O_err" "mpirun: allocated hosts: 2, slots: 4" "--display-allocation"
+assert_eq 4 "$(grep -Ec '^fnode[12]: .* rank [0-3] local_rank [01]: cpus ' "$T/O.err" || true)" \
+  "--display-map: one line per rank"
 
 # The transports a host lacks are not loaded: the simulated hosts have no Omni-Path or
 # TrueScale adapter, so the PSM2 and PSM MTLs (whose libraries spend 0.1 s each calibrating

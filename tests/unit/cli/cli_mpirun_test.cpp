@@ -189,10 +189,190 @@ TEST(CliMpirun, StdinChoices) {
 
 TEST(CliMpirun, UnknownOptionsAreErrorsNotCommands) {
   testing::internal::CaptureStderr();
-  auto r = mpi({"-np", "2", "--display-allocation", "./app"});
+  auto r = mpi({"-np", "2", "--display-everything", "./app"});
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(err.find("unknown option '--display-allocation'"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown option '--display-everything'"), std::string::npos) << err;
+}
+
+// The spellings Open MPI 4.1's mpirun still takes from its 1.x days.
+TEST(CliMpirun, OlderSpellingsMeanWhatOpenMpiMeans) {
+  auto node = mpi({"-np", "4", "-H", "a:2,b:2", "-bynode", "true"});
+  ASSERT_TRUE(node.config.has_value());
+  EXPECT_EQ(node.config->job.placement.mapping, HostMapping::kByNode);
+  auto slot = mpi({"--byslot", "true"});
+  ASSERT_TRUE(slot.config.has_value());
+  EXPECT_EQ(slot.config->job.binding.map_by, MapBy::kSlot);
+  auto core = mpi({"-bycore", "true"});
+  ASSERT_TRUE(core.config.has_value());
+  EXPECT_EQ(core.config->job.binding.bind_to, BindTo::kCore);
+  auto bind = mpi({"-bind-to-socket", "true"});
+  ASSERT_TRUE(bind.config.has_value());
+  EXPECT_EQ(bind.config->job.binding.bind_to, BindTo::kSocket);
+  EXPECT_EQ(mpi({"--bind-to-core", "true"}).config->job.binding.bind_to, BindTo::kCore);
+  auto per = mpi({"-pernode", "-H", "a:4,b:4", "true"});
+  ASSERT_TRUE(per.config.has_value());
+  EXPECT_EQ(per.config->job.placement.per_host, 1);
+  auto ppr = mpi({"--ppr", "3:node", "-H", "a:4,b:4", "true"});
+  ASSERT_TRUE(ppr.config.has_value());
+  EXPECT_EQ(ppr.config->job.placement.per_host, 3);
+  EXPECT_EQ(mpi({"--n", "3", "true"}).config->job.np, 3);
+  // The same word twice is fine; the default is no oversubscription, whatever the file said.
+  EXPECT_TRUE(mpi({"--bynode", "--map-by", "node", "true"}).config.has_value());
+  auto no = mpi({"--map-by", "slot:OVERSUBSCRIBE", "--nooversubscribe", "true"});
+  ASSERT_TRUE(no.config.has_value());
+  EXPECT_FALSE(no.config->job.oversubscribe);
+}
+
+TEST(CliMpirun, ContradictingSpellingsAreOneLineNamingBoth) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--map-by", "slot", "--bynode"},
+       "mpirun: --map-by slot and --bynode contradict each other: give one\n"},
+      {{"-bynode", "--ppr", "2:node"},
+       "mpirun: --bynode and --ppr 2:node contradict each other: give one\n"},
+      {{"--bind-to", "none", "--bind-to-core"},
+       "mpirun: --bind-to none and --bind-to-core contradict each other: give one\n"},
+      {{"--pernode", "-N", "2"}, "mpirun: --pernode and -N 2 contradict each other: give one\n"},
+      {{"--ppr", "2:socket"},
+       "mpirun: --ppr 2:socket: only ranks per node are supported (--ppr N:node, or -N N)\n"},
+  };
+  for (const auto& [args, want] : cases) {
+    std::vector<std::string> line = args;
+    line.emplace_back("true");
+    testing::internal::CaptureStderr();
+    auto r = mpi(line);
+    EXPECT_EQ(r.exit_code, 2) << want;
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), want);
+  }
+}
+
+// Flags of Open MPI's mpirun that ferry cannot honour: one line that names the flag as given
+// and what to use; never a command, never a silent run.
+TEST(CliMpirun, FlagsFerryCannotHonourAreRefusedWithTheReason) {
+  testing::internal::CaptureStderr();
+  auto r = mpi({"-np", "2", "-rf", "ranks.txt", "./app"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "mpirun: --rf: rankfiles are not supported; place ranks with --map-by, -N, "
+            "--rank-by and --cpus-per-rank\n");
+  const std::vector<std::vector<std::string>> refused = {{"--app", "f"},
+                                                         {"-am", "f"},
+                                                         {"-tune", "f"},
+                                                         {"--rankfile", "f"},
+                                                         {"--cpu-set", "0-3"},
+                                                         {"--cpu-list", "0,1"},
+                                                         {"-npersocket", "2"},
+                                                         {"--nolocal"},
+                                                         {"--display-topo"},
+                                                         {"--enable-recovery"},
+                                                         {"--continuous"},
+                                                         {"--preload-binary"},
+                                                         {"-s"},
+                                                         {"--preload-files", "f"},
+                                                         {"--path", "/p"},
+                                                         {"--launch-agent", "x"},
+                                                         {"--debug"},
+                                                         {"--tv"},
+                                                         {"--debugger", "gdb"},
+                                                         {"--xterm", "1"},
+                                                         {"--xml"},
+                                                         {"--xml-file", "f"},
+                                                         {"--output-proctable"},
+                                                         {"--report-events", "u"},
+                                                         {"--report-pid", "-"},
+                                                         {"--report-uri", "-"},
+                                                         {"--index-argv-by-rank"},
+                                                         {"--set-cwd-to-session-dir"},
+                                                         {"--personality", "ompi"},
+                                                         {"--cartofile", "f"},
+                                                         {"--dvm"},
+                                                         {"--novm"},
+                                                         {"--hnp", "u"},
+                                                         {"--ompi-server", "u"},
+                                                         {"--max-vm-size", "2"}};
+  for (const auto& flag : refused) {
+    std::vector<std::string> line = flag;
+    line.insert(line.end(), {"-np", "1", "./app"});
+    testing::internal::CaptureStderr();
+    auto out = mpi(line);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(out.exit_code, 2) << flag[0];
+    std::string name = flag[0].starts_with("--") || flag[0].size() == 2 ? flag[0] : "-" + flag[0];
+    EXPECT_TRUE(err.starts_with("mpirun: " + name + ": ")) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+}
+
+TEST(CliMpirun, FlagsThatChangeNothingAreAcceptedAndSaidUnderVerbose) {
+  for (const char* flag : {"--disable-recovery", "--leave-session-attached", "--do-not-resolve",
+                           "--use-regexp", "--report-child-jobs-separately", "--show-progress",
+                           "--noprefix", "--enable-instant-on-support", "--fwd-mpirun-port", "-d",
+                           "--debug-devel", "--debug-daemons", "--debug-daemons-file"}) {
+    testing::internal::CaptureStderr();
+    auto r = mpi({flag, "-v", "-np", "1", "./app"});
+    std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(r.config.has_value()) << flag;
+    EXPECT_EQ(r.config->job.command, (std::vector<std::string>{"./app"})) << flag;
+    EXPECT_NE(err.find(std::string("mpirun: note: ") + flag + ": "), std::string::npos) << err;
+  }
+}
+
+TEST(CliMpirun, DisplayFlagsPrintTheMapAndTheAllocation) {
+  for (const char* flag : {"--display-map", "--display-devel-map", "--display-diffable-map"}) {
+    auto r = mpi({flag, "true"});
+    ASSERT_TRUE(r.config.has_value()) << flag;
+    EXPECT_TRUE(r.config->job.binding.report_bindings) << flag;
+  }
+  auto d = mpi({"--map-by", "node:DISPLAY", "true"});
+  ASSERT_TRUE(d.config.has_value());
+  EXPECT_TRUE(d.config->job.binding.report_bindings);
+  EXPECT_FALSE(mpi({"true"}).config->job.binding.report_bindings);
+
+  testing::internal::CaptureStderr();
+  auto a = mpi({"--display-allocation", "-H", "a:2,bob@b:3", "--hostfile",
+                FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt", "true"});
+  std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(a.config.has_value());
+  const std::string want =
+      "mpirun: allocated hosts: 4, slots: 13\n  a slots=2 (-H)\n  b slots=3 user=bob (-H)\n";
+  EXPECT_TRUE(err.starts_with(want)) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 5) << err;
+}
+
+TEST(CliMpirun, HwthreadsAsCpusBindToHwthreadsUnlessBindToSaysOtherwise) {
+  auto r = mpi({"--use-hwthread-cpus", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.binding.bind_to, BindTo::kHwthread);
+  auto core = mpi({"-use-hwthread-cpus", "--bind-to", "core", "true"});
+  ASSERT_TRUE(core.config.has_value());
+  EXPECT_EQ(core.config->job.binding.bind_to, BindTo::kCore);
+  EXPECT_EQ(mpi({"--bind-to", "none", "--use-hwthread-cpus", "true"}).config->job.binding.bind_to,
+            BindTo::kNone);
+}
+
+TEST(CliMpirun, DoNotLaunchIsFerrysCheck) {
+  auto r = mpi({"--do-not-launch", "-H", "a,b", "./app"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_TRUE(r.config->job.check);
+}
+
+TEST(CliMpirun, DefaultHostfileOnlyWithoutHostsOnTheLine) {
+  const std::string file = FERRY_SOURCE_DIR "/hostfiles/two-nodes.txt";
+  auto r = mpi({"--default-hostfile", file, "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.hosts.size(), 2u);
+  auto h = mpi({"--default-hostfile", file, "-H", "c:1", "true"});
+  ASSERT_TRUE(h.config.has_value());
+  ASSERT_EQ(h.config->job.hosts.size(), 1u);
+  EXPECT_EQ(h.config->job.hosts[0].name, "c");
+}
+
+TEST(CliMpirun, GlobalMcaIsMca) {
+  auto r = mpi({"--gmca", "btl", "self,tcp", "-gmca", "pml", "ob1", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  const auto& ex = r.config->job.exports;
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_btl=self,tcp"), ex.end());
+  EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_pml=ob1"), ex.end());
 }
 
 }  // namespace
