@@ -103,6 +103,7 @@ std::string invocation(const RawCli& raw);
 struct OptionTable {
   std::vector<std::string> long_names;
   std::map<std::string, int> values;
+  std::vector<std::string> short_flags;  ///< "-h", "-v": short options that take no value
 };
 
 /// The table of `app`'s options.
@@ -111,6 +112,12 @@ OptionTable option_table(const CLI::App& app);
 /// mpirun-style single-dash long options rewritten to double-dash, as normalize_single_dash,
 /// with multi-value options (`--mca k v`) taking all their values.
 std::vector<std::string> normalize(const std::vector<std::string>& args, const OptionTable& t);
+
+/// The first word before `end` that CLI11 would split into short flags ("-hostfilee" into
+/// -h and the rest, printing --help): a single-dash word of 3 characters or more, not a long
+/// option, whose first letter is a short flag. "" when there is none.
+std::string first_flag_cluster(const std::vector<std::string>& args, size_t end,
+                               const OptionTable& t);
 
 /// Index of the first word of the command in normalized `args` (or of "--"; args.size()
 /// when there is none).

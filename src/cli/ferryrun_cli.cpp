@@ -182,6 +182,9 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   }
   args = cli_detail::normalize(args, table);
   size_t end = cli_detail::command_start(args, table);
+  if (std::string w = cli_detail::first_flag_cluster(args, end, table); !w.empty())
+    return fail(raw, "unknown option '" + w + "' (see " + cli_detail::invocation(raw) +
+                         " --help; put the command after -- if it starts with '-')");
   if (raw.who == Personality::kMpirun)
     if (Status st = cli_detail::take_mca(args, end, raw); !st) return fail(raw, st.error().message);
   const bool explicit_sep = end < args.size() && args[end] == "--";

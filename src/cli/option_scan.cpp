@@ -28,8 +28,10 @@ OptionTable option_table(const CLI::App& app) {
       t.long_names.push_back(l);
       if (n > 0) t.values["--" + l] = n;
     }
-    for (const auto& s : o->get_snames())
+    for (const auto& s : o->get_snames()) {
       if (n > 0) t.values["-" + s] = n;
+      if (o->get_expected_max() == 0) t.short_flags.push_back("-" + s);
+    }
   }
   return t;
 }
@@ -70,6 +72,16 @@ size_t command_start(const std::vector<std::string>& args, const OptionTable& t)
     i += 1 + static_cast<size_t>(std::max(0, n));
   }
   return std::min(i, args.size());
+}
+
+std::string first_flag_cluster(const std::vector<std::string>& args, size_t end,
+                               const OptionTable& t) {
+  for (size_t i = 0; i < std::min(end, args.size()); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 3 || a[0] != '-' || a[1] == '-') continue;
+    if (contains(t.short_flags, a.substr(0, 2))) return a;
+  }
+  return "";
 }
 
 Status take_mca(std::vector<std::string>& args, size_t& end, RawCli& raw) {

@@ -193,6 +193,16 @@ TEST(CliMpirun, UnknownOptionsAreErrorsNotCommands) {
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(err.find("unknown option '--display-everything'"), std::string::npos) << err;
+  // CLI11 would read a misspelt single-dash option as a cluster of short flags: -hostfilee as
+  // -h (help, exit 0) and -vx as -v -x (the command taken as -x's value).
+  for (const char* typo : {"-hostfilee", "-vx", "-Vq"}) {
+    testing::internal::CaptureStderr();
+    auto t = mpi({"-np", "2", typo, "f", "./app"});
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(t.exit_code, 2) << typo;
+    EXPECT_EQ(err, std::string("mpirun: unknown option '") + typo +
+                       "' (see mpirun --help; put the command after -- if it starts with '-')\n");
+  }
 }
 
 // The spellings Open MPI 4.1's mpirun still takes from its 1.x days.
