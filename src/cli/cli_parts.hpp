@@ -134,6 +134,12 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
 /// Adds mpirun's options (and ferry's extras that do not clash with them).
 void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
 
+/// MPICH mpiexec's (hydra's) flags, added to mpirun's: -f, -hosts, -ppn, -genv, -env,
+/// -genvlist, -genvall, -iface, -l, the ones accepted with no effect and the ones refused.
+void add_hydra_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
+/// The first refused hydra flag used, as the error; ok when none.
+Status finish_hydra(const RawCli& raw);
+
 /// Options every personality has: --config, --ssh-config, --ssh-accept-new, --heartbeat,
 /// --kill-grace, --ferryd, --stdin-none, and the device options of the binding part.
 void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);

@@ -30,10 +30,11 @@ std::string description(Personality who, const std::string& name) {
              "Elastic mode (hvd.elastic scripts), as horovodrun: --host-discovery-script S,\n"
              "or --min-np N with -H/--hostfile (failing hosts leave, the others go on).";
     case Personality::kMpirun:
-      return name + " (ferry): start N processes over hosts reached by SSH, Open MPI style.\n" +
-             "  " + name + " -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n" +
+      return name + " (ferry): start N processes over hosts reached by SSH, Open MPI style\n" +
+             "(MPICH's mpiexec flags too: -f, -hosts, -ppn, -genv, -l).\n" + "  " + name +
+             " -np 8 -H node1:4,node2:4 -x NCCL_DEBUG ./app\n" +
              "Ranks get OMPI_COMM_WORLD_*, PyTorch and Horovod variables; output is untagged\n"
-             "unless --tag-output. Only -x variables are exported. Open MPI flags that\n"
+             "unless --tag-output. Only -x and -genv variables are exported. Open MPI flags that\n"
              "change nothing here are accepted (--verbose says so); those ferry cannot\n"
              "honour are refused with the reason (docs/compat.md).";
     case Personality::kFerryrun:

@@ -230,6 +230,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                "Reach the hosts and check them as for the job (ferryrun --check), start no rank")
       ->group("Start");
   add_old_spellings(app, raw);
+  add_hydra_options(app, cfg, raw);
   add_refusals(app, raw, mpirun_refusals, "");
   add_no_effect(app, raw, mpirun_no_effect);
   add_placement_options(app, cfg, raw, true);
@@ -238,6 +239,7 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
   if (Status st = first_refusal(raw, mpirun_refusals); !st) return st;
+  if (Status st = finish_hydra(raw); !st) return st;
   if (Status st = merge_old_spellings(raw); !st) return st;
   std::vector<std::string> mca_exports;
   for (const auto& [key, value] : raw.mca) {

@@ -42,6 +42,19 @@ for r in 0 1 2 3 4 5; do
 done
 echo "6-rank MPICH job (3 hosts): ${M_secs}s"
 
+# An MPICH user's unchanged mpiexec line (hydra's flags) through the mpiexec link: an MPICH
+# hostfile (-f), -ppn, -genv, -l ("[rank] " tags).
+ln -s "$FERRYRUN" "$T/mpiexec"
+printf 'fnode1:2\nfnode2:2\nfnode3:2\n' >"$T/hosts.mpich"
+run_capture H --timeout 120 -- "$T/mpiexec" --ssh-config "$SSHCFG" -f "$T/hosts.mpich" -n 6 \
+  -ppn 2 -genv FERRY_HYDRA_VAR seen -l sh -c 'echo "var=$FERRY_HYDRA_VAR"; exec "$0" "$@"' \
+  "$T/mpi_ring" "$tok"
+assert_eq 0 "$H_rc" "mpiexec link exit code (hydra's flags)"
+for r in 0 1 2 3 4 5; do
+  assert_eq "$(printf '[%s] var=seen\n[%s] mpi rank %s/6 ok allreduce=21 host=fnode%s' "$r" "$r" \
+    "$r" "$((r / 2 + 1))")" "$(grep -F "[$r] " "$T/H.out")" "rank $r through mpiexec -f -ppn -genv -l"
+done
+
 run_capture A --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 6 -H "$hosts" \
   "$T/mpi_ring" --abort 3 "$tok"
 assert_eq 7 "$A_rc" "ferryrun exit code after MPI_Abort(..., 7)"
