@@ -172,7 +172,8 @@ void add_ferryrun_output_and_job_options(CLI::App& app, FrontendConfig& cfg, Raw
          },
          "Interface for NCCL/gloo/HCCL/MPI traffic, in NCCL's syntax: name prefixes (eth or "
          "eth,ib: each host takes the first it has, its exact name first), =eth0 exact, "
-         "^docker,lo excluded; default: chosen from every host's interfaces")
+         "^docker,lo excluded, 10.1.0.0/16 the interface holding an address in that subnet; "
+         "default: chosen from every host's interfaces")
       ->allow_extra_args(false)
       ->group("Job");
   app.add_option("--nnodes", raw.nnodes,

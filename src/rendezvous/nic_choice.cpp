@@ -107,21 +107,32 @@ NicChoice loopback_choice(std::size_t n, const std::string& why) {
   return c;
 }
 
-// The interface of `h` that `spec` names: for each of its names in order, the interface of that
-// name, else (unless `=`) the first whose name starts with it. `prefix` says whether the pick
-// was by prefix. Null: none.
-const NetInterface* named_interface(const HostNetwork& h, const InterfaceSpec& spec, bool& prefix) {
+// An interface `spec` names, and its address to use.
+struct Named {
+  const NetInterface* ni = nullptr;
+  const IfAddress* addr = nullptr;
+};
+
+// The interface of `h` that `spec` names: for each of its items in order, the interface with an
+// address in it (a subnet), or of that name, else (unless `=`) the first whose name starts
+// with it. `prefix` says whether the pick was by prefix. Null: none.
+Named named_interface(const HostNetwork& h, const InterfaceSpec& spec, bool& prefix) {
   for (const auto& n : spec.names) {
+    if (auto net = parse_subnet(n)) {
+      for (const auto& ni : h.interfaces)
+        if (const IfAddress* a = address_in(ni, *net)) return {&ni, a};
+      continue;
+    }
     for (const auto& ni : h.interfaces)
-      if (ni.name == n) return &ni;
+      if (ni.name == n) return {&ni, preferred_address(ni)};
     if (spec.exact) continue;
     for (const auto& ni : h.interfaces)
       if (ni.name.starts_with(n)) {
         prefix = true;
-        return &ni;
+        return {&ni, preferred_address(ni)};
       }
   }
-  return nullptr;
+  return {};
 }
 
 NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& text) {
@@ -130,7 +141,7 @@ NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& 
   c.chosen = true;
   bool prefix = false;
   for (const auto& h : hosts) {
-    const NetInterface* found = named_interface(h, spec, prefix);
+    const auto [found, a] = named_interface(h, spec, prefix);
     if (!found) {
       c.iface.push_back(spec.names.empty() ? text : spec.names.front());
       c.address.emplace_back();
@@ -138,15 +149,15 @@ NicChoice user_choice(const std::vector<HostNetwork>& hosts, const std::string& 
                    ": host " + h.label + " has no such interface (" + describe(h) + ")";
       continue;
     }
-    const IfAddress* a = preferred_address(*found);
     c.iface.push_back(found->name);
     c.address.push_back(a ? a->address : "");
     c.explanation.push_back("network: " + h.label + ": " + found->name +
                             (a ? " " + a->address : std::string(" (no address)")) +
                             " (--network-interface " + text + ")");
   }
-  // NCCL and HCCL read the same syntax: a prefix goes to them as the user wrote it.
-  if (prefix) c.nccl_spec = text;
+  // NCCL and HCCL read the same syntax: a prefix goes to them as the user wrote it (not a
+  // list with a subnet, which they would read as a name).
+  if (prefix && !spec.has_subnet()) c.nccl_spec = text;
   return c;
 }
 
@@ -298,6 +309,40 @@ bool InterfaceSpec::matches(const std::string& name) const {
                      [&](const std::string& n) { return exact ? name == n : name.starts_with(n); });
 }
 
+bool InterfaceSpec::matches(const NetInterface& ni) const {
+  return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+    if (auto net = parse_subnet(n)) return address_in(ni, *net) != nullptr;
+    return exact ? ni.name == n : ni.name.starts_with(n);
+  });
+}
+
+bool InterfaceSpec::has_subnet() const {
+  return std::any_of(names.begin(), names.end(),
+                     [](const std::string& n) { return parse_subnet(n).has_value(); });
+}
+
+std::optional<IfAddress> parse_subnet(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  IfAddress net;
+  net.address = text.substr(0, slash);
+  uint8_t bytes[16];
+  if (!parse_ip(net.address, net.ipv6, bytes)) return std::nullopt;
+  const std::string bits = text.substr(slash + 1);
+  if (bits.empty() || bits.size() > 3 ||
+      !std::all_of(bits.begin(), bits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return std::nullopt;
+  net.prefix = std::stoi(bits);
+  if (net.prefix > (net.ipv6 ? 128 : 32)) return std::nullopt;
+  return net;
+}
+
+const IfAddress* address_in(const NetInterface& ni, const IfAddress& subnet) {
+  for (const auto& a : ni.addresses)
+    if (a.ipv6 == subnet.ipv6 && same_subnet(a, subnet, subnet.prefix)) return &a;
+  return nullptr;
+}
+
 bool is_excluded_interface(const NetInterface& ni) {
   const std::string& n = ni.name;
   return ni.loopback || n == "lo" || n.starts_with("docker") || n.starts_with("veth") ||
@@ -308,12 +353,12 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
                                    const NicOptions& options) {
   if (!options.exclude.empty() && options.interface.empty()) {
     // The choice below, among the interfaces left.
+    InterfaceSpec excluded;
+    excluded.exact = true;
+    excluded.names = options.exclude;
     std::vector<HostNetwork> kept = hosts;
     for (auto& h : kept)
-      std::erase_if(h.interfaces, [&](const NetInterface& ni) {
-        return std::find(options.exclude.begin(), options.exclude.end(), ni.name) !=
-               options.exclude.end();
-      });
+      std::erase_if(h.interfaces, [&](const NetInterface& ni) { return excluded.matches(ni); });
     return choose_network_interface(kept, NicOptions{});
   }
   const std::size_t n = hosts.size();
@@ -324,9 +369,9 @@ NicChoice choose_network_interface(const std::vector<HostNetwork>& hosts,
     const InterfaceSpec spec = parse_interface_spec(options.interface);
     std::vector<HostNetwork> kept = hosts;
     for (auto& h : kept)
-      std::erase_if(h.interfaces, [&](const NetInterface& ni) { return spec.matches(ni.name); });
+      std::erase_if(h.interfaces, [&](const NetInterface& ni) { return spec.matches(ni); });
     NicChoice c = choose_network_interface(kept, NicOptions{"", options.exclude});
-    c.nccl_spec = options.interface;
+    if (!spec.has_subnet()) c.nccl_spec = options.interface;
     return c;
   }
   if (!options.interface.empty()) return user_choice(hosts, options.interface);

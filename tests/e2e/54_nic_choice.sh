@@ -2,7 +2,8 @@
 # 54_nic_choice: hosts that also carry a docker0 bridge (the same 172.17.0.1/16 on each,
 # the classic trap: a "common subnet" nothing routes) and a veth pair: ferry picks eth0
 # for NCCL/gloo/HCCL/Horovod, --verbose says why, --network-interface overrides, and an
-# interface no host has gives a warning before launch.
+# interface no host has gives a warning before launch. Open MPI's btl_tcp_if_include and
+# _exclude, as subnets, choose the same way.
 # shellcheck disable=SC2154,SC2016 # R_rc etc. come from run_capture; $VARs are for the ranks
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -60,6 +61,23 @@ assert_eq 0 "$W_rc" "ferryrun exit code (unknown interface)"
 assert_contains "$W_err" "warning" "a warning for an interface no host has"
 assert_contains "$W_err" "nosuch9" "the warning names it"
 assert_eq "nic==nosuch9" "$(rank_lines "$T/W.out" 0 stdout)" "the named interface is passed on"
+
+# Open MPI's interface settings through the mpirun link, as subnets (Open MPI takes a.b.c.d/n
+# as well as names): each host's interface with an address in one of them, by name for NCCL.
+ln -s "$FERRYRUN" "$T/mpirun"
+want="=ferryveth1 ferryveth1 =ferryveth1 ferryveth1 ferryveth1 172.17.0.2"
+run_capture S -- "$T/mpirun" --ssh-config "$SSHCFG" -np 2 -H fnode1,fnode2 --no-preflight \
+  --mca btl_tcp_if_include 172.17.0.2/32,172.17.0.3/32 sh -c "$show"
+assert_eq 0 "$S_rc" "mpirun link exit code (btl_tcp_if_include subnets)"
+assert_eq 2 "$(grep -cxF "$want" "$T/S.out" || true)" "the interface in the subnets, on both hosts"
+run_capture X -- "$T/mpirun" --ssh-config "$SSHCFG" -np 2 -H fnode1,fnode2 --no-preflight \
+  --mca btl_tcp_if_exclude 10.231.0.0/24 sh -c "$show"
+assert_eq 0 "$X_rc" "mpirun link exit code (btl_tcp_if_exclude subnet)"
+# Without eth0's subnet only the bridges are left, which the chooser refuses (each host's own
+# private network): the warning lists each host's interfaces without eth0.
+assert_contains "$X_err" "no network interface connects all hosts" "eth0's subnet excluded"
+assert_contains "$X_err" "fnode1: docker0 172.17.0.1/16; ferryveth1 172.17.0.2/16; reached at" \
+  "the hosts' interfaces, eth0 left out"
 
 wait_gone "$tok" 5
 wait_cluster_idle 5

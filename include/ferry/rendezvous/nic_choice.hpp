@@ -14,6 +14,7 @@
 /// interface they were reached on (a routed network); otherwise there is no choice, and a
 /// warning says what to do.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,22 +31,35 @@ struct HostNetwork {
 
 /// --network-interface in NCCL_SOCKET_IFNAME's syntax: a comma list of name prefixes (`eth`;
 /// an interface of exactly that name is preferred), `=` first for exact names (`=eth0`), `^`
-/// first to exclude (`^docker,lo`; `^=` exact).
+/// first to exclude (`^docker,lo`; `^=` exact). An item that is a subnet, as Open MPI's
+/// btl_tcp_if_include and _exclude take them (`10.1.0.0/16`, `fd00::/64`), names the
+/// interface holding an address in it.
 struct InterfaceSpec {
   bool exclude = false;
   bool exact = false;
   std::vector<std::string> names;
   /// Whether interface `name` is one of `names` (exactly, or by prefix).
   bool matches(const std::string& name) const;
+  /// The same, and a subnet item matches an interface with an address in that subnet.
+  bool matches(const NetInterface& ni) const;
+  /// Whether an item is a subnet (NCCL and HCCL cannot read the list then).
+  bool has_subnet() const;
 };
+
+/// A subnet item ("10.1.0.0/16"): its network address and prefix length; nothing when
+/// `text` is not one.
+std::optional<IfAddress> parse_subnet(const std::string& text);
+
+/// The first of `ni`'s addresses inside `subnet`, or null.
+const IfAddress* address_in(const NetInterface& ni, const IfAddress& subnet);
 InterfaceSpec parse_interface_spec(const std::string& text);
 
 struct NicOptions {
   /// --network-interface, NCCL's syntax (InterfaceSpec); each host uses the first interface
   /// it has that matches, in the list's order. "" = choose.
   std::string interface;
-  /// Interface names never chosen automatically (Open MPI's btl/oob_tcp_if_exclude),
-  /// besides the virtual ones that never are (is_excluded_interface()).
+  /// Interface names (or subnets, InterfaceSpec) never chosen automatically (Open MPI's
+  /// btl/oob_tcp_if_exclude), besides the virtual ones that never are (is_excluded_interface()).
   std::vector<std::string> exclude{};
 };
 

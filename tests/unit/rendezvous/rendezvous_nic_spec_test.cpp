@@ -68,6 +68,53 @@ TEST(NicSpec, ExclusionsLeaveTheChoiceToFerryAmongTheRest) {
   EXPECT_EQ(nic_environment(c, 0, {})[1], "GLOO_SOCKET_IFNAME=ib0");
 }
 
+// Open MPI's btl_tcp_if_include / _exclude take subnets as well as names.
+TEST(NicSpec, SubnetsNameTheInterfaceHoldingAnAddressInThem) {
+  NicChoice ib = choose("192.168.5.0/24");
+  ASSERT_TRUE(ib.chosen);
+  EXPECT_TRUE(ib.warning.empty()) << ib.warning;
+  EXPECT_EQ(ib.iface, (std::vector<std::string>{"ib0", "ib0"}));
+  EXPECT_EQ(ib.address, (std::vector<std::string>{"192.168.5.1", "192.168.5.2"}));
+  EXPECT_EQ(nic_environment(ib, 0, {}).front(), "NCCL_SOCKET_IFNAME==ib0");
+  // Different names on each host: NCCL gets each host's own.
+  NicChoice eth = choose("10.0.0.0/8");
+  EXPECT_EQ(eth.iface, (std::vector<std::string>{"eth0", "ens3"}));
+  EXPECT_EQ(nic_environment(eth, 1, {}).front(), "NCCL_SOCKET_IFNAME==ens3");
+  // A list with a prefix and a subnet: the prefix where it matches, the subnet elsewhere; NCCL
+  // could not read the list, so it gets the chosen names.
+  NicChoice mixed = choose("eth,10.0.0.0/24");
+  EXPECT_EQ(mixed.iface, (std::vector<std::string>{"eth0", "ens3"}));
+  EXPECT_EQ(nic_environment(mixed, 0, {}).front(), "NCCL_SOCKET_IFNAME==eth0");
+  NicChoice none = choose("172.16.0.0/12");
+  EXPECT_NE(none.warning.find("--network-interface 172.16.0.0/12: host a has no such interface"),
+            std::string::npos)
+      << none.warning;
+}
+
+TEST(NicSpec, SubnetExclusionsLeaveTheChoiceToFerryAndNcclGetsTheNames) {
+  NicChoice c = choose("^10.0.0.0/24");
+  ASSERT_TRUE(c.chosen) << c.warning;
+  EXPECT_EQ(c.iface, (std::vector<std::string>{"ib0", "ib0"}));
+  EXPECT_EQ(nic_environment(c, 0, {}).front(), "NCCL_SOCKET_IFNAME==ib0");
+  NicOptions o;
+  o.exclude = {"10.0.0.0/24"};  // mpirun --mca btl_tcp_if_exclude 10.0.0.0/24
+  NicChoice e = choose_network_interface(two_networks(), o);
+  ASSERT_TRUE(e.chosen) << e.warning;
+  EXPECT_EQ(e.iface, (std::vector<std::string>{"ib0", "ib0"}));
+}
+
+TEST(NicSpec, SubnetSyntax) {
+  auto v4 = parse_subnet("10.1.0.0/16");
+  ASSERT_TRUE(v4.has_value());
+  EXPECT_FALSE(v4->ipv6);
+  EXPECT_EQ(v4->prefix, 16);
+  auto v6 = parse_subnet("fd00::/64");
+  ASSERT_TRUE(v6.has_value());
+  EXPECT_TRUE(v6->ipv6);
+  for (const char* bad : {"eth0", "10.0.0.0/33", "10.0.0.0/", "x/8", "10.0.0.0/-1", "fd00::/129"})
+    EXPECT_FALSE(parse_subnet(bad).has_value()) << bad;
+}
+
 // Reached on the management network (eth0, 1 Gb/s); both also have a faster common one.
 TEST(NicSpeed, TheFasterCommonNetworkWinsAndVerboseSaysSo) {
   std::vector<HostNetwork> hosts = {
