@@ -1,24 +1,15 @@
 // Flags of other launchers that ferry refuses with a reason, or accepts with no effect.
 
-#include <algorithm>
 #include <functional>
 
 #include "cli_parts.hpp"
+#include "ferry/common/text.hpp"
 
 namespace ferry::cli_detail {
 namespace {
 
 // Each spelling of `names` on its own, so that a message names the one the user gave.
-std::vector<std::string> spellings(const char* names) {
-  std::vector<std::string> out;
-  std::string all = names;
-  for (size_t i = 0; i <= all.size();) {
-    size_t j = std::min(all.find(',', i), all.size());
-    if (j > i) out.push_back(all.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
+std::vector<std::string> spellings(const char* names) { return split(names, ','); }
 
 // A flag, or an option taking `values` words, that calls `use` when given.
 CLI::Option* add_any(CLI::App& app, const std::string& name, int values, const std::string& help,

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -328,12 +329,11 @@ std::optional<IfAddress> parse_subnet(const std::string& text) {
   net.address = text.substr(0, slash);
   uint8_t bytes[16];
   if (!parse_ip(net.address, net.ipv6, bytes)) return std::nullopt;
-  const std::string bits = text.substr(slash + 1);
-  if (bits.empty() || bits.size() > 3 ||
-      !std::all_of(bits.begin(), bits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+  const std::string_view bits = std::string_view(text).substr(slash + 1);
+  const auto [end, ec] = std::from_chars(bits.data(), bits.data() + bits.size(), net.prefix);
+  if (ec != std::errc() || end != bits.data() + bits.size() || net.prefix < 0 ||
+      net.prefix > (net.ipv6 ? 128 : 32))
     return std::nullopt;
-  net.prefix = std::stoi(bits);
-  if (net.prefix > (net.ipv6 ? 128 : 32)) return std::nullopt;
   return net;
 }
 
