@@ -2,7 +2,8 @@
 # 70_docker_image: the worker image and compose files on a real Docker engine
 # (docker.io 20.10, docker-compose 1.29), as a new user meets them:
 #  - the image was built offline by both builders (the fixture did it; here: BuildKit
-#    fetched no frontend image), and starts under its own default environment;
+#    fetched no frontend image, and took the classic image's binaries through
+#    FERRY_BINARIES without compiling), and starts under its own default environment;
 #  - both compose files (and the NVIDIA override) pass `docker-compose config`;
 #  - no key mounted: the container stops, saying what to mount;
 #  - the entrypoint hands PATH and the framework variables (NCCL_*) to SSH sessions;
@@ -25,6 +26,15 @@ done
 [[ -f $FERRY_DOCKER_DIR/build-buildkit.log ]] || fail "no BuildKit build log"
 assert_not_contains "$(cat "$FERRY_DOCKER_DIR/build-buildkit.log")" "docker/dockerfile" \
   "BuildKit build (must not fetch a Dockerfile frontend image)"
+# The BuildKit build took the classic image's binaries (FERRY_BINARIES) and compiled nothing.
+assert_not_contains "$(cat "$FERRY_DOCKER_DIR/build-buildkit.log")" "cmake --build" \
+  "BuildKit build with FERRY_BINARIES (the build stage is skipped)"
+sums=()
+for img in "$FERRY_DOCKER_WORKER_IMAGE" "$FERRY_DOCKER_WORKER_IMAGE_BUILDKIT"; do
+  sums+=("$("$DOCKER" run --rm --entrypoint sha256sum "$img" /opt/ferry/bin/ferryd /opt/ferry/bin/ferryrun)")
+done
+[[ ${sums[0]} == *"/opt/ferry/bin/ferryrun"* ]] || fail "no ferryrun in $FERRY_DOCKER_WORKER_IMAGE: ${sums[0]}"
+assert_eq "${sums[0]}" "${sums[1]}" "ferryd and ferryrun of the two images"
 
 # --- 2. Compose files, with Debian's Compose 1.29.
 touch "$T/key.pub"
