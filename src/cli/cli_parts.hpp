@@ -46,20 +46,22 @@ struct RawCli {
   std::vector<std::string> nics;               ///< horovodrun --network-interface(s)
   std::map<std::string, std::string> horovod;  ///< horovodrun tunables: flag → value
   std::vector<std::string> refused;            ///< flags given that ferry refuses, in order
-  bool mpi_controller = false;                 ///< horovodrun --mpi
-  bool accepted = false;                       ///< flags accepted with no effect
-  std::vector<std::string> notes;              ///< said under --verbose
-  std::vector<std::string> warnings;           ///< said always
-  std::string nnodes;                          ///< --nnodes N or MIN:MAX ("" = not given)
-  std::string launcher = "auto";               ///< --launcher (mpirun: --mca plm, -launcher)
-  int max_np = 0;                              ///< horovodrun --max-np (0 = not given)
-  std::vector<int> cooldown;                   ///< horovodrun --blacklist-cooldown-range
-  int elastic_timeout = 0;                     ///< horovodrun --elastic-timeout (0 = not given)
-  std::string console_ranks;                   ///< --console-ranks list ("" = not given)
-  std::string summary;                         ///< --summary word ("" = not given)
-  std::string torch_arg;                       ///< --torch-local-rank-arg word ("" = not given)
-  std::vector<std::string> env_files;          ///< --env-file, in order
-  bool env_all = false;                        ///< --env-all
+  /// Flags the scan gave a second dash, as the user wrote them ("--bynode" → "-bynode").
+  std::map<std::string, std::string> typed;
+  bool mpi_controller = false;         ///< horovodrun --mpi
+  bool accepted = false;               ///< flags accepted with no effect
+  std::vector<std::string> notes;      ///< said under --verbose
+  std::vector<std::string> warnings;   ///< said always
+  std::string nnodes;                  ///< --nnodes N or MIN:MAX ("" = not given)
+  std::string launcher = "auto";       ///< --launcher (mpirun: --mca plm, -launcher)
+  int max_np = 0;                      ///< horovodrun --max-np (0 = not given)
+  std::vector<int> cooldown;           ///< horovodrun --blacklist-cooldown-range
+  int elastic_timeout = 0;             ///< horovodrun --elastic-timeout (0 = not given)
+  std::string console_ranks;           ///< --console-ranks list ("" = not given)
+  std::string summary;                 ///< --summary word ("" = not given)
+  std::string torch_arg;               ///< --torch-local-rank-arg word ("" = not given)
+  std::vector<std::string> env_files;  ///< --env-file, in order
+  bool env_all = false;                ///< --env-all
   // mpirun's older spellings, kept as given until the whole line is read: (flag, word).
   std::vector<std::pair<std::string, std::string>> map_aliases;   ///< --bynode, --ppr N:node
   std::vector<std::pair<std::string, std::string>> bind_aliases;  ///< --bind-to-core
@@ -94,6 +96,9 @@ Status first_refusal(const RawCli& raw, std::span<const Refusal> refusals);
 /// RawCli::notes ("FLAG: note").
 void add_no_effect(CLI::App& app, RawCli& raw, std::span<const NoEffect> flags);
 
+/// `flag` ("--bynode") as the user wrote it ("-bynode"), for messages.
+std::string typed_as(const RawCli& raw, const std::string& flag);
+
 /// How the user calls this command line, for the usage line and "see ... --help" hints:
 /// the program, followed by "--compat NAME" when ferryrun speaks another launcher's line.
 std::string invocation(const RawCli& raw);
@@ -119,6 +124,10 @@ std::vector<std::string> normalize(const std::vector<std::string>& args, const O
 std::string first_flag_cluster(const std::vector<std::string>& args, size_t end,
                                const OptionTable& t);
 
+/// Records in raw.typed the options of `args` that `normalized` (normalize's result for
+/// them, word for word) wrote with a second dash.
+void note_typed(const std::vector<std::string>& args, const std::vector<std::string>& normalized,
+                RawCli& raw);
 /// Index of the first word of the command in normalized `args` (or of "--"; args.size()
 /// when there is none).
 size_t command_start(const std::vector<std::string>& args, const OptionTable& t);

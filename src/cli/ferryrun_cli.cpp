@@ -181,7 +181,11 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
     RawCli scratch_raw = raw;
     table = cli_detail::option_table(*make_app(scratch, scratch_raw));
   }
-  args = cli_detail::normalize(args, table);
+  {
+    std::vector<std::string> normalized = cli_detail::normalize(args, table);
+    cli_detail::note_typed(args, normalized, raw);
+    args = std::move(normalized);
+  }
   size_t end = cli_detail::command_start(args, table);
   if (std::string w = cli_detail::first_flag_cluster(args, end, table); !w.empty())
     return fail(raw, "unknown option '" + w + "' (see " + cli_detail::invocation(raw) +

@@ -50,16 +50,23 @@ Status first_refusal(const RawCli& raw, std::span<const Refusal> refusals) {
   for (const std::string& flag : raw.refused)
     for (const Refusal& r : refusals)
       for (const std::string& name : spellings(r.names))
-        if (name == flag) return make_error(flag + ": " + r.why);
+        if (name == flag) return make_error(typed_as(raw, flag) + ": " + r.why);
   return {};
 }
 
 void add_no_effect(CLI::App& app, RawCli& raw, std::span<const NoEffect> flags) {
   for (const NoEffect& f : flags)
     for (const std::string& name : spellings(f.names)) {
-      std::string note = name + ": " + f.note;
-      add_any(app, name, f.values, f.note, [&raw, note] { raw.notes.push_back(note); })->group("");
+      const char* note = f.note;
+      add_any(app, name, f.values, note, [&raw, name, note] {
+        raw.notes.push_back(typed_as(raw, name) + ": " + note);
+      })->group("");
     }
+}
+
+std::string typed_as(const RawCli& raw, const std::string& flag) {
+  auto it = raw.typed.find(flag);
+  return it == raw.typed.end() ? flag : it->second;
 }
 
 }  // namespace ferry::cli_detail

@@ -108,30 +108,31 @@ void add_old_spellings(CLI::App& app, RawCli& raw) {
       ->group("");
 }
 
-// How the user wrote a word: "--map-by slot", "--bynode", "--ppr 2:node".
-std::string as_given(const std::string& flag, const std::string& word) {
-  if (flag == "--ppr") return flag + " " + word.substr(4);
-  if (flag.starts_with("--by") || flag.starts_with("--bind-to-")) return flag;
-  return flag + " " + word;
+// How the user wrote a word: "--map-by slot", "-bynode", "--ppr 2:node".
+std::string as_given(const RawCli& raw, const std::string& flag, const std::string& word) {
+  std::string typed = typed_as(raw, flag);
+  if (flag == "--ppr") return typed + " " + word.substr(4);
+  if (flag.starts_with("--by") || flag.starts_with("--bind-to-")) return typed;
+  return typed + " " + word;
 }
 
 // Older spellings against the newer flag's value: the same word, or an error naming both.
-Status merge_word(std::string& word,
+Status merge_word(const RawCli& raw, std::string& word,
                   const std::vector<std::pair<std::string, std::string>>& aliases,
                   const char* flag) {
-  std::string from = as_given(flag, word);
+  std::string from = as_given(raw, flag, word);
   for (const auto& [alias, value] : aliases) {
     if (alias == "--ppr") {
       const auto parts = split(value, ':');
       if (parts.size() != 3 || lower(parts[2]) != "node")
-        return make_error(as_given(alias, value) +
+        return make_error(as_given(raw, alias, value) +
                           ": only ranks per node are supported (--ppr N:node, or -N N)");
     }
     if (word.empty()) {
       word = value;
-      from = as_given(alias, value);
+      from = as_given(raw, alias, value);
     } else if (lower(word) != lower(value)) {
-      return make_error(from + " and " + as_given(alias, value) +
+      return make_error(from + " and " + as_given(raw, alias, value) +
                         " contradict each other: give one");
     }
   }
@@ -139,11 +140,11 @@ Status merge_word(std::string& word,
 }
 
 Status merge_old_spellings(RawCli& raw) {
-  if (Status st = merge_word(raw.map_by, raw.map_aliases, "--map-by"); !st) return st;
-  if (Status st = merge_word(raw.bind_to, raw.bind_aliases, "--bind-to"); !st) return st;
+  if (Status st = merge_word(raw, raw.map_by, raw.map_aliases, "--map-by"); !st) return st;
+  if (Status st = merge_word(raw, raw.bind_to, raw.bind_aliases, "--bind-to"); !st) return st;
   if (raw.pernode) {
     if (raw.per_node > 1)
-      return make_error("--pernode and -N " + std::to_string(raw.per_node) +
+      return make_error(typed_as(raw, "--pernode") + " and -N " + std::to_string(raw.per_node) +
                         " contradict each other: give one");
     raw.per_node = 1;
   }

@@ -60,6 +60,16 @@ std::vector<std::string> normalize(const std::vector<std::string>& args, const O
   return out;
 }
 
+void note_typed(const std::vector<std::string>& args, const std::vector<std::string>& normalized,
+                RawCli& raw) {
+  for (size_t i = 0; i < std::min(args.size(), normalized.size()); ++i) {
+    const std::string& a = args[i];
+    if (normalized[i] != "-" + a) continue;
+    const std::string name = a.substr(0, a.find('='));
+    raw.typed.emplace("-" + name, name);
+  }
+}
+
 size_t command_start(const std::vector<std::string>& args, const OptionTable& t) {
   size_t i = 0;
   while (i < args.size()) {

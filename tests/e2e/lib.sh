@@ -102,9 +102,28 @@ trap _e2e_cleanup EXIT
 
 # ---------------------------------------------------------------- verdicts
 
+# _state_report P: when the background command P (start_bg) is a ferryrun still running, its
+# state report (SIGQUIT: every rank's state, native and Python stacks; the job goes on), so
+# that a scenario that failed waiting on a job shows where its ranks were.
+_state_report() {
+  local pid_var="${1}_pid" pid i
+  pid=${!pid_var:-}
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+  [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */ferryrun ]] || return 0
+  kill -QUIT "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 300; i++)); do
+    grep -q ': end of the state report$' "$T/$1.err" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "--- state report of the job still running (SIGQUIT to ferryrun, pid $pid):"
+  awk '/: state of every rank/ { on = 1 } on { print } /: end of the state report$/ { on = 0 }' \
+    "$T/$1.err" | tail -n 300 | cut -c1-300
+}
+
 # fail MSG: print FAIL: MSG (and the last captured command's output) and exit 1.
 fail() {
   echo "FAIL: $TEST_NAME: $*" >&2
+  [[ -z $LAST_CAPTURE ]] || _state_report "$LAST_CAPTURE" >&2
   if [[ -n $LAST_CAPTURE && -f $T/$LAST_CAPTURE.cmd ]]; then
     {
       echo "--- last command: $(cat "$T/$LAST_CAPTURE.cmd")"
