@@ -3,7 +3,8 @@
 # (docker.io 20.10, docker-compose 1.29), as a new user meets them:
 #  - the image was built offline by both builders (the fixture did it; here: BuildKit
 #    fetched no frontend image, and took the classic image's binaries through
-#    FERRY_BINARIES without compiling), and starts under its own default environment;
+#    FERRY_BINARIES without compiling), starts under its own default environment, and
+#    the ferryd its ferryrun ships needs nothing beyond glibc;
 #  - both compose files (and the NVIDIA override) pass `docker-compose config`;
 #  - no key mounted: the container stops, saying what to mount;
 #  - the entrypoint hands PATH and the framework variables (NCCL_*) to SSH sessions;
@@ -35,6 +36,13 @@ for img in "$FERRY_DOCKER_WORKER_IMAGE" "$FERRY_DOCKER_WORKER_IMAGE_BUILDKIT"; d
 done
 [[ ${sums[0]} == *"/opt/ferry/bin/ferryrun"* ]] || fail "no ferryrun in $FERRY_DOCKER_WORKER_IMAGE: ${sums[0]}"
 assert_eq "${sums[0]}" "${sums[1]}" "ferryd and ferryrun of the two images"
+# The ferryd the image's ferryrun ships to hosts without ferry (its unity build) needs
+# nothing beyond glibc, as the suite's own build's (check-glibc-floor).
+cid=$("$DOCKER" create "$FERRY_DOCKER_WORKER_IMAGE")
+"$DOCKER" cp "$cid:/opt/ferry/libexec/ferry/ferryd-x86_64" "$T/shipped-ferryd" >/dev/null
+"$DOCKER" rm "$cid" >/dev/null
+run_capture G -- "$FERRY_SRC/tests/lint/check-glibc-floor" "$T/shipped-ferryd"
+assert_eq 0 "$G_rc" "the image's shipped ferryd on a plain host ($G_out)"
 
 # --- 2. Compose files, with Debian's Compose 1.29.
 touch "$T/key.pub"
