@@ -64,9 +64,4 @@ void add_no_effect(CLI::App& app, RawCli& raw, std::span<const NoEffect> flags) 
     }
 }
 
-std::string typed_as(const RawCli& raw, const std::string& flag) {
-  auto it = raw.typed.find(flag);
-  return it == raw.typed.end() ? flag : it->second;
-}
-
 }  // namespace ferry::cli_detail

@@ -70,6 +70,11 @@ void note_typed(const std::vector<std::string>& args, const std::vector<std::str
   }
 }
 
+std::string typed_as(const RawCli& raw, const std::string& flag) {
+  auto it = raw.typed.find(flag);
+  return it == raw.typed.end() ? flag : it->second;
+}
+
 size_t command_start(const std::vector<std::string>& args, const OptionTable& t) {
   size_t i = 0;
   while (i < args.size()) {
