@@ -16,6 +16,7 @@
 #include "ferry/common/settings.hpp"
 #include "ferry/common/standard_fds.hpp"
 #include "ferry/daemon/daemon.hpp"
+#include "ferry/daemon/pmix_server.hpp"
 #include "ferry/hosts/slurm.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "ferry/wire/messages.hpp"
@@ -132,7 +133,13 @@ int main(int argc, char** argv) {
   // must not land on a closed 0, 1 or 2 (and the log on fd 2 must go somewhere harmless).
   ferry::reopen_closed_standard_fds();
   try {
-    return run(argc, argv);
+    const int code = run(argc, argv);
+    // libpmix's finalize did not return: its threads may still use what exit() would destroy.
+    if (ferry::PmixServer::finalize_left_running()) {
+      std::fflush(nullptr);
+      ::_exit(code);
+    }
+    return code;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ferryd: %s\n", e.what());
     return 2;

@@ -72,7 +72,8 @@ Parts parts_of(const PmiAbortFailure& f) {
   Parts p;
   p.headline = rank_where(f.where) + " called MPI_Abort (PMI abort) with exit code " +
                std::to_string(f.exit_code);
-  if (!f.message.empty()) p.detail = "  message: " + f.message + "\n";
+  // Open MPI's ranks always send "N/A" (its MPI_Abort takes no message): no message.
+  if (!f.message.empty() && f.message != "N/A") p.detail = "  message: " + f.message + "\n";
   p.outcome = "The job was aborted.";
   return p;
 }

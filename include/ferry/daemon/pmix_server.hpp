@@ -75,6 +75,9 @@ class PmixServer {
   /// died with their guard (SIGKILL of the whole step, the OOM killer): those named for a pid
   /// of this pid namespace that no longer runs, owned by this user. Returns how many.
   static int remove_stale_directories(const std::string& tmp_root);
+  /// Whether libpmix's finalize, called by a server's destructor, did not return within
+  /// its limit: its threads still run, and the process must end with _exit.
+  static bool finalize_left_running();
   /// Whether a server ran in this process and was finalized: libpmix cannot start another
   /// (ferryd runs one for its whole life; a test program that runs several must run each
   /// test in a process of its own, as CTest does).

@@ -49,6 +49,12 @@ TEST(FailureReport, EachKindAndItsOptionalParts) {
            "code 1.\n"
            "The job was aborted.\n" +
            kRule},
+      {"Open MPI's placeholder message is no message", PmiAbortFailure{no_pid, 7, "N/A"},
+       kRule +
+           "mpirun: rank 0 on host node1 (local rank 0) called MPI_Abort (PMI abort) with exit "
+           "code 7.\n"
+           "The job was aborted.\n" +
+           kRule},
       {"lost host", HostLostFailure{"10.0.0.5:2202", "no heartbeat for 3 s", 2},
        kRule +
            "mpirun: lost host 10.0.0.5:2202 (no heartbeat for 3 s) with 2 rank(s) still "
