@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+
+#include "ferry/common/bounded_call.hpp"
+
 namespace ferry::libpmix {
 namespace {
 
@@ -50,5 +54,18 @@ const Functions* get(std::string& why) {
 bool shares_topology(const Functions& f, hwloc_topology_t topology) {
   return topology && f.hwloc_abi_check && f.hwloc_abi_check(topology) == 0;
 }
+
+namespace {
+std::atomic<bool> g_left_running{false};
+}  // namespace
+
+bool finalize_server(const Functions& f, std::chrono::milliseconds limit) {
+  const Functions* fns = &f;  // static (get()): it outlives a thread left running
+  if (call_within([fns] { fns->server_finalize(); }, limit)) return true;
+  g_left_running = true;
+  return false;
+}
+
+bool finalize_left_running() { return g_left_running; }
 
 }  // namespace ferry::libpmix

@@ -9,6 +9,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <chrono>
 #include <string>
 
 namespace ferry::libpmix {
@@ -39,5 +40,15 @@ const Functions* get(std::string& why);
 /// Whether libpmix's hwloc can take a topology that ferryd's hwloc built: another copy of
 /// the library reads the structure only if its layout (hwloc's topology ABI) is the same.
 bool shares_topology(const Functions& f, hwloc_topology_t topology);
+
+/// PMIx_server_finalize, waited for at most `limit`, on a thread of its own. libpmix 4.2's
+/// was seen to wait forever: its progress thread blocked on a lock of an object already
+/// freed, where the ranks' connections closed just before (ferryrun killed while a state
+/// report read the ranks' stacks). ferryd ends right after its server, so it leaves such a
+/// finalize to the process's end. False when it did not return.
+bool finalize_server(const Functions& f, std::chrono::milliseconds limit = std::chrono::seconds(3));
+/// Whether a finalize_server did not return: libpmix's threads still run, and the process
+/// must end with _exit.
+bool finalize_left_running();
 
 }  // namespace ferry::libpmix

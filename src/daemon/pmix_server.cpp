@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +13,6 @@
 #include <string_view>
 #include <utility>
 
-#include "ferry/common/bounded_call.hpp"
 #include "pmix_info.hpp"
 #include "pmix_library.hpp"
 #include "pmix_relay.hpp"
@@ -58,8 +55,6 @@ namespace {
 std::mutex g_mutex;
 std::shared_ptr<PmixServer::State> g_state;
 bool g_finalized = false;  // libpmix's server ran here and was finalized: it cannot restart
-std::atomic<bool> g_left_running{false};  // its finalize did not return (see ~PmixServer)
-constexpr std::chrono::seconds kFinalizeLimit{3};
 
 // Runs `f` on the io_context's thread (libpmix calls from its own progress thread).
 template <class F>
@@ -387,12 +382,7 @@ PmixServer::~PmixServer() {
   // What still waits is dropped with the server: nobody is left to answer it.
   s.closed = true;
   s.relays.reset();  // the listener and every relay closed, their thread ended
-  // libpmix 4.2's finalize can wait forever: its progress thread was seen blocked on a lock
-  // of an object already freed, where the ranks' connections closed just before (ferryrun
-  // killed while a state report read the ranks' stacks). ferryd ends right after its server,
-  // so it waits for libpmix a few seconds, then leaves it to the process's end (_exit).
-  if (s.started && !call_within([fns = s.fns] { fns->server_finalize(); }, kFinalizeLimit))
-    g_left_running = true;
+  if (s.started) libpmix::finalize_server(*s.fns);  // a few seconds at most
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_state.reset();
@@ -415,7 +405,7 @@ bool PmixServer::finalized_before() {
   return g_finalized;
 }
 
-bool PmixServer::finalize_left_running() { return g_left_running; }
+bool PmixServer::finalize_left_running() { return libpmix::finalize_left_running(); }
 
 bool PmixServer::library_started() const { return state_->started; }
 
