@@ -27,6 +27,7 @@ void Job::Impl::fail_attempt(const JobFailure& failure) {
 
 // MPI_Abort: the attempt ends with the rank's code, whatever the ranks do next.
 void Job::Impl::on_pmi_abort(size_t i, const wire::PmiAbort& a) {
+  summary_.aborted(a.rank, a.exit_code);
   if (attempt_.end.rank_aborted(a.exit_code))
     fail_attempt(PmiAbortFailure{where(i, a.rank), a.exit_code, a.message});
 }

@@ -11,8 +11,9 @@
 namespace ferry {
 namespace {
 
-// "0", "1", "SIGKILL", "lost": how one rank ended.
+// "0", "1", "SIGKILL", "MPI_Abort 7", "lost": how one rank ended.
 std::string exit_text(const RankUsage& r) {
+  if (r.aborted) return "MPI_Abort " + std::to_string(r.abort_code);
   if (!r.reported) return "lost";
   if (r.signal != 0) {
     const char* abbrev = sigabbrev_np(r.signal);
@@ -21,7 +22,9 @@ std::string exit_text(const RankUsage& r) {
   return std::to_string(r.exit_code);
 }
 
-bool ok(const RankUsage& r) { return r.reported && r.signal == 0 && r.exit_code == 0; }
+bool ok(const RankUsage& r) {
+  return r.reported && !r.aborted && r.signal == 0 && r.exit_code == 0;
+}
 
 std::string row(const std::vector<std::string>& cells, const std::vector<size_t>& widths) {
   std::string line;
@@ -119,6 +122,12 @@ void JobSummary::exited(int rank, int exit_code, int signal, uint64_t wall_us, u
   r.wall_us = wall_us;
   r.cpu_us = cpu_us;
   r.max_rss_kb = max_rss_kb;
+}
+
+void JobSummary::aborted(int rank, int code) {
+  if (rank < 0 || static_cast<size_t>(rank) >= ranks_.size()) return;
+  ranks_[rank].aborted = true;
+  ranks_[rank].abort_code = code;
 }
 
 std::string JobSummary::format(const std::string& program, bool per_rank) const {

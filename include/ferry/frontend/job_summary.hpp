@@ -16,6 +16,8 @@ struct RankUsage {
   bool reported = false;  ///< an exit came for it (else it was lost or never started)
   int exit_code = 0;
   int signal = 0;
+  bool aborted = false;  ///< it called MPI_Abort (its exit is then ferry's SIGTERM, or its own)
+  int abort_code = 0;    ///< the code it gave MPI_Abort
   uint64_t wall_us = 0;
   uint64_t cpu_us = 0;
   uint64_t max_rss_kb = 0;
@@ -29,6 +31,9 @@ class JobSummary {
   /// Rank `rank` ended (ranks outside the attempt are ignored).
   void exited(int rank, int exit_code, int signal, uint64_t wall_us, uint64_t cpu_us,
               uint64_t max_rss_kb);
+  /// Rank `rank` called MPI_Abort with `code`: its exit reads "MPI_Abort <code>", whatever
+  /// ended it after (the SIGTERM that ends an aborted job's ranks, or its own exit).
+  void aborted(int rank, int code);
   /// The table, each line ending in '\n', the first a heading naming `program`. `per_rank`:
   /// one line per rank; otherwise one per host (its ranks, the longest wall time, the CPU
   /// time summed, the largest peak RSS, and the exits that were not 0).

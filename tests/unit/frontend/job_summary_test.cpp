@@ -44,6 +44,28 @@ TEST(JobSummary, PerRankNamesSignals) {
             "  1     b     0.0 s       0.0 s  3.0 GiB   SIGKILL\n");
 }
 
+// The rank that called MPI_Abort reads as such, not as the SIGTERM that ended the job's ranks
+// after it, nor as its own exit; an abort with code 0 is still not a clean end.
+TEST(JobSummary, AnAbortingRankShowsItsAbort) {
+  JobSummary s;
+  s.begin({"a", "a", "b"});
+  s.aborted(1, 7);
+  s.aborted(9, 7);  // outside the attempt: ignored
+  s.exited(0, 0, SIGTERM, 0, 0, 512);
+  s.exited(1, 0, SIGTERM, 0, 0, 512);
+  s.exited(2, 7, 0, 0, 0, 512);
+  EXPECT_EQ(s.format("ferryrun", false),
+            "ferryrun: job summary: 3 ranks on 2 hosts\n"
+            "  host  ranks  wall   cpu    peak rss  exit\n"
+            "  a     0-1    0.0 s  0.0 s  512 KiB   MPI_Abort 7 (rank 1), SIGTERM (rank 0)\n"
+            "  b     2      0.0 s  0.0 s  512 KiB   7 (rank 2)\n");
+  JobSummary zero;
+  zero.begin({"a"});
+  zero.aborted(0, 0);
+  zero.exited(0, 0, 0, 0, 0, 512);
+  EXPECT_NE(zero.format("ferryrun", false).find("MPI_Abort 0 (rank 0)"), std::string::npos);
+}
+
 TEST(JobSummary, DurationsAndSizesReadWell) {
   EXPECT_EQ(format_duration_us(3'723'000'000), "1 h 02 min");
   EXPECT_EQ(format_kib(1536 * 1024), "1.5 GiB");
