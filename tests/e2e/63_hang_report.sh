@@ -3,7 +3,8 @@
 # its all_reduce while the others wait in it.
 # 1. --timeout 20: ferryrun prints every rank's state (host, pid, state, CPU, last output) and
 #    stack, the hung rank's Python frame in its sleeping function and the others' in
-#    all_reduce, aborts the job and exits 124; nothing of the job is left.
+#    all_reduce, then where the ranks are in short (ranks 0-2 in all_reduce, rank 3 in its
+#    sleeping function), aborts the job and exits 124; nothing of the job is left.
 # 2. SIGQUIT to ferryrun mid-job (rank 1 naps until the report was checked): the same
 #    report, and the job goes on to its normal end (exit 0, every rank's result).
 # shellcheck disable=SC2154 # R_rc etc. come from run_capture
@@ -46,6 +47,11 @@ assert_not_contains "$(block "$T/R.err" 3)" "in all_reduce" "the hung rank is no
 for r in 0 1 2; do
   assert_contains "$(block "$T/R.err" "$r")" "in all_reduce" "rank $r waits in all_reduce"
 done
+assert_contains "$R_err" "ferryrun: where the ranks are:
+ferryrun:   ranks 0-2: all_reduce (torch/distributed/distributed_c10d.py), from torch_hang.py:" \
+  "the reading: ranks 0-2 in all_reduce, from the program's own frame"
+assert_match "$R_err" "ferryrun:   rank 3: torch_hang.py:[0-9]+ in stay_away_from_all_reduce" \
+  "the reading: rank 3 elsewhere"
 assert_not_contains "$R_err" "exited with" "the stopped ranks are no failure of their own"
 wait_gone "$tok" 10
 wait_cluster_idle 10

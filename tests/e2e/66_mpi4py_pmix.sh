@@ -3,7 +3,9 @@
 # ferryrun alone: 4 ranks on 2 hosts are one world (allreduce, bcast, allgather of the host
 # names), where without PMIx each would be a singleton of size 1. What ferry does not offer
 # (MPI_Comm_spawn, name publishing and lookup) fails at once with an MPI error, never hangs.
-# Nothing is left, also where ferryrun is killed while it reads the stacks of a hung job.
+# A rank that raises hangs the job (as under mpirun): at --timeout the state report says
+# where the ranks are and why. Nothing is left, also where ferryrun is killed while it reads
+# the stacks of a hung job.
 # shellcheck disable=SC2154 # P_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -34,7 +36,23 @@ wait_gone "$tok" 10
 wait_cluster_idle 5
 
 # A rank that raises leaves the job hanging (as under mpirun): the others in a barrier, it in
-# MPI_Finalize. ferryrun killed while its state report reads the ranks' stacks: ferryd still
+# MPI_Finalize from Python's exit functions. The state report at --timeout groups the ranks
+# by where they are and names the cause.
+tok=$(unique_token)
+run_capture X --timeout 150 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
+  --timeout 15 "$PY" "$FERRY_SRC/tests/e2e/programs/mpi4py_exception.py" "$tok"
+assert_eq 124 "$X_rc" "ferryrun's exit status after --timeout (the mpi4py hang)"
+assert_contains "$X_err" "RuntimeError: boom" "rank 1's traceback"
+assert_contains "$X_err" "ferryrun: where the ranks are:
+ferryrun:   ranks 0,2-3: MPI_Barrier, from mpi4py_exception.py:15 in <module>
+ferryrun:   rank 1: MPI_Finalize at Python's exit, its script over
+ferryrun: rank 1 is in MPI_Finalize at Python's exit while the others wait elsewhere: most likely an exception it did not catch" \
+  "the report's reading: where the ranks are, and why rank 1 is there"
+assert_contains "$X_err" "python -m mpi4py" "the way out"
+wait_gone "$tok" 10
+wait_cluster_idle 10
+
+# The same hang, ferryrun killed while its state report reads the ranks' stacks: ferryd still
 # ends, its ranks killed. Here libpmix's finalize, called as ferryd ends, could wait forever
 # (ferryd now gives it 3 s): seen on this machine's own host, where ferryd is ferryrun's
 # child, on a busy machine, in 2 of 3 such kills; a race, which these three tries may miss.

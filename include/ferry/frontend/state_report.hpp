@@ -22,8 +22,15 @@ struct StateRow {
 };
 
 /// The report as whole lines, each led by "<program>: " but the stack lines: a title with
-/// `why`, then every row in rank order.
+/// `why`, every row in rank order, then where the ranks are in short (the ranks grouped by
+/// rank_whereabouts, with a hint for a pattern whose cause is known).
 std::string format_state_report(const std::string& program, const std::string& why,
                                 std::vector<StateRow> rows);
+
+/// Where a rank is, in a few words read from its stack, equal for ranks at the same point:
+/// the MPI call it is in (native frames), the library function its Python code is in, the
+/// innermost frame of the program itself ("train.py:31 in main"); "MPI_Finalize at Python's
+/// exit" for an interpreter past its script. A rank that did not answer: why not.
+std::string rank_whereabouts(const StateRow& row);
 
 }  // namespace ferry
