@@ -65,6 +65,30 @@ std::vector<std::string> native_functions(std::string_view stack) {
   return names;
 }
 
+// The innermost native frame of the program itself, as gdb prints it: not from a library
+// (" from /usr/lib/..."), not of a Debian package's sources (" at ../sysdeps/...", relative
+// paths): "main (mpi_world.c:129)", "main" without debug information; or "".
+std::string program_frame(std::string_view stack) {
+  std::istringstream in{std::string(stack)};
+  for (std::string line; std::getline(in, line);) {
+    const std::string_view l = trim(line);
+    const size_t open = l.find(" (");
+    if (!l.starts_with("#") || open == std::string_view::npos ||
+        l.find(" from /") != std::string_view::npos)
+      continue;
+    const size_t at = l.rfind(") at ");
+    if (at != std::string_view::npos && l.substr(at + 5).starts_with(".")) continue;
+    std::string_view name = l.substr(0, open);
+    name.remove_prefix(std::min(name.size(), name.rfind(' ') + 1));
+    if (name.empty() || name == "??" || name.starts_with("_start") || name.starts_with("__libc_"))
+      continue;
+    if (at == std::string_view::npos) return std::string(name);
+    const std::string_view file = l.substr(at + 5);
+    return std::string(name) + " (" + std::string(file.substr(file.rfind('/') + 1)) + ")";
+  }
+  return "";
+}
+
 struct PyFrame {
   std::string file;
   std::string line;
@@ -176,10 +200,19 @@ std::string rank_whereabouts(const StateRow& row) {
         std::string(base_name(user->file)) + ":" + user->line + " in " + user->function;
     where = where.empty() ? mine : where + ", from " + mine;
   }
-  if (!where.empty()) return where;
-  for (const std::string& f : native)
-    if (f != "??") return "in " + f;
-  return "no stack read";
+  // Else the innermost named native frame; for a native program, from its own innermost (a
+  // Python rank's are the interpreter's).
+  if (where.empty()) {
+    const auto named =
+        std::find_if(native.begin(), native.end(), [](const std::string& f) { return f != "??"; });
+    if (named == native.end()) return "no stack read";
+    where = "in " + *named;
+  }
+  const bool python_rank = row.state.stack.starts_with("python:") ||
+                           row.state.stack.find("\npython:") != std::string::npos;
+  const std::string mine = python_rank ? "" : program_frame(row.state.stack);
+  if (!mine.empty() && where != "in " + mine.substr(0, mine.find(' '))) where += ", from " + mine;
+  return where;
 }
 
 std::string format_state_report(const std::string& program, const std::string& why,

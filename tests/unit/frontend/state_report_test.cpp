@@ -94,7 +94,24 @@ TEST(StateReport, WhereaboutsNameTheMpiCallAndTheProgramsFrame) {
           "      File \"/work/train.py\", line 33, in main\n"
           "        dist.all_reduce(t)\n")),
       "all_reduce (torch/distributed/distributed_c10d.py), from train.py:33 in main");
-  // A native program (eu-stack's lines), no MPI call on the way: its innermost named frame.
+  // A native program (gdb): the innermost named frame, from the program's own (not a
+  // library's, not of a Debian package's sources), with its file where it was built with -g.
+  const std::string sleeping =
+      "native:\n"
+      "    #0  0x00007fc241830545 in __GI___clock_nanosleep (clock_id=...) at "
+      "../sysdeps/unix/sysv/linux/clock_nanosleep.c:48\n"
+      "    #2  0x00007fc241834d8a in __sleep (seconds=...) at ../sysdeps/posix/sleep.c:55\n"
+      "    #3  0x0000563d21b4fe63 in main (argc=..., argv=...) at /home/u/mpi_world.c:129\n"
+      "    #4  0x00007f3a in __libc_start_call_main (main=...) at ../sysdeps/nptl/x.h:58\n";
+  EXPECT_EQ(rank_whereabouts(answered(3, sleeping)),
+            "in __GI___clock_nanosleep, from main (mpi_world.c:129)");
+  EXPECT_EQ(rank_whereabouts(answered(
+                3,
+                "native:\n"
+                "    #0  0x00007f in PMPI_Barrier () from /lib/x86_64-linux-gnu/libmpi.so.40\n"
+                "    #1  0x000056 in main ()\n")),
+            "MPI_Barrier, from main");
+  // eu-stack's lines (no arguments, no files): the innermost named frame.
   EXPECT_EQ(rank_whereabouts(answered(3,
                                       "native:\n"
                                       "    #0  0x00007f46cf3b5545 __GI___clock_nanosleep\n"
