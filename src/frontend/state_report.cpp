@@ -149,11 +149,14 @@ std::string hint(const std::map<std::string, std::vector<int>>& groups) {
   const auto at_exit = groups.find(std::string(kFinalizeAtExit));
   if (at_exit == groups.end() || groups.size() < 2) return "";
   const std::vector<int>& ranks = at_exit->second;
-  return std::string(ranks.size() == 1 ? "rank " : "ranks ") + number_ranges(ranks) +
-         (ranks.size() == 1 ? " is" : " are") +
+  const bool one = ranks.size() == 1;
+  return std::string(one ? "rank " : "ranks ") + number_ranges(ranks) + (one ? " is" : " are") +
          " in MPI_Finalize at Python's exit while the others wait elsewhere: most likely "
-         "an exception it did not catch ended its script (its traceback is in its output). "
-         "mpi4py calls MPI_Finalize at exit, which waits for every rank; start the script "
+         "an exception " +
+         (one ? "it" : "they") + " did not catch ended " +
+         (one ? "its script (its traceback is in its output)"
+              : "their scripts (their tracebacks are in their output)") +
+         ". mpi4py calls MPI_Finalize at exit, which waits for every rank; start the script "
          "as `python -m mpi4py script.py` and such an exception ends the job at once";
 }
 

@@ -139,6 +139,13 @@ TEST(StateReport, RanksAtTheSamePointAreOneLineAndAFinalizeAtExitIsExplained) {
             "every rank; start the script as `python -m mpi4py script.py` and such an "
             "exception ends the job at once\n"
             "ferryrun: end of the state report\n");
+  const std::string two = format_state_report(
+      "ferryrun", "why",
+      {answered(0, kBarrier), answered(1, kFinalizeAtExit), answered(2, kFinalizeAtExit)});
+  EXPECT_NE(two.find("ranks 1-2 are in MPI_Finalize at Python's exit while the others wait "
+                     "elsewhere: most likely an exception they did not catch ended their "
+                     "scripts (their tracebacks are in their output)"),
+            std::string::npos);
   // Every rank at Python's exit (a job ending normally, slowly): no hint.
   const std::string all = format_state_report(
       "ferryrun", "why", {answered(0, kFinalizeAtExit), answered(1, kFinalizeAtExit)});
