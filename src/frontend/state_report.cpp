@@ -65,6 +65,11 @@ std::vector<std::string> native_functions(std::string_view stack) {
   return names;
 }
 
+std::string_view base_name(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 // The innermost native frame of the program itself, as gdb prints it: not from a library
 // (" from /usr/lib/..."), not of a Debian package's sources (" at ../sysdeps/...", relative
 // paths): "main (mpi_world.c:129)", "main" without debug information; or "".
@@ -84,7 +89,7 @@ std::string program_frame(std::string_view stack) {
       continue;
     if (at == std::string_view::npos) return std::string(name);
     const std::string_view file = l.substr(at + 5);
-    return std::string(name) + " (" + std::string(file.substr(file.rfind('/') + 1)) + ")";
+    return std::string(name) + " (" + std::string(base_name(file)) + ")";
   }
   return "";
 }
@@ -117,11 +122,6 @@ bool library_file(std::string_view file) {
   return file.find("/dist-packages/") != std::string_view::npos ||
          file.find("/site-packages/") != std::string_view::npos ||
          file.find("/lib/python3") != std::string_view::npos || file.starts_with("<frozen ");
-}
-
-std::string_view base_name(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 // The MPI call a native frame is (PMPI_Barrier and MPI_Barrier both read MPI_Barrier), or "".
