@@ -51,7 +51,9 @@ std::string impossible_cpus_per_rank(const FrontendConfig& cfg) {
 // a job that cannot start (its reason said in one line).
 int discover_hosts(FrontendConfig& cfg) {
   if (cfg.job.elastic.discovery_script.empty()) return 0;
-  auto note = discover_first_hosts(cfg.job);
+  auto note = discover_first_hosts(cfg.job, [&cfg](const std::string& line) {
+    std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), line.c_str());
+  });
   if (!note) {
     std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), note.error().message.c_str());
     return 2;

@@ -148,6 +148,10 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
 void add_hydra_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw);
 /// The first refused hydra flag used, as the error; ok when none.
 Status finish_hydra(const RawCli& raw);
+/// The first flag used that the personality refuses ("--check-build: why"), as the error; ok
+/// when none. Checked before anything else, so that a refused flag given alone (horovodrun
+/// --check-build) gets its reason, not "no command given".
+Status personality_refusal(const RawCli& raw);
 
 /// Options every personality has: --config, --ssh-config, --ssh-accept-new, --heartbeat,
 /// --kill-grace, --ferryd, --stdin-none, and the device options of the binding part.
@@ -189,9 +193,11 @@ Status finish_console(FrontendConfig& cfg, RawCli& raw);
 Result<std::vector<std::string>> export_items(RawCli& raw, const JobFileExtras& file,
                                               const std::vector<std::string>& generated);
 
-/// horovodrun's part of finishing: refuses what ferry cannot do (YAML --config-file,
-/// elastic mode, jsrun, --mpi-args), and returns the tunables and NICs as "K=V" exports.
+/// horovodrun's part of finishing (its refused flags were checked first, personality_refusal):
+/// returns the tunables and NICs as "K=V" exports.
 Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw);
+/// The first refused horovodrun flag used, as the error (personality_refusal).
+Status horovodrun_refusal(const RawCli& raw);
 
 /// horovodrun's elastic flags (horovod_elastic.cpp), and their checks once the line is read:
 /// with --host-discovery-script, the first discovery gives the job its hosts (waiting up to
@@ -205,6 +211,8 @@ Status finish_fixed_elastic(JobOptions& job, RawCli& raw);
 /// mpirun's part of finishing: --mca plm_rsh_args into the SSH settings, other --mca noted,
 /// --prefix into the ferryd path.
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw);
+/// The first refused mpirun or hydra flag used, as the error (personality_refusal).
+Status mpirun_refusal(const RawCli& raw);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

@@ -261,6 +261,18 @@ void warn_overridden(RawCli& raw, const JobFileExtras& file) {
 
 }  // namespace
 
+Status personality_refusal(const RawCli& raw) {
+  switch (raw.who) {
+    case Personality::kHorovodrun:
+      return horovodrun_refusal(raw);
+    case Personality::kMpirun:
+      return mpirun_refusal(raw);
+    case Personality::kFerryrun:
+      break;
+  }
+  return {};
+}
+
 Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> remaining,
                      bool explicit_separator, const JobFileExtras& file) {
   JobOptions& job = cfg.job;
@@ -268,6 +280,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   if (!raw.compat.empty())
     return make_error("--compat must be the first argument: ferryrun --compat " + raw.compat +
                       " ...");
+  if (Status st = personality_refusal(raw); !st) return st;
   if (!remaining.empty() && remaining.front() == "--") remaining.erase(remaining.begin());
   if (!remaining.empty()) {
     // CLI11 starts the command at an unknown option; a typo must not become the command.

@@ -177,8 +177,9 @@ void add_horovodrun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   add_placement_options(app, cfg, raw, false);
 }
 
+Status horovodrun_refusal(const RawCli& raw) { return first_refusal(raw, refusals); }
+
 Result<std::vector<std::string>> finish_horovodrun(FrontendConfig& cfg, RawCli& raw) {
-  if (Status st = first_refusal(raw, refusals); !st) return st.error();
   if (raw.mpi_controller)
     raw.notes.emplace_back(
         "--mpi: ferry starts the ranks itself and gives them Horovod's gloo "

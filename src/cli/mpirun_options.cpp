@@ -238,9 +238,12 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   add_shared_options(app, cfg, raw);
 }
 
-Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
+Status mpirun_refusal(const RawCli& raw) {
   if (Status st = first_refusal(raw, mpirun_refusals); !st) return st;
-  if (Status st = finish_hydra(raw); !st) return st;
+  return finish_hydra(raw);
+}
+
+Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
   if (Status st = merge_old_spellings(raw); !st) return st;
   std::vector<std::string> mca_exports;
   for (const auto& [key, value] : raw.mca) {

@@ -34,12 +34,14 @@ Result<std::vector<DiscoveredHost>> read_discovery_listing(const std::string& ou
   return hosts;
 }
 
-Result<std::string> discover_first_hosts(JobOptions& job) {
+Result<std::string> discover_first_hosts(JobOptions& job,
+                                         const std::function<void(const std::string&)>& waiting) {
   const ElasticOptions& e = job.elastic;
   const std::string script = "--host-discovery-script " + e.discovery_script + ": ";
   const int need = job.np > 0 ? job.np : e.min_np;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(e.timeout_s);
   int have = 0;
+  int told = -1;  // the count the last waiting line gave
   for (bool first = true;; first = false) {
     auto out = run_shell_capture(e.discovery_script);
     if (!out && first) return make_error("--host-discovery-script: " + out.error().message);
@@ -58,6 +60,14 @@ Result<std::string> discover_first_hosts(JobOptions& job) {
         job.host_devices.clear();
         job.np = e.max_np > 0 ? std::min(have, e.max_np) : have;
         return "elastic: the discovery script lists " + list;
+      }
+      if (waiting && have != told) {
+        const auto left =
+            std::chrono::ceil<std::chrono::seconds>(until - std::chrono::steady_clock::now());
+        waiting("the discovery script lists " + std::to_string(have) + " of the " +
+                std::to_string(need) + " slots the job needs; waiting up to " +
+                std::to_string(std::max<int64_t>(0, left.count())) + " s (--elastic-timeout)");
+        told = have;
       }
     }
     if (std::chrono::steady_clock::now() >= until)

@@ -9,7 +9,8 @@ namespace {
 
 std::string too_many(int np, long total) {
   return "-np " + std::to_string(np) + " asks for more ranks than the " + std::to_string(total) +
-         " slots of the hosts given; add hosts or slots, or pass --oversubscribe";
+         (total == 1 ? " slot" : " slots") +
+         " of the hosts given; add hosts or slots, or pass --oversubscribe";
 }
 
 bool below_max(const HostEntry& h, int count) { return h.max_slots <= 0 || count < h.max_slots; }

@@ -50,6 +50,19 @@ TEST(CliInputChecks, NumbersArePlainDecimals) {
   EXPECT_TRUE(has(refusal({"-np", "99999999999999999999", "true"}), "is out of range (1 to"));
 }
 
+// A flag the personality refuses gets its reason even with no command: `horovodrun
+// --check-build` is typed alone, and "no command given" would not say why it cannot work.
+TEST(CliInputChecks, ARefusedFlagGivenAloneGetsItsReason) {
+  EXPECT_TRUE(has(refusal({"--check-build"}, "horovodrun"),
+                  "horovodrun: --check-build: ferry cannot inspect Horovod's build"));
+  EXPECT_TRUE(has(refusal({"-rf", "ranks.txt"}, "mpirun"), "mpirun: -rf: "));
+  EXPECT_TRUE(has(refusal({"-info"}, "mpiexec"), "mpiexec: -info: ferryrun --version"));
+  // With a command, the same line.
+  EXPECT_TRUE(has(refusal({"--check-build", "-np", "2", "true"}, "horovodrun"),
+                  "--check-build: ferry cannot inspect"));
+  EXPECT_TRUE(has(refusal({}, "horovodrun"), "horovodrun: no command given"));
+}
+
 TEST(CliInputChecks, PlainNumbersStillWork) {
   Parsed p = parse({"-np", "010", "--kill-grace", "0.5", "--heartbeat", "3", "true"});
   ASSERT_TRUE(p.outcome.config.has_value()) << p.err;

@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace ferry {
 namespace {
@@ -65,8 +66,14 @@ TEST_F(FirstDiscovery, TheListingGivesTheHostsAndAWorkerOnEverySlot) {
 TEST_F(FirstDiscovery, TooFewSlotsWithinTheTimeoutIsOneLine) {
   lists("a:2\\nb\\n");
   JobOptions j = job(9, 9, 0);
-  auto r = discover_first_hosts(j);
+  std::vector<std::string> told;
+  auto r = discover_first_hosts(j, [&told](const std::string& line) { told.push_back(line); });
   ASSERT_FALSE(r);
+  // One line while it waits (the count did not change), then the error.
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0],
+            "the discovery script lists 5 of the 9 slots the job needs; waiting up to 1 s "
+            "(--elastic-timeout)");
   EXPECT_EQ(r.error().message,
             "timed out after 1 s waiting for the discovery script to list 9 slots (it lists 5; "
             "--elastic-timeout, --min-np, -np)");

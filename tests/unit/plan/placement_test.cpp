@@ -71,6 +71,10 @@ TEST(Placement, MoreRanksThanSlotsIsAnErrorNamingTheFix) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("--oversubscribe"), std::string::npos);
   EXPECT_NE(p.error().message.find("2 slots"), std::string::npos);
+  auto one = place_ranks(hosts({{"a", 1}}), 2, false);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.error().message.find("than the 1 slot of the hosts given"), std::string::npos)
+      << one.error().message;
 }
 
 TEST(Placement, OversubscribeSpreadsExtraRanksEvenlyAndKeepsRanksContiguous) {
