@@ -209,7 +209,7 @@ Status finish_horovod_elastic(FrontendConfig& cfg, RawCli& raw);
 Status finish_fixed_elastic(JobOptions& job, RawCli& raw);
 
 /// mpirun's part of finishing: --mca plm_rsh_args into the SSH settings, other --mca noted,
-/// --prefix into the ferryd path.
+/// --prefix into the ranks' PATH and LD_LIBRARY_PATH (and ferryd's path where it has one).
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw);
 /// The first refused mpirun or hydra flag used, as the error (personality_refusal).
 Status mpirun_refusal(const RawCli& raw);

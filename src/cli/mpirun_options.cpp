@@ -1,5 +1,7 @@
 // Open MPI 4 mpirun's command line: the flags job scripts use, --mca plm_rsh_args read as
-// SSH settings, --prefix as where ferryd lives.
+// SSH settings, --prefix as Open MPI's install prefix on the hosts.
+
+#include <unistd.h>
 
 #include "cli_parts.hpp"
 #include "ferry/cli/ssh_args.hpp"
@@ -39,7 +41,7 @@ const Refusal mpirun_refusals[] = {
      "the program must be on every host: ferry sends only ferryd (--ship-ferryd)"},
     {"--preload-files", 1, "files must be on every host: ferry sends only ferryd (--ship-ferryd)"},
     {"--path", 1, "give the program's full path, or -x PATH=... for the ranks"},
-    {"--launch-agent", 1, "ferry starts ferryd on the hosts, not orted (see --ferryd, --prefix)"},
+    {"--launch-agent", 1, "ferry starts ferryd on the hosts, not orted (see --ferryd)"},
     {"--debug,--tv", 0,
      "ferry starts no debugger; --timeout and --stall-timeout print every rank's stacks"},
     {"--debugger", 1,
@@ -184,7 +186,9 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Job");
   app.add_option("--stdin", raw.stdin_spec, "Rank that gets stdin (default 0), or none")
       ->group("Job");
-  app.add_option("--prefix", raw.prefix, "Install prefix on the hosts: ferryd is PREFIX/bin/ferryd")
+  app.add_option("--prefix", raw.prefix,
+                 "Open MPI's prefix on the hosts: its bin and lib first "
+                 "on the ranks' PATH and LD_LIBRARY_PATH")
       ->group("Start");
   app.add_flag("--allow-run-as-root", raw.accepted, "Accepted (ferry runs as root when you do)")
       ->group("Job");
@@ -238,6 +242,37 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   add_shared_options(app, cfg, raw);
 }
 
+namespace {
+
+// --prefix P as Open MPI's mpirun reads it: where Open MPI is installed on the hosts, so the
+// ranks get P/bin first on PATH and P/lib first on LD_LIBRARY_PATH (over each host's own
+// values). ferryd is P/bin/ferryd only where this machine has one there (ferry installed
+// under that prefix, as an older ferry's README suggested): a line that names Open MPI's
+// prefix must not lose its ferryd.
+Status apply_prefix(JobOptions& job, RawCli& raw) {
+  if (raw.prefix.empty()) return {};
+  std::string p = raw.prefix;
+  if (p.front() != '/') return make_error("--prefix: '" + p + "' is not an absolute path");
+  if (p.find(':') != std::string::npos)
+    return make_error("--prefix: '" + p + "' has a ':', which would split PATH");
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  if (p == "/") p.clear();
+  job.path_prepends = {"PATH=" + p + "/bin", "LD_LIBRARY_PATH=" + p + "/lib"};
+  std::string note = "--prefix " + raw.prefix + ": ranks get " + p + "/bin first on PATH and " + p +
+                     "/lib first on LD_LIBRARY_PATH";
+  const std::string ferryd = p + "/bin/ferryd";
+  if (raw.ferryd.empty() && ::access(ferryd.c_str(), X_OK) == 0) {
+    raw.ferryd = ferryd;
+    note += "; ferryd is " + ferryd;
+  } else if (raw.ferryd.empty()) {
+    note += "; no ferryd at " + ferryd + " on this machine, so the usual one";
+  }
+  raw.notes.push_back(std::move(note));
+  return {};
+}
+
+}  // namespace
+
 Status mpirun_refusal(const RawCli& raw) {
   if (Status st = first_refusal(raw, mpirun_refusals); !st) return st;
   return finish_hydra(raw);
@@ -280,12 +315,7 @@ Status finish_mpirun(FrontendConfig& cfg, RawCli& raw) {
     }
   }
   raw.exports.insert(raw.exports.begin(), mca_exports.begin(), mca_exports.end());
-  if (!raw.prefix.empty() && raw.ferryd.empty()) {
-    std::string p = raw.prefix;
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
-    raw.ferryd = p + "/bin/ferryd";
-  }
-  return {};
+  return apply_prefix(cfg.job, raw);
 }
 
 }  // namespace ferry::cli_detail

@@ -174,11 +174,15 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
 }
 
 // Later layers win: ferryd's environment, the rank's binding variables (never one the user
-// set), the job's, the rank's own, and the tags the sweep and the job's tools look for.
+// set), the job's, the rank's own, and the tags the sweep and the job's tools look for. Then
+// the directories mpirun's --prefix puts first on PATH and LD_LIBRARY_PATH, over the result
+// (an exported PATH included, as Open MPI does).
 std::vector<std::string> RankLauncher::environment(const wire::RankLaunch& rl,
                                                    const RankBinding* binding) const {
-  return merge_environment(
-      {base_env_, binding ? binding->env : std::vector<std::string>{}, spec_->env, rl.env, tags_});
+  return prepend_paths(
+      merge_environment({base_env_, binding ? binding->env : std::vector<std::string>{}, spec_->env,
+                         rl.env, tags_}),
+      spec_->path_prepends);
 }
 
 std::vector<std::string> RankLauncher::cpusets() const {

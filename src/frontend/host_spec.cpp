@@ -95,6 +95,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.keep_serving = shared.restartable;
   spec.error_files = shared.restartable;
   spec.horovod = opts.horovod;
+  spec.path_prepends = opts.path_prepends;
   return spec;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -35,6 +36,29 @@ std::vector<std::string> merge_environment(const std::vector<std::vector<std::st
     }
   }
   return out;
+}
+
+std::vector<std::string> prepend_paths(std::vector<std::string> env,
+                                       const std::vector<std::string>& prepends) {
+  for (const auto& p : prepends) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) continue;
+    const std::string_view name = std::string_view(p).substr(0, eq);
+    const std::string_view dir = std::string_view(p).substr(eq + 1);
+    std::string entry = std::string(name) + "=" + std::string(dir);
+    auto it = std::find_if(env.rbegin(), env.rend(), [&](const std::string& kv) {
+      return kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 &&
+             kv[name.size()] == '=';
+    });
+    if (it == env.rend()) {
+      env.push_back(std::move(entry));
+      continue;
+    }
+    const std::string_view old = std::string_view(*it).substr(name.size() + 1);
+    if (!old.empty()) entry += ":" + std::string(old);
+    *it = std::move(entry);
+  }
+  return env;
 }
 
 Result<std::string> resolve_command(const std::string& command, const std::vector<std::string>& env,

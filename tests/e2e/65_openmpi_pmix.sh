@@ -3,7 +3,8 @@
 # mpicc.openmpi) run as one job under ferryrun alone, through ferryd's PMIx server: 8 ranks
 # on 4 hosts see one world (distinct ranks, allgather, allreduce, alltoall, a ring), and
 # MPI_COMM_TYPE_SHARED groups exactly the ranks of each host, sharing memory. An unchanged
-# mpirun line through the `mpirun` link passes --mca settings on. MPI_Abort(..., 7) ends the
+# mpirun line through the `mpirun` link passes --mca settings on, and --prefix as Open MPI's
+# install prefix. MPI_Abort(..., 7) ends the
 # job with 7; a rank killed mid-job, or leaving after MPI_Init without MPI_Finalize (exit
 # 0), fails it. A restart (--max-restarts) runs the next attempt as one world again, and
 # with Open MPI's asynchronous modex each peer's data is fetched on demand (direct modex)
@@ -111,6 +112,25 @@ run_capture U --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" -np 2 
 assert_eq 0 "$U_rc" "mpirun link exit code (the user's mtl)"
 assert_eq 2 "$(grep -c '^mtl=^ofi$' "$T/U.out" || true)" "the user's mtl, unchanged"
 assert_contains "$U_err" "found loaded component psm2" "Open MPI loaded what the user left in"
+
+# --prefix as Open MPI's mpirun reads it: where Open MPI lives on the hosts. The ranks get its
+# bin first on PATH (a program found only there runs, on every host) and its lib first on
+# LD_LIBRARY_PATH, over an exported value; ferryd stays the usual one (none is under the
+# prefix, and none may be shipped here). The prefix's lib is Debian's Open MPI's.
+mkdir -p "$T/ompi/bin"
+ln -s /usr/lib/x86_64-linux-gnu/openmpi/lib "$T/ompi/lib"
+# shellcheck disable=SC2016 # expanded by the probe, on the rank's host
+printf '#!/bin/sh\necho "path=${PATH%%%%:*} ld=$LD_LIBRARY_PATH"\nexec "$@"\n' >"$T/ompi/bin/prefix_probe"
+chmod +x "$T/ompi/bin/prefix_probe"
+run_capture P --timeout 60 -- "$T/mpirun" --mca plm_rsh_args "-F $SSHCFG" --ship-ferryd never \
+  --prefix "$T/ompi/" -np 4 -H fnode1:2,fnode2:2 -x LD_LIBRARY_PATH=/elsewhere --tag-output \
+  prefix_probe "$T/mpi_world" "$tok"
+assert_eq 0 "$P_rc" "mpirun link exit code (--prefix)"
+for r in 0 1 2 3; do
+  assert_eq "$(printf 'path=%s ld=%s\nmpi world %s/4 local %s/2 host=fnode%s ok' "$T/ompi/bin" \
+    "$T/ompi/lib:/elsewhere" "$r" "$((r % 2))" "$((r / 2 + 1))")" \
+    "$(sed -n "s/^\[1,$r\]<stdout>://p" "$T/P.out")" "rank $r: the prefix's bin and lib first, one world"
+done
 
 # MPI_Abort(MPI_COMM_WORLD, 7) on rank 5: the job ends with 7.
 run_capture A --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 8 -H "$hosts" \

@@ -48,6 +48,8 @@ struct JobOptions {
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"
+  /// "NAME=DIR": DIR first on each rank's NAME, over the host's own value (mpirun --prefix).
+  std::vector<std::string> path_prepends;
   int start_timeout_s = 30;
   /// --timeout: the whole job's limit in seconds (0 = none). At expiry the state report is
   /// printed, the job aborted, and ferryrun exits with kTimeoutExitStatus.

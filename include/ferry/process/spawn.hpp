@@ -35,6 +35,13 @@ struct SpawnRequest {
 /// Merges environments: later lists override earlier ones by variable name.
 std::vector<std::string> merge_environment(const std::vector<std::vector<std::string>>& layers);
 
+/// Puts directories first on path-list variables: each of `prepends` ("NAME=DIR") makes
+/// NAME "DIR:<its value in env>", or "DIR" when env has no or an empty NAME (mpirun's
+/// --prefix: "PATH=P/bin", "LD_LIBRARY_PATH=P/lib"). Applied in order, so a later DIR of the
+/// same NAME comes first. Entries without '=' or with an empty name or DIR are skipped.
+std::vector<std::string> prepend_paths(std::vector<std::string> env,
+                                       const std::vector<std::string>& prepends);
+
 /// Finds `command` as execvp would, using the PATH of `env` (falls back to the default
 /// path). A name with a '/' is taken as is. Error: one line naming the command.
 Result<std::string> resolve_command(const std::string& command, const std::vector<std::string>& env,

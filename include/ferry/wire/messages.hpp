@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 13;
+inline constexpr uint32_t kProtocolVersion = 14;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -128,12 +128,16 @@ struct HostSpec {
   uint32_t node_index = 0;
   /// The placement index of every global rank's host (world_size entries).
   std::vector<uint32_t> node_of_rank;
+  /// "NAME=DIR": DIR goes first on each rank's NAME, over this host's own value, after
+  /// everything else (mpirun --prefix P: P/bin on PATH, P/lib on LD_LIBRARY_PATH).
+  std::vector<std::string> path_prepends;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
-                    m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank);
+                    m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank,
+                    m.path_prepends);
   }
 };
 

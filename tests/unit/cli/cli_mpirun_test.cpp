@@ -1,9 +1,12 @@
 // mpirun personality: argv[0] `mpirun`/`mpiexec` or `ferryrun --compat mpirun`.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #include "ferry/cli/ferryrun_cli.hpp"
 
@@ -162,13 +165,54 @@ TEST(CliMpirun, OmpiMcaVariablesOfThisEnvironmentReachTheRanks) {
   EXPECT_NE(std::find(ex.begin(), ex.end(), "OMPI_MCA_ferry_test_param=42"), ex.end());
 }
 
-TEST(CliMpirun, PrefixNamesFerrydUnlessFerrydIsGiven) {
-  auto r = mpi({"--prefix", "/opt/ferry/", "true"});
+// --prefix is Open MPI's install prefix on the hosts: the ranks get its bin and lib first on
+// PATH and LD_LIBRARY_PATH (ferryd applies them over each host's own values), and ferryd stays
+// the usual one unless this machine has one under the prefix.
+TEST(CliMpirun, PrefixPutsOpenMpisDirectoriesFirstForTheRanks) {
+  auto r = mpi({"--prefix", "/opt/openmpi-4.1.6/", "true"});
   ASSERT_TRUE(r.config.has_value());
-  EXPECT_EQ(r.config->job.ferryd_path, "/opt/ferry/bin/ferryd");
-  auto f = mpi({"--prefix", "/opt/ferry", "--ferryd", "/x/ferryd", "true"});
+  EXPECT_EQ(r.config->job.path_prepends,
+            (std::vector<std::string>{"PATH=/opt/openmpi-4.1.6/bin",
+                                      "LD_LIBRARY_PATH=/opt/openmpi-4.1.6/lib"}));
+  auto plain = mpi({"true"});
+  ASSERT_TRUE(plain.config.has_value());
+  EXPECT_EQ(r.config->job.ferryd_path, plain.config->job.ferryd_path);  // not under the prefix
+  EXPECT_TRUE(plain.config->job.path_prepends.empty());
+}
+
+TEST(CliMpirun, PrefixNamesFerrydWhereThisMachineHasOneThere) {
+  char dir[] = "/tmp/ferry-prefix.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string bin = std::string(dir) + "/bin";
+  ASSERT_EQ(::mkdir(bin.c_str(), 0700), 0);
+  const std::string ferryd = bin + "/ferryd";
+  { std::ofstream(ferryd) << "#!/bin/sh\n"; }
+  ASSERT_EQ(::chmod(ferryd.c_str(), 0700), 0);
+  auto r = mpi({"--prefix", std::string(dir) + "/", "true"});
+  ASSERT_TRUE(r.config.has_value());
+  EXPECT_EQ(r.config->job.ferryd_path, ferryd);
+  auto f = mpi({"--prefix", dir, "--ferryd", "/x/ferryd", "true"});
   ASSERT_TRUE(f.config.has_value());
-  EXPECT_EQ(f.config->job.ferryd_path, "/x/ferryd");
+  EXPECT_EQ(f.config->job.ferryd_path, "/x/ferryd");  // --ferryd wins
+  EXPECT_EQ(f.config->job.path_prepends.size(), 2u);
+  ::unlink(ferryd.c_str());
+  ::rmdir(bin.c_str());
+  ::rmdir(dir);
+}
+
+TEST(CliMpirun, PrefixMustBeAnAbsolutePathWithoutColons) {
+  testing::internal::CaptureStderr();
+  auto rel = mpi({"--prefix", "opt/ompi", "true"});
+  auto colon = mpi({"--prefix", "/opt/a:b", "true"});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(rel.config.has_value());
+  EXPECT_EQ(rel.exit_code, 2);
+  EXPECT_FALSE(colon.config.has_value());
+  EXPECT_NE(err.find("mpirun: --prefix: 'opt/ompi' is not an absolute path\n"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("mpirun: --prefix: '/opt/a:b' has a ':', which would split PATH\n"),
+            std::string::npos)
+      << err;
 }
 
 TEST(CliMpirun, StdinChoices) {

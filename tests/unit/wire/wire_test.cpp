@@ -135,9 +135,11 @@ TEST(Messages, HostSpecRoundTrip) {
   s.verbose = true;
   s.wdir_fallback = true;
   s.heartbeat_ms = 2000;
+  s.path_prepends = {"PATH=/opt/ompi/bin", "LD_LIBRARY_PATH=/opt/ompi/lib"};
   auto d = decode<HostSpec>(one_frame(encode(s)));
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->job_id, "abc");
+  EXPECT_EQ(d->path_prepends, s.path_prepends);
   EXPECT_EQ(d->argv, s.argv);
   EXPECT_EQ(d->env, s.env);
   ASSERT_EQ(d->ranks.size(), 2u);
