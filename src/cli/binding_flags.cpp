@@ -42,9 +42,20 @@ Status apply_bind_to(const std::string& text, BindingOptions& binding) {
                       " (expected none, core, hwthread, socket or numa)");
   for (const auto& m : modifiers_of(parts, 1)) {
     std::string l = lower(m);
+    if (!l.empty() &&
+        std::all_of(l.begin(), l.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      // MPICH hydra's count: `-bind-to core:2` binds each rank to 2 cores (as PE=2).
+      auto n = parse_int(l, 1, 1'000'000);
+      if (!n) return make_error("bad count " + quoted(m) + " in " + quoted(text));
+      if (binding.bind_to == BindTo::kCore)
+        binding.pe = static_cast<int>(*n);
+      else if (*n != 1)
+        return make_error(quoted(text) + ": only core takes a count (core:N, N cores per rank)");
+      continue;
+    }
     if (l != "overload-allowed" && l != "if-supported")
       return make_error("unknown modifier " + quoted(m) + " in " + quoted(text) +
-                        " (expected overload-allowed or if-supported)");
+                        " (expected overload-allowed, if-supported, or a count: core:N)");
   }
   return {};
 }

@@ -108,7 +108,8 @@ std::string invocation(const RawCli& raw);
 struct OptionTable {
   std::vector<std::string> long_names;
   std::map<std::string, int> values;
-  std::vector<std::string> short_flags;  ///< "-h", "-v": short options that take no value
+  std::vector<std::string> short_flags;    ///< "-h", "-v": short options that take no value
+  std::vector<std::string> number_shorts;  ///< "-n", "-c", "-N": short options taking a number
 };
 
 /// The table of `app`'s options.
@@ -120,7 +121,9 @@ std::vector<std::string> normalize(const std::vector<std::string>& args, const O
 
 /// The first word before `end` that CLI11 would split into short flags ("-hostfilee" into
 /// -h and the rest, printing --help): a single-dash word of 3 characters or more, not a long
-/// option, whose first letter is a short flag. "" when there is none.
+/// option, whose first letter is a short flag. Also a word CLI11 would read as a short option
+/// that takes a number with a value that cannot be one ("-ckpointlib" as -c "kpointlib": the
+/// error would be about -np). "" when there is none.
 std::string first_flag_cluster(const std::vector<std::string>& args, size_t end,
                                const OptionTable& t);
 

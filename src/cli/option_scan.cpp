@@ -28,9 +28,12 @@ OptionTable option_table(const CLI::App& app) {
       t.long_names.push_back(l);
       if (n > 0) t.values["--" + l] = n;
     }
+    const std::string type = o->get_type_name();
+    const bool number = type == "INT" || type == "UINT" || type == "FLOAT";
     for (const auto& s : o->get_snames()) {
       if (n > 0) t.values["-" + s] = n;
       if (o->get_expected_max() == 0) t.short_flags.push_back("-" + s);
+      if (n > 0 && number) t.number_shorts.push_back("-" + s);
     }
   }
   return t;
@@ -95,6 +98,8 @@ std::string first_flag_cluster(const std::vector<std::string>& args, size_t end,
     const std::string& a = args[i];
     if (a.size() < 3 || a[0] != '-' || a[1] == '-') continue;
     if (contains(t.short_flags, a.substr(0, 2))) return a;
+    const bool number_like = (a[2] >= '0' && a[2] <= '9') || a[2] == '=' || a[2] == '-';
+    if (contains(t.number_shorts, a.substr(0, 2)) && !number_like) return a;
   }
   return "";
 }

@@ -14,7 +14,8 @@ namespace ferry {
 
 /// Applies `--bind-to` text: none, core, hwthread, socket, numa (also `package`, `l3cache`
 /// read as socket), with Open MPI's `:overload-allowed` / `:if-supported` modifiers
-/// (accepted, no effect). Errors quote the bad word, without a flag name (callers prefix).
+/// (accepted, no effect) and MPICH hydra's count (`core:N`: N cores per rank, as PE=N; `:1`
+/// with the other units). Errors quote the bad word, without a flag name (callers prefix).
 Status apply_bind_to(const std::string& text, BindingOptions& binding);
 
 /// Applies `--map-by` text to `job`: `slot`, `node` (round-robin over hosts), `core` and

@@ -23,8 +23,25 @@ TEST(CliBinding, BindToUnitsAndModifiers) {
   auto bad = apply_bind_to("core:sticky", b);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
-            "unknown modifier 'sticky' in 'core:sticky' (expected overload-allowed or "
-            "if-supported)");
+            "unknown modifier 'sticky' in 'core:sticky' (expected overload-allowed, "
+            "if-supported, or a count: core:N)");
+}
+
+// MPICH hydra's `-bind-to core:N`: N cores per rank, as Open MPI's PE=N.
+TEST(CliBinding, BindToCoreTakesHydrasCount) {
+  BindingOptions b;
+  ASSERT_TRUE(apply_bind_to("core:2", b).ok());
+  EXPECT_EQ(b.bind_to, BindTo::kCore);
+  EXPECT_EQ(b.pe, 2);
+  ASSERT_TRUE(apply_bind_to("socket:1", b).ok());
+  EXPECT_EQ(b.bind_to, BindTo::kSocket);
+  auto sockets = apply_bind_to("socket:2", b);
+  ASSERT_FALSE(sockets.ok());
+  EXPECT_EQ(sockets.error().message,
+            "'socket:2': only core takes a count (core:N, N cores per rank)");
+  auto zero = apply_bind_to("core:0", b);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().message, "bad count '0' in 'core:0'");
 }
 
 TEST(CliBinding, MapByResetsWhatItDoesNotName) {

@@ -239,7 +239,9 @@ TEST(CliMpirun, UnknownOptionsAreErrorsNotCommands) {
   EXPECT_NE(err.find("unknown option '--display-everything'"), std::string::npos) << err;
   // CLI11 would read a misspelt single-dash option as a cluster of short flags: -hostfilee as
   // -h (help, exit 0) and -vx as -v -x (the command taken as -x's value).
-  for (const char* typo : {"-hostfilee", "-vx", "-Vq"}) {
+  // A short option that takes a number would take the rest as its value: -ckpointlib (one of
+  // hydra's) as -c "kpointlib", and the error would be about -np.
+  for (const char* typo : {"-hostfilee", "-vx", "-Vq", "-ckpointlib", "-nolocalx", "-Nx"}) {
     testing::internal::CaptureStderr();
     auto t = mpi({"-np", "2", typo, "f", "./app"});
     err = testing::internal::GetCapturedStderr();
@@ -247,6 +249,15 @@ TEST(CliMpirun, UnknownOptionsAreErrorsNotCommands) {
     EXPECT_EQ(err, std::string("mpirun: unknown option '") + typo +
                        "' (see mpirun --help; put the command after -- if it starts with '-')\n");
   }
+}
+
+TEST(CliMpirun, ShortNumberOptionsStillTakeAttachedNumbers) {
+  auto n = mpi({"-n4", "true"});
+  ASSERT_TRUE(n.config.has_value());
+  EXPECT_EQ(n.config->job.np, 4);
+  auto c = mpi({"-c2", "-N1", "true"});
+  ASSERT_TRUE(c.config.has_value());
+  EXPECT_EQ(c.config->job.np, 2);
 }
 
 // The spellings Open MPI 4.1's mpirun still takes from its 1.x days.
