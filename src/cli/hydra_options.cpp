@@ -40,6 +40,7 @@ const NoEffect hydra_no_effect[] = {
     {"--usize", 1, "the universe is the job's ranks"},
     {"--pmi-port", 0, "ferry serves PMI-1 over a socket of its own anyway"},
     {"--enable-x,--disable-x", 0, "no effect under ferry (no X forwarding)"},
+    {"--silent-abort", 0, "no effect under ferry (a failed job is always reported)"},
 };
 
 }  // namespace
@@ -87,6 +88,13 @@ void add_hydra_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
          "Tag each line with '[rank] '")
       ->group("MPICH (hydra)");
   app.add_option("--bootstrap", raw.launcher, "hydra's older name of -launcher")->group("");
+  app.add_flag("--print-rank-map", cfg.job.binding.report_bindings,
+               "Print each rank's host, cores and devices before the ranks start (--display-map)")
+      ->group("MPICH (hydra)");
+  app.add_flag_function(
+         "--rr", [&raw](std::int64_t) { raw.map_by = "node"; },
+         "Ranks round-robin over the hosts (--map-by node)")
+      ->group("MPICH (hydra)");
   app.add_option_function<std::string>(
          "--gpus-per-proc",
          [&cfg](const std::string& v) {

@@ -482,6 +482,11 @@ TEST(CliMpirunHydra, HydraFlagsMeanWhatMpichMeans) {
   EXPECT_EQ(h.config->output.tag, TagStyle::kMpich);
   EXPECT_EQ(h.config->launch, LaunchWith::kSsh);
   EXPECT_EQ(mpi({"-gpus-per-proc", "auto", "true"}).config->job.binding.devices_per_rank, -1);
+  // -rr: round-robin over the hosts; -print-rank-map: the map before the ranks start.
+  auto rr = mpi({"-hosts", "a:2,b:2", "-n", "4", "-rr", "-print-rank-map", "true"}, "mpiexec");
+  ASSERT_TRUE(rr.config.has_value());
+  EXPECT_EQ(rr.config->job.placement.mapping, HostMapping::kByNode);
+  EXPECT_TRUE(rr.config->job.binding.report_bindings);
   EXPECT_EQ(mpi({"-gpus-per-proc", "two", "true"}).exit_code, 2);
 }
 
@@ -534,7 +539,8 @@ TEST(CliMpirunHydra, HydraFlagsFerryCannotHonourAreRefusedAndTheRestAccepted) {
                                              {"-localhost", "h"},
                                              {"-usize", "SYSTEM"},
                                              {"-pmi-port"},
-                                             {"-disable-x"}}) {
+                                             {"-disable-x"},
+                                             {"-silent-abort"}}) {
     std::vector<std::string> line = flag;
     line.insert(line.end(), {"-n", "1", "./app"});
     auto out = mpi(line, "mpiexec");
