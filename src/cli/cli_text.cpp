@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 namespace ferry::cli_detail {
 
@@ -28,6 +29,99 @@ std::optional<double> parse_number(std::string_view text, double lo, double hi) 
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi) return std::nullopt;
   return v;
+}
+
+namespace {
+
+// The word --help shows for each option's value, by its first long name.
+constexpr std::pair<std::string_view, std::string_view> kValueWords[] = {
+    {"np", "N"},
+    {"num-proc", "N"},
+    {"x", "VAR[=VALUE]"},
+    {"wdir", "DIR"},
+    {"stdin", "RANK|none"},
+    {"network-interface", "IFACES"},
+    {"network-interfaces", "IFACES"},
+    {"env-file", "FILE"},
+    {"config", "FILE"},
+    {"config-file", "FILE"},
+    {"kill-grace", "SECONDS"},
+    {"min-np", "N"},
+    {"max-np", "N"},
+    {"nnodes", "MIN:MAX"},
+    {"max-restarts", "N"},
+    {"min-hosts", "M"},
+    {"host", "HOSTS"},
+    {"hosts", "HOSTS"},
+    {"hostfile", "FILE"},
+    {"default-hostfile", "FILE"},
+    {"f", "FILE"},
+    {"default-slots", "N"},
+    {"start-timeout", "SECONDS"},
+    {"ferryd", "PATH"},
+    {"ssh-port", "PORT"},
+    {"ssh-identity-file", "FILE"},
+    {"l", "USER"},
+    {"ssh-user", "USER"},
+    {"ssh-config", "FILE"},
+    {"heartbeat", "SECONDS"},
+    {"output-filename", "DIR"},
+    {"console-ranks", "RANKS"},
+    {"bind-to", "UNIT"},
+    {"map-by", "POLICY"},
+    {"rank-by", "ORDER"},
+    {"npernode", "N"},
+    {"ppn", "N"},
+    {"ppr", "N:node"},
+    {"cpus-per-rank", "N"},
+    {"devices", "LIST"},
+    {"devices-per-rank", "N"},
+    {"timeout", "SECONDS"},
+    {"stall-timeout", "SECONDS"},
+    {"compat", "LAUNCHER"},
+    {"mca", "NAME VALUE"},
+    {"genv", "NAME VALUE"},
+    {"genvlist", "NAMES"},
+    {"prefix", "DIR"},
+    {"iface", "IFACE"},
+    {"host-discovery-script", "SCRIPT"},
+    {"slots-per-host", "N"},
+    {"elastic-timeout", "SECONDS"},
+    {"reset-limit", "N"},
+    {"blacklist-cooldown-range", "LOW HIGH"},
+    {"log-level", "LEVEL"},
+    {"timeline-filename", "FILE"},
+    {"autotune-log-file", "FILE"},
+    {"fusion-threshold-mb", "MB"},
+    {"cycle-time-ms", "MS"},
+    {"cache-capacity", "N"},
+    {"gloo-timeout-seconds", "SECONDS"},
+    {"stall-check-warning-time-seconds", "SECONDS"},
+    {"stall-check-shutdown-time-seconds", "SECONDS"},
+    {"num-nccl-streams", "N"},
+    {"thread-affinity", "N"},
+    {"autotune-warmup-samples", "N"},
+    {"autotune-steps-per-sample", "N"},
+    {"autotune-bayes-opt-max-samples", "N"},
+    {"autotune-gaussian-process-noise", "X"},
+    {"mpi-args", "ARGS"},
+    {"binding-args", "ARGS"},
+};
+
+}  // namespace
+
+std::string value_placeholder(std::string_view name, std::string_view type_name) {
+  const size_t colon = type_name.find(':');
+  const std::string_view base = type_name.substr(0, colon);
+  const std::string_view check =
+      colon == std::string_view::npos ? std::string_view{} : type_name.substr(colon + 1);
+  if (check.starts_with('{')) return std::string(check);  // the choices say it best
+  for (const auto& [option, word] : kValueWords)
+    if (option == name) return std::string(word);
+  if (!check.empty()) return std::string(check);
+  if (base == "INT" || base == "UINT") return "N";
+  if (base == "FLOAT") return "X";
+  return base.empty() || base == "TEXT" ? "VALUE" : std::string(base);
 }
 
 std::string base_name(std::string_view path) {

@@ -19,4 +19,11 @@ std::optional<double> parse_number(std::string_view text, double lo, double hi);
 /// The base name of a path: "/usr/bin/mpirun" → "mpirun".
 std::string base_name(std::string_view path);
 
+/// What --help shows for an option's value: the word for what it is ("--wdir DIR", "-np N",
+/// "--mca NAME VALUE"), looked up by the option's first long name (`name`, without dashes;
+/// its short one when it has none). An option with a list of choices shows the list
+/// ("{auto,ssh,...}" from CLI11's type name "TEXT:{auto,ssh,...}"); one not listed, the
+/// validator's word or a word for its type (INT: N) instead of CLI11's TEXT.
+std::string value_placeholder(std::string_view name, std::string_view type_name);
+
 }  // namespace ferry::cli_detail

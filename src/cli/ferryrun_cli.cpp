@@ -63,6 +63,20 @@ class HelpFormatter : public CLI::Formatter {
       name.erase(at, 7);
     return name;
   }
+  // What the value is ("--wdir DIR", "--mca NAME VALUE"), not its C++ type ("TEXT x 2").
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (opt->get_type_size() == 0 || opt->get_type_name().empty() ||
+        !opt->get_option_text().empty())
+      return CLI::Formatter::make_option_opts(opt);
+    const auto& longs = opt->get_lnames();
+    const auto& shorts = opt->get_snames();
+    const std::string name = !longs.empty() ? longs.front() : shorts.empty() ? "" : shorts.front();
+    std::string out = " " + cli_detail::value_placeholder(name, opt->get_type_name());
+    if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+    if (!opt->get_envname().empty())
+      out += " (" + get_label("Env") + ":" + opt->get_envname() + ")";
+    return out;
+  }
 };
 
 std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {

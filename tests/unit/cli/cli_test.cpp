@@ -213,5 +213,28 @@ TEST(Cli, ErrorsStartWithTheNameTheUserCalled) {
   }
 }
 
+// --help says what each value is (DIR, FILE, N, NAME VALUE, the choices), in every
+// personality, never CLI11's C++ types (TEXT, INT, FLOAT).
+TEST(Cli, HelpNamesWhatEachValueIs) {
+  for (const char* program : {"ferryrun", "mpirun", "mpiexec", "horovodrun"}) {
+    testing::internal::CaptureStdout();
+    auto r = parse_ferryrun_args({program, "--help"});
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* type : {" TEXT", " INT", " UINT", " FLOAT", ":TEXT"})
+      EXPECT_EQ(out.find(type), std::string::npos) << program << " shows '" << type << "':\n"
+                                                   << out;
+    EXPECT_NE(out.find(" -x VAR[=VALUE] ..."), std::string::npos) << out;
+    EXPECT_NE(out.find(" --launcher {auto,ssh,slurm,local,rsh,fork}"), std::string::npos) << out;
+    EXPECT_NE(out.find(" --config FILE "), std::string::npos) << out;
+  }
+  testing::internal::CaptureStdout();
+  parse_ferryrun_args({"mpirun", "--help"});
+  const std::string mpirun = testing::internal::GetCapturedStdout();
+  EXPECT_NE(mpirun.find(" --mca,--gmca NAME VALUE "), std::string::npos) << mpirun;
+  EXPECT_NE(mpirun.find(" -n,-c,--np,--n N "), std::string::npos) << mpirun;
+  EXPECT_NE(mpirun.find(" --wdir,--wd DIR "), std::string::npos) << mpirun;
+}
+
 }  // namespace
 }  // namespace ferry
