@@ -146,6 +146,42 @@ ParseOutcome fail(const RawCli& raw, const std::string& message) {
   return {std::nullopt, 2};
 }
 
+// The option as the user wrote it: "-np" for --np, "-H" for --host, its first long name when
+// none of its spellings is among `options` (the words before the command).
+std::string spelling_used(const CLI::Option& opt, const std::vector<std::string>& options,
+                          const RawCli& raw) {
+  std::vector<std::string> names;
+  for (const auto& s : opt.get_snames()) names.push_back("-" + s);
+  for (const auto& l : opt.get_lnames()) names.push_back("--" + l);
+  for (const auto& word : options)
+    for (const auto& n : names)
+      if (word == n || word.starts_with(n + "=")) return cli_detail::typed_as(raw, n);
+  return opt.get_lnames().empty() ? opt.get_name() : "--" + opt.get_lnames().front();
+}
+
+// CLI11's words for a missing or unknown value ("--np: 1 required INT missing", "--launcher:
+// foo not in {auto,ssh}", "At least 2 required but received 1") in ferry's: the option as
+// typed and what its value is ("-np: needs a value (N)"). Other messages are kept.
+std::string parse_error_text(const CLI::App& app, const std::string& what,
+                             const std::vector<std::string>& options, const RawCli& raw) {
+  const size_t colon = what.find(": ");
+  if (colon == std::string::npos) return what;
+  const CLI::Option* opt = app.get_option_no_throw(what.substr(0, colon));
+  if (opt == nullptr) return what;
+  const std::string rest = what.substr(colon + 2);
+  const std::string flag = spelling_used(*opt, options, raw);
+  const auto& longs = opt->get_lnames();
+  const auto& shorts = opt->get_snames();
+  const std::string name = !longs.empty() ? longs.front() : shorts.empty() ? "" : shorts.front();
+  const std::string value = cli_detail::value_placeholder(name, opt->get_type_name());
+  if (rest.ends_with(" missing") || rest.starts_with("At least "))
+    return flag + ": needs " + (opt->get_expected_min() > 1 ? "values" : "a value") + " (" + value +
+           ")";
+  if (const size_t at = rest.find(" not in {"); at != std::string::npos)
+    return flag + ": '" + rest.substr(0, at) + "' is not one of " + value;
+  return flag + ": " + rest;
+}
+
 // mpirun --display-allocation: the job's hosts and their slots, before anything starts.
 void print_allocation(const std::string& program, const HostList& hosts) {
   int slots = 0;
@@ -224,6 +260,8 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
 
   // Second pass: the command line over the job file.
   auto app = make_app(cfg, raw);
+  const std::vector<std::string> options(args.begin(),
+                                         args.begin() + static_cast<std::ptrdiff_t>(end));
   std::reverse(args.begin(), args.end());
   try {
     app->parse(args);
@@ -232,7 +270,8 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
       app->exit(e);
       return {std::nullopt, 0};
     }
-    return fail(raw, std::string(e.what()) + " (see " + cli_detail::invocation(raw) + " --help)");
+    return fail(raw, parse_error_text(*app, e.what(), options, raw) + " (see " +
+                         cli_detail::invocation(raw) + " --help)");
   }
   Status st = cli_detail::finish_config(cfg, raw, app->remaining(), explicit_sep, extras);
   for (const auto& w : raw.warnings)

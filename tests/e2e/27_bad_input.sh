@@ -61,7 +61,7 @@ assert_eq 700 "$(stat -c %a "$T/new")" "mode of a directory ferryrun made"
 assert_eq "no newline" "$(cat "$T/new/out/rank.0/stdout")" "per-rank file"
 
 # Sizes: refused up front, in a moment, naming the limit.
-refused HUGE "--np: 1000000 is out of range (1 to 65536)" -- "$FERRYRUN" -np 1000000 true
+refused HUGE "-np: 1000000 is out of range (1 to 65536)" -- "$FERRYRUN" -np 1000000 true
 refused HOST "40000 ranks on host localhost: a host has at most 8192" -- \
   "$FERRYRUN" -np 40000 true
 refused SLOTS "ranks: a job has at most 65536" -- \

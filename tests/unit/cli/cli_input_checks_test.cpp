@@ -37,7 +37,7 @@ bool has(const std::string& text, const std::string& part) {
 }
 
 TEST(CliInputChecks, NumbersArePlainDecimals) {
-  EXPECT_TRUE(has(refusal({"-np", "four", "true"}), "--np: 'four' is not a whole number"));
+  EXPECT_TRUE(has(refusal({"-np", "four", "true"}), "ferryrun: -np: 'four' is not a whole number"));
   EXPECT_TRUE(has(refusal({"-np", "0x2", "true"}), "'0x2' is not a whole number"));
   EXPECT_TRUE(has(refusal({"-np", "-1", "true"}), "'-1' is not a whole number"));
   EXPECT_TRUE(has(refusal({"-np", "1e3", "true"}), "'1e3' is not a whole number"));
@@ -61,6 +61,22 @@ TEST(CliInputChecks, ARefusedFlagGivenAloneGetsItsReason) {
   EXPECT_TRUE(has(refusal({"--check-build", "-np", "2", "true"}, "horovodrun"),
                   "--check-build: ferry cannot inspect"));
   EXPECT_TRUE(has(refusal({}, "horovodrun"), "horovodrun: no command given"));
+}
+
+// A missing or unknown value names the option as typed and what its value is, not CLI11's
+// "--np: 1 required INT missing".
+TEST(CliInputChecks, AMissingValueNamesTheOptionAsTypedAndWhatItTakes) {
+  EXPECT_EQ(refusal({"-np"}), "ferryrun: -np: needs a value (N) (see ferryrun --help)\n");
+  EXPECT_EQ(refusal({"-H"}, "mpirun"), "mpirun: -H: needs a value (HOSTS) (see mpirun --help)\n");
+  EXPECT_EQ(refusal({"-x"}), "ferryrun: -x: needs a value (VAR[=VALUE]) (see ferryrun --help)\n");
+  EXPECT_EQ(refusal({"-wdir"}, "mpirun"),
+            "mpirun: -wdir: needs a value (DIR) (see mpirun --help)\n");
+  EXPECT_EQ(refusal({"--blacklist-cooldown-range", "1"}, "horovodrun"),
+            "horovodrun: --blacklist-cooldown-range: needs values (LOW HIGH) (see horovodrun "
+            "--help)\n");
+  EXPECT_EQ(refusal({"--launcher", "pdsh", "true"}),
+            "ferryrun: --launcher: 'pdsh' is not one of {auto,ssh,slurm,local,rsh,fork} (see "
+            "ferryrun --help)\n");
 }
 
 TEST(CliInputChecks, PlainNumbersStillWork) {
