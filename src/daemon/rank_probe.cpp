@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ferry/common/read_text_file.hpp"
+#include "ferry/daemon/python_frames.hpp"
 #include "ferry/process/run_capture.hpp"
 #include "ferry/process/spawn.hpp"
 
@@ -40,6 +41,20 @@ std::string cut(const std::string& line) {
   return line.size() > kFrameWidth ? line.substr(0, kFrameWidth - 3) + "..." : line;
 }
 
+// The "python:" part read from the rank's memory (python_frames.hpp), for when gdb cannot give
+// it; `why` says why gdb's is missing, for the line that says neither could.
+std::string python_from_memory(pid_t pid, const std::string& why) {
+  auto frames = read_python_frames(pid, kMaxFrames);
+  if (!frames || frames->empty())
+    return "python: unavailable (" + why +
+           "; from its memory: " + (frames ? std::string("no frame") : frames.error().message) +
+           ")\n";
+  std::string text = "python:\n";
+  std::istringstream in(format_python_frames(*frames));
+  for (std::string line; std::getline(in, line);) text += "    " + cut(line) + "\n";
+  return text;
+}
+
 std::string gdb_stack(pid_t pid, const std::string& python, std::chrono::seconds limit) {
   const std::string marker = "@@ferry-python-frames@@";
   // Every library's symbols are read (libtorch's take gdb seconds): without a library's
@@ -63,8 +78,7 @@ std::string gdb_stack(pid_t pid, const std::string& python, std::chrono::seconds
     text = "native: unavailable (gdb could not attach to pid " + std::to_string(pid) +
            ": ptrace not permitted?)\n" + text;
   if (!python.empty() && text.find("python:\n") == std::string::npos)
-    text +=
-        "python: unavailable (gdb has no CPython extension: install " + dbg_package(python) + ")\n";
+    text += python_from_memory(pid, "gdb has no CPython extension: install " + dbg_package(python));
   return text;
 }
 
@@ -82,8 +96,7 @@ std::string eu_stack(pid_t pid, const std::string& python, std::chrono::seconds 
                ? "native: unavailable (eu-stack could not read pid " + std::to_string(pid) + ")\n"
                : "native:\n" + text;
   }
-  if (!python.empty())
-    text += "python: unavailable (install gdb and " + dbg_package(python) + ")\n";
+  if (!python.empty()) text += python_from_memory(pid, "install gdb and " + dbg_package(python));
   return text;
 }
 
@@ -148,7 +161,9 @@ std::string dump_stack(pid_t pid, std::chrono::seconds limit) {
   const std::string python = python_name(pid);
   if (installed("gdb")) return gdb_stack(pid, python, limit);
   if (installed("eu-stack")) return eu_stack(pid, python, limit);
-  return "stack: unavailable (install gdb, or elfutils for native frames only)\n";
+  std::string text = "stack: unavailable (install gdb, or elfutils for native frames only)\n";
+  if (!python.empty()) text += python_from_memory(pid, "install gdb and " + dbg_package(python));
+  return text;
 }
 
 std::string tidy_gdb_output(const std::string& out, const std::string& marker, bool python) {
