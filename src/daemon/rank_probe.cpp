@@ -41,20 +41,6 @@ std::string cut(const std::string& line) {
   return line.size() > kFrameWidth ? line.substr(0, kFrameWidth - 3) + "..." : line;
 }
 
-// The "python:" part read from the rank's memory (python_frames.hpp), for when gdb cannot give
-// it; `why` says why gdb's is missing, for the line that says neither could.
-std::string python_from_memory(pid_t pid, const std::string& why) {
-  auto frames = read_python_frames(pid, kMaxFrames);
-  if (!frames || frames->empty())
-    return "python: unavailable (" + why +
-           "; from its memory: " + (frames ? std::string("no frame") : frames.error().message) +
-           ")\n";
-  std::string text = "python:\n";
-  std::istringstream in(format_python_frames(*frames));
-  for (std::string line; std::getline(in, line);) text += "    " + cut(line) + "\n";
-  return text;
-}
-
 std::string gdb_stack(pid_t pid, const std::string& python, std::chrono::seconds limit) {
   const std::string marker = "@@ferry-python-frames@@";
   // Every library's symbols are read (libtorch's take gdb seconds): without a library's
@@ -101,6 +87,18 @@ std::string eu_stack(pid_t pid, const std::string& python, std::chrono::seconds 
 }
 
 }  // namespace
+
+std::string python_from_memory(pid_t pid, const std::string& why) {
+  auto frames = read_python_frames(pid, kMaxFrames);
+  if (!frames || frames->empty())
+    return "python: unavailable (" + why +
+           "; from its memory: " + (frames ? std::string("no frame") : frames.error().message) +
+           ")\n";
+  std::string text = "python:\n";
+  std::istringstream in(format_python_frames(*frames));
+  for (std::string line; std::getline(in, line);) text += "    " + cut(line) + "\n";
+  return text;
+}
 
 ProcSample parse_proc_stat(const std::string& text) {
   ProcSample s;

@@ -36,6 +36,11 @@ uint32_t cpu_permille(const ProcSample& before, const ProcSample& after,
 /// eu-stack (native frames only). The rank is stopped for as long as the debugger reads it.
 std::string dump_stack(pid_t pid, std::chrono::seconds limit);
 
+/// The "python:" part of dump_stack() read from the rank's memory (python_frames.hpp), for when
+/// gdb cannot give it: the frames, each line indented as gdb's, or one line "python:
+/// unavailable (WHY; from its memory: REASON)" where `why` says why gdb's part is missing.
+std::string python_from_memory(pid_t pid, const std::string& why);
+
 /// Picks the parts of gdb's batch output that dump_stack() shows (exposed for tests): the
 /// frame lines ("#N ..."), each cut to a readable length, and the Python traceback after
 /// `marker`.

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "ferry/daemon/rank_probe.hpp"
+
 namespace ferry {
 namespace {
 
@@ -95,6 +97,21 @@ TEST_F(PythonChild, TheMainThreadsFramesInnermostFirst) {
   auto two = read_python_frames(pid_, 2);
   ASSERT_TRUE(two);
   EXPECT_EQ(two->size(), 2u);
+}
+
+// What the state report shows of a Python rank where gdb has no CPython extension: the
+// "python:" part as gdb's would read, from memory.
+TEST_F(PythonChild, TheReportsPythonPartComesFromMemoryWhereGdbCannotGiveIt) {
+  ASSERT_TRUE(frames_in_sleep());
+  EXPECT_EQ(python_from_memory(pid_, "gdb has no CPython extension: install python3.11-dbg"),
+            "python:\n    Traceback (most recent call first):\n      File \"" + script_ +
+                "\", line 6, in inner\n      File \"" + script_ +
+                "\", line 8, in outer\n      File \"" + script_ + "\", line 11, in <module>\n");
+  EXPECT_EQ(python_from_memory(::getpid(), "install gdb and python3.11-dbg")
+                .rfind("python: unavailable (install gdb and python3.11-dbg; from its memory: not "
+                       "CPython 3.11",
+                       0),
+            0u);
 }
 
 TEST(PythonFrames, AProcessThatIsNotPython311IsSaidToBeNone) {
