@@ -48,6 +48,15 @@ std::string description(Personality who, const std::string& name) {
          "[rank]<stdout>: like horovodrun.";
 }
 
+// What an option's value is, for --help and the errors ("N", "DIR", "{auto,ssh,...}"), by its
+// first long name (its short one when it has none).
+std::string value_word(const CLI::Option& opt) {
+  const auto& longs = opt.get_lnames();
+  const auto& shorts = opt.get_snames();
+  const std::string name = !longs.empty() ? longs.front() : shorts.empty() ? "" : shorts.front();
+  return cli_detail::value_placeholder(name, opt.get_type_name());
+}
+
 // --help as people read it: the usage line shows where the command goes, and a negated
 // flag (horovodrun's --no-autotune) is not shown as "--no-autotune{false}", which reads
 // like a default value.
@@ -68,10 +77,7 @@ class HelpFormatter : public CLI::Formatter {
     if (opt->get_type_size() == 0 || opt->get_type_name().empty() ||
         !opt->get_option_text().empty())
       return CLI::Formatter::make_option_opts(opt);
-    const auto& longs = opt->get_lnames();
-    const auto& shorts = opt->get_snames();
-    const std::string name = !longs.empty() ? longs.front() : shorts.empty() ? "" : shorts.front();
-    std::string out = " " + cli_detail::value_placeholder(name, opt->get_type_name());
+    std::string out = " " + value_word(*opt);
     if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
     if (!opt->get_envname().empty())
       out += " (" + get_label("Env") + ":" + opt->get_envname() + ")";
@@ -170,10 +176,7 @@ std::string parse_error_text(const CLI::App& app, const std::string& what,
   if (opt == nullptr) return what;
   const std::string rest = what.substr(colon + 2);
   const std::string flag = spelling_used(*opt, options, raw);
-  const auto& longs = opt->get_lnames();
-  const auto& shorts = opt->get_snames();
-  const std::string name = !longs.empty() ? longs.front() : shorts.empty() ? "" : shorts.front();
-  const std::string value = cli_detail::value_placeholder(name, opt->get_type_name());
+  const std::string value = value_word(*opt);
   if (rest.ends_with(" missing") || rest.starts_with("At least "))
     return flag + ": needs " + (opt->get_expected_min() > 1 ? "values" : "a value") + " (" + value +
            ")";
