@@ -7,18 +7,13 @@
 #include <cstdlib>
 
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "mpirun_line.hpp"
 
 namespace ferry {
 namespace {
 
-ParseOutcome mpi(std::vector<std::string> args, const char* argv0 = "mpirun") {
-  args.insert(args.begin(), argv0);
-  return parse_ferryrun_args(args);
-}
-
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
+using testing_mpirun::has;
+using testing_mpirun::mpi;
 
 // MPICH's mpiexec (hydra) line through the same links.
 TEST(CliMpirunHydra, HydraFlagsMeanWhatMpichMeans) {

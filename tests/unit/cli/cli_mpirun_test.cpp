@@ -9,18 +9,13 @@
 #include <fstream>
 
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "mpirun_line.hpp"
 
 namespace ferry {
 namespace {
 
-ParseOutcome mpi(std::vector<std::string> args, const char* argv0 = "mpirun") {
-  args.insert(args.begin(), argv0);
-  return parse_ferryrun_args(args);
-}
-
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
+using testing_mpirun::has;
+using testing_mpirun::mpi;
 
 TEST(CliMpirun, OpenMpiDefaultsUntaggedWithOpenMpiFiles) {
   auto r = mpi({"-np", "4", "--host", "a:2,b:2", "./app"});
