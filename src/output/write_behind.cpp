@@ -4,13 +4,31 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <string>
 #include <utility>
 
 namespace ferry {
+namespace {
+
+// Empty chunks kept for the next bytes that wait: with the chunks being written, enough
+// for a reader that keeps pace with the loop to cost no allocation.
+constexpr std::size_t kSpareChunks = 4;
+// The smallest chunk, whatever the caller's buffer: fewer, larger writev(2) calls.
+constexpr std::size_t kMinChunk = std::size_t{64} << 10;
+
+void wait_writable(int fd) {
+  pollfd pfd{fd, POLLOUT, 0};
+  while (::poll(&pfd, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
 
 int write_all(int fd, const char* p, std::size_t n) {
   while (n > 0) {
@@ -21,11 +39,48 @@ int write_all(int fd, const char* p, std::size_t n) {
     } else if (w < 0 && errno == EINTR) {
       continue;
     } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{fd, POLLOUT, 0};
-      while (::poll(&pfd, 1, -1) < 0 && errno == EINTR) {
-      }
+      wait_writable(fd);
     } else {
       return w < 0 ? errno : EIO;
+    }
+  }
+  return 0;
+}
+
+int write_all(int fd, const std::deque<std::string>& chunks) {
+  std::size_t next = 0;  // the first chunk not yet written whole
+  std::size_t off = 0;   // bytes of it written
+  std::vector<iovec> iov;
+  while (next < chunks.size()) {
+    iov.clear();
+    for (std::size_t i = next; i < chunks.size() && iov.size() < IOV_MAX; ++i) {
+      const std::size_t skip = i == next ? off : 0;
+      if (chunks[i].size() > skip)
+        iov.push_back({const_cast<char*>(chunks[i].data()) + skip, chunks[i].size() - skip});
+    }
+    if (iov.empty()) break;
+    ssize_t w = ::writev(fd, iov.data(), static_cast<int>(iov.size()));
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      wait_writable(fd);
+      continue;
+    }
+    if (w <= 0) return w < 0 ? errno : EIO;
+    auto left = static_cast<std::size_t>(w);
+    while (left > 0 && next < chunks.size()) {
+      const std::size_t rest = chunks[next].size() - off;
+      if (left < rest) {
+        off += left;
+        left = 0;
+      } else {
+        left -= rest;
+        ++next;
+        off = 0;
+      }
+    }
+    while (next < chunks.size() && chunks[next].size() == off) {  // empty chunks
+      ++next;
+      off = 0;
     }
   }
   return 0;
@@ -34,7 +89,7 @@ int write_all(int fd, const char* p, std::size_t n) {
 WriteBehind::WriteBehind(int fd, std::size_t buffer, std::function<void()> wake)
     : fd_(fd),
       direct_(direct_mode(fd, own_fd_)),
-      keep_(buffer),
+      chunk_(std::max(buffer, kMinChunk)),
       wake_(std::move(wake)),
       thread_([this] { run(); }) {}
 
@@ -122,10 +177,28 @@ void WriteBehind::write(const char* p, std::size_t n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (error() != 0 || stopping_) return;
-    pending_.append(p, n);
+    append_locked(p, n);
     queued_.fetch_add(n, std::memory_order_relaxed);
   }
   cv_.notify_one();
+}
+
+void WriteBehind::append_locked(const char* p, std::size_t n) {
+  while (n > 0) {
+    if (pending_.empty() || pending_.back().size() == chunk_) {
+      if (spare_.empty()) {
+        pending_.emplace_back().reserve(chunk_);
+      } else {
+        pending_.push_back(std::move(spare_.back()));
+        spare_.pop_back();
+      }
+    }
+    std::string& last = pending_.back();
+    const std::size_t take = std::min(n, chunk_ - last.size());
+    last.append(p, take);
+    p += take;
+    n -= take;
+  }
 }
 
 void WriteBehind::wake_at(std::size_t bytes) {
@@ -146,18 +219,22 @@ void WriteBehind::run() {
   for (;;) {
     cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
     if (pending_.empty()) return;  // stopping, and everything is written
-    // Everything waiting goes out in one write; the buffer it was in goes back to be
-    // filled again. The bytes stay counted in queued_ until written.
+    // Everything waiting goes out in as few writes as the chunks take; the chunks go back
+    // to be filled again. The bytes stay counted in queued_ until written.
     writing_.swap(pending_);
     lock.unlock();
-    const int err = write_all(fd_, writing_.data(), writing_.size());
+    const int err = write_all(fd_, writing_);
     lock.lock();
-    queued_.fetch_sub(writing_.size(), std::memory_order_release);
-    if (writing_.capacity() > 2 * keep_) {
-      std::string().swap(writing_);  // grown while the reader was slow
-    } else {
-      writing_.clear();
+    std::size_t written = 0;
+    for (std::string& c : writing_) {
+      written += c.size();
+      if (spare_.size() < kSpareChunks) {
+        c.clear();
+        spare_.push_back(std::move(c));
+      }
     }
+    writing_.clear();
+    queued_.fetch_sub(written, std::memory_order_release);
     if (err != 0) {
       error_.store(err, std::memory_order_release);
       pending_.clear();

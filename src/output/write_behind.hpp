@@ -8,10 +8,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ferry/common/posix_handles.hpp"
 
@@ -28,13 +30,15 @@ namespace ferry {
 /// has no reader to wait for), as many as fit for a pipe, FIFO or terminal (through a
 /// non-blocking open file description of its own, from /proc/self/fd, so that the shared
 /// one keeps its flags) or a socket (MSG_DONTWAIT); the rest waits for the thread. What
-/// waits is one buffer, appended to while the thread writes the one before: however many
-/// batches come meanwhile, the thread wakes once per write(2), and the buffers are handed
-/// back and forth instead of allocated anew.
+/// waits is a chain of chunks of `buffer` bytes, appended to while the thread writes the
+/// chunks before: however many batches come meanwhile, the thread wakes once per
+/// writev(2), and the chunks go back and forth instead of being allocated anew. Chunks, not
+/// one growing buffer: what a stopped reader leaves waiting costs its own size in memory,
+/// not the doubling capacity of a string and the copies each doubling makes.
 class WriteBehind {
  public:
   /// `wake` runs on the writing thread when a wake_at() threshold is reached; it should
-  /// only post to the owner's loop. `buffer`: the capacity worth keeping between writes.
+  /// only post to the owner's loop. `buffer`: the bytes of one chunk of what waits.
   WriteBehind(int fd, std::size_t buffer, std::function<void()> wake);
   /// finish()es.
   ~WriteBehind();
@@ -74,12 +78,16 @@ class WriteBehind {
   const int fd_;
   UniqueFd own_fd_;  // kReopened: the same pipe or terminal, O_NONBLOCK
   Direct direct_;
-  const std::size_t keep_;
+  const std::size_t chunk_;  // the bytes of one chunk
   std::function<void()> wake_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::string pending_;                 // guarded by mu_, as are the fields below but queued_
-  std::string writing_;                 // the thread's: what it writes now, outside the lock
+  // Takes [p, p+n) into the chunks of pending_; under mu_.
+  void append_locked(const char* p, std::size_t n);
+
+  std::deque<std::string> pending_;     // guarded by mu_, as are the fields below but queued_
+  std::vector<std::string> spare_;      // empty chunks (capacity chunk_) kept for reuse
+  std::deque<std::string> writing_;     // the thread's: what it writes now, outside the lock
   std::atomic<std::size_t> queued_{0};  // pending_ and writing_; changed under mu_
   std::size_t wake_at_ = 0;
   bool wake_armed_ = false;
@@ -91,5 +99,8 @@ class WriteBehind {
 /// Writes all of [p, p+n) to fd, over partial writes, EINTR and EAGAIN (a non-blocking fd
 /// is waited on with poll). Returns 0 or the errno that stopped it.
 int write_all(int fd, const char* p, std::size_t n);
+
+/// write_all() for the chunks of `chunks`, in order, with as few writev(2) as they take.
+int write_all(int fd, const std::deque<std::string>& chunks);
 
 }  // namespace ferry

@@ -3,6 +3,7 @@
 // still arrives, in order.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -177,6 +178,51 @@ TEST(ConsoleWriteBehind, WriteErrorIsOneWarning) {
   ::close(p[1]);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("Broken pipe"), std::string::npos) << warnings[0];
+}
+
+// Bytes in use on the heap, every arena and mmap()ed block included.
+std::size_t heap_in_use() {
+  const struct mallinfo2 m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+// What waits for a reader that stopped costs about its own size: 9 MiB behind a full pipe
+// hold at most a quarter more (one growing buffer would double its capacity past 8 MiB, to
+// 16 MiB, and copy the 8 on the way), and all of it arrives in order.
+TEST(ConsoleWriteBehind, WhatWaitsCostsItsOwnSize) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  LateReader reader(p[0]);
+  std::string expected;
+  std::size_t grew = 0;
+  std::size_t waiting = 0;
+  {
+    asio::io_context io;
+    Capture err;
+    OutputOptions o = with_tag(TagStyle::kNone);
+    o.behind_limit = std::size_t{64} << 20;  // no flow control in the way
+    ConsoleOutput out(o, p[1], err.fd());
+    out.write_behind(io);
+    std::string line(999, 'q');
+    line += '\n';
+    expected.reserve(std::size_t{10} << 20);
+    const std::size_t before = heap_in_use();
+    for (int i = 0; i < 9 * 1024; ++i) {  // lines of 1000 bytes, flushed in 256 KiB writes
+      line[0] = static_cast<char>('a' + i % 26);
+      out.write(0, StreamId::kStdout, line);
+      expected += line;
+    }
+    out.flush();
+    grew = heap_in_use() - before;
+    waiting = out.buffered_bytes();
+    reader.go();
+  }
+  ::close(p[1]);
+  const std::string& got = reader.join();
+  ::close(p[0]);
+  EXPECT_GT(waiting, std::size_t{8} << 20) << "the pipe took more than it holds";
+  EXPECT_LT(grew, waiting + waiting / 4) << waiting << " bytes waiting held " << grew;
+  EXPECT_TRUE(got == expected) << "bytes lost or out of order";
 }
 
 TEST(ConsoleWriteBehind, DestructorWritesEverythingFirst) {
