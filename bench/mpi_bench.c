@@ -2,7 +2,9 @@
  * mpicc.openmpi). Rank 0 prints one result line.
  *
  *   mpi_bench init            MPI_Init, MPI_Barrier, MPI_Finalize: what a launch costs an
- *                             MPI job (its PMIx wire-up included)
+ *                             MPI job (its PMIx wire-up included); every rank prints
+ *                             "rank_cpu_s X" after MPI_Finalize: the CPU time (user and
+ *                             system, all threads) its whole life took
  *   mpi_bench pingpong N      ranks 0 and 1 bounce 8 bytes N times (after N/10 warm-up):
  *                             "latency_us X", half a round trip
  *   mpi_bench allreduce N     every rank, MPI_Allreduce of one double N times (after N/10
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static double pingpong(int rank, int n) {
   char buf[8] = {0};
@@ -62,5 +65,11 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
   MPI_Finalize();
+  if (strcmp(mode, "init") == 0) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("rank_cpu_s %.4f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                                      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6);
+  }
   return 0;
 }

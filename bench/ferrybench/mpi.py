@@ -7,6 +7,12 @@ on the simulated cluster:
   connections and daemons every run), measured with hyperfine, on 2 hosts x 1 rank (the
   case a 2-CPU machine runs without oversubscribing) and the launch cases (4 hosts x 2
   ranks, 8 x 4); the tools interleaved in a rotated order every round;
+- CPU time of that launch, once per tool and round outside hyperfine: of the whole machine
+  (user and system time of every CPU, nice time left out: CI runs clang-tidy at nice 19
+  beside the benchmark) and of the ranks alone (each rank's getrusage after
+  MPI_Finalize). Where the simulated hosts share few CPUs, the ranks' own CPU time divided
+  by the CPU count is a floor under any launcher's wall time: the note it gives says how
+  far that floor lets a launcher get ahead of mpirun here;
 - the same launch with both launchers' ranks given the `mtl` setting ferryd gives its own
   (the PSM transports left out where the host has no adapter for them): under ferryrun alone
   the ranks' MPI_Init is 0.2 s shorter on Debian's Open MPI, so this row shows what the
@@ -25,6 +31,7 @@ spin while they wait would measure the scheduler.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -33,6 +40,7 @@ from pathlib import Path
 
 from .cluster import host_list
 from .context import Context
+from .stats import summarize
 
 SECTION = "mpi"
 SOURCE = Path(__file__).resolve().parent.parent / "mpi_bench.c"
@@ -102,6 +110,9 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
     case = f"{hosts_n} hosts x {per_host} ranks{variant}"
     hosts = host_list(hosts_n, per_host)
     metric = ctx.results.metric(SECTION, case, "wall time of MPI_Init+Barrier+Finalize", "s")
+    if not variant:
+        machine_cpu = ctx.results.metric(SECTION, case, "CPU time, whole machine", "s")
+        ranks_cpu = ctx.results.metric(SECTION, case, "CPU time of the ranks", "s")
     for t in tools:  # a warm-up run that also checks the world
         r = subprocess.run(job(t, hosts, hosts_n * per_host, [str(prog), "init"]),
                            capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
@@ -137,6 +148,56 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
             for value in res["times"]:
                 metric.add(res["command"], rnd, value)
         ctx.check_idle(f"mpi {case} round {rnd + 1}")
+        if not variant:
+            for t in order:
+                cpu_run(ctx, t, env, prog, hosts, hosts_n * per_host, rnd, machine_cpu, ranks_cpu)
+    if not variant:
+        cpu_floor_note(ctx, case, metric, ranks_cpu)
+
+
+def busy_cpu_seconds() -> float:
+    """User and system time of every CPU so far (nice, idle, iowait and steal left out)."""
+    with open("/proc/stat", encoding="ascii") as f:
+        v = [int(x) for x in f.readline().split()[1:8]]
+    user, _nice, system, _idle, _iowait, irq, softirq = v
+    return (user + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_run(ctx, t, env, prog, hosts, np, rnd, machine_cpu, ranks_cpu) -> None:
+    """One `init` job of `t`: the machine's and the ranks' CPU seconds."""
+    before = busy_cpu_seconds()
+    try:
+        r = subprocess.run(job(t, hosts, np, [str(prog), "init"]), capture_output=True,
+                           text=True, env=env, stdin=subprocess.DEVNULL,
+                           timeout=ctx.sizes.run_timeout_s)
+    except subprocess.TimeoutExpired:
+        ctx.fail(f"mpi CPU time: {t.label} hung")
+        return
+    used = busy_cpu_seconds() - before
+    ranks = [float(x) for x in re.findall(r"rank_cpu_s ([0-9.]+)", r.stdout)]
+    if r.returncode != 0 or len(ranks) != np:
+        ctx.fail(f"mpi CPU time: {t.label} failed (exit {r.returncode}, {len(ranks)} of {np} "
+                 f"ranks said their CPU time): {(r.stdout + r.stderr).strip()[-300:]}")
+        return
+    machine_cpu.add(t.key, rnd, used)
+    ranks_cpu.add(t.key, rnd, sum(ranks))
+    ctx.check_idle(f"mpi CPU time, {t.label}")
+
+
+def cpu_floor_note(ctx, case, wall, ranks_cpu) -> None:
+    """The note: the least wall time the ranks' own CPU time allows on this machine's CPUs,
+    and the most a launcher could then be ahead of mpirun."""
+    ferry = summarize(ranks_cpu.by_tool["ferryrun"].samples()) \
+        if "ferryrun" in ranks_cpu.by_tool else None
+    mpirun = summarize(wall.by_tool["openmpi"].samples()) if "openmpi" in wall.by_tool else None
+    if not ferry or not mpirun:
+        return
+    cpus = os.cpu_count() or 1
+    floor = ferry.median / cpus
+    ctx.results.notes.append(
+        f"mpi {case}: the ranks alone used {ferry.median:.2f} CPU-s under ferryrun; on this "
+        f"machine's {cpus} CPUs no launcher can run the job in less than {floor:.2f} s, "
+        f"{mpirun.median / floor:.1f}x mpirun's {mpirun.median:.2f} s at best")
 
 
 def latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode):
