@@ -122,7 +122,7 @@ class SshSession : public std::enable_shared_from_this<SshSession> {
   void pump();
   bool process_packets();
   bool drain_channel(bool deliver);
-  void take_held_back();
+  bool take_held_back(bool deliver);
   bool deliver_rx(bool deliver);
   void flush_sends();
   void take_stderr(std::string_view bytes);

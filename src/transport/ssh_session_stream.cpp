@@ -192,7 +192,7 @@ bool SshSession::process_packets() {
 bool SshSession::drain_channel(bool deliver) {
   size_t budget = kPumpBudget;
   ssh_channel ch = channel_.get();
-  if (held_back_ && !paused_) take_held_back();
+  if (held_back_ && !paused_ && !take_held_back(deliver)) return false;
   for (;;) {
     const uint64_t before = socket_counter_.in_bytes;
     const uint64_t rx_before = rx_total_;
@@ -228,17 +228,25 @@ bool SshSession::drain_channel(bool deliver) {
 }
 
 // Stdout refused while paused waits in libssh's channel buffer; the data callback sees it
-// again only when another packet comes, which a closed window may never let happen.
-void SshSession::take_held_back() {
+// again only when another packet comes, which a closed window may never let happen. Taken
+// a batch at a time, each handed on before the next is read: handing it on may pause the
+// link again (the console is still behind), and the rest then stays in libssh, whose
+// channel window bounds it, instead of piling up here. Returns false when the handler
+// ended the stream.
+bool SshSession::take_held_back(bool deliver) {
   held_back_ = false;
   ssh_channel ch = channel_.get();
   char buf[64 * 1024];
-  int n = 0;
-  // Reads only buffered bytes (and grows the window); an empty buffer ends the loop.
-  while ((n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0)) > 0) {
+  while (!paused_) {
+    // Reads only buffered bytes (and grows the window); an empty buffer ends the loop.
+    const int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, 0);
+    if (n <= 0) return true;
     rx_out_.append(buf, static_cast<size_t>(n));
     rx_total_ += static_cast<uint64_t>(n);
+    if (rx_out_.size() >= kDeliverBatch && !deliver_rx(deliver)) return false;
   }
+  held_back_ = true;  // paused again: what is left waits in libssh
+  return true;
 }
 
 // Hands taken stdout bytes to the data handler and stderr bytes to the diagnostics;

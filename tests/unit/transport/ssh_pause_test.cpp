@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -77,8 +78,16 @@ class SshHold : public ::testing::TestWithParam<int> {
   virtual int lines() const { return kLines; }
 
   void start() {
-    link_->start([this](std::string_view b) { got_.append(b); },
-                 [this](const std::string& r) { reason_ = r; });
+    link_->start(
+        [this](std::string_view b) {
+          got_.append(b);
+          largest_ = std::max(largest_, b.size());
+          if (pause_at_next_) {  // as the console does when it falls behind again
+            pause_at_next_ = false;
+            link_->pause_reading();
+          }
+        },
+        [this](const std::string& r) { reason_ = r; });
   }
 
   // Once released: the rest arrives, byte for byte, and the stream ends cleanly.
@@ -97,6 +106,8 @@ class SshHold : public ::testing::TestWithParam<int> {
   std::unique_ptr<SshLauncher> launcher_;
   std::unique_ptr<Link> link_;
   std::string got_;
+  std::size_t largest_ = 0;     // the largest batch handed on
+  bool pause_at_next_ = false;  // the handler pauses the link at the next batch
   std::string reason_ = "<none>";
 };
 
@@ -149,6 +160,32 @@ TEST_P(SshHoldExited, FerrydThatExitedWhilePausedLosesNothing) {
   expect_everything();
 }
 
+// Only on the loop (a session's thread reads on until kInFlight bytes wait for the loop):
+// what libssh held while the link was paused, up to the channel's window, is handed on a
+// batch at a time when reading goes on, so a handler that pauses again at once (the
+// console behind again) gets one batch, not the whole window in one piece.
+class SshHoldOnLoop : public SshHold {};
+
+TEST_P(SshHoldOnLoop, LinkPausedAgainTakesOneBatch) {
+  start();
+  ASSERT_TRUE(run_until(io_, [&] { return !got_.empty(); }));
+  link_->pause_reading();
+  run_until(
+      io_, [&] { return reason_ != "<none>"; }, std::chrono::milliseconds(1000));
+  const std::size_t at_pause = got_.size();
+  largest_ = 0;
+  pause_at_next_ = true;
+  link_->resume_reading();
+  run_until(
+      io_, [&] { return reason_ != "<none>"; }, std::chrono::milliseconds(1000));
+  EXPECT_GT(got_.size(), at_pause) << "nothing came on resume";
+  // One batch: 256 KiB, and the last 64 KiB read from libssh's buffer and a packet.
+  EXPECT_LE(got_.size() - at_pause, std::size_t{400} << 10) << "more than a batch after the pause";
+  EXPECT_LE(largest_, std::size_t{400} << 10);
+  link_->resume_reading();
+  expect_everything();
+}
+
 // Only with a thread: a session on the test's loop stops with it.
 class SshHoldOnThread : public SshHold {};
 
@@ -174,6 +211,9 @@ INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldExited, ::testing::Values(-1, 1),
                          [](const ::testing::TestParamInfo<int>& p) {
                            return p.param < 0 ? std::string("Loop") : std::string("Thread");
                          });
+
+INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldOnLoop, ::testing::Values(-1),
+                         [](const ::testing::TestParamInfo<int>&) { return std::string("Loop"); });
 
 INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldOnThread, ::testing::Values(1),
                          [](const ::testing::TestParamInfo<int>&) {
