@@ -153,7 +153,11 @@ Clock::time_point ConsoleOutput::tick() {
       next = std::min(next, due);
       return false;
     }
-    if (s->dest->holder != nullptr) {  // shown once the holder's line ends
+    // Shown once the holder's line ends. Nor while the flow handler stopped the reading: the
+    // line's rest may be held back by ferry itself, not by the rank (caught_up() restarts
+    // the wait). Taken as a prompt, it would hold the fd, and the other ranks' lines, read
+    // again once the console caught up, would queue behind it, past what the flow counts.
+    if (behind_ || s->dest->holder != nullptr) {
       next = std::min(next, t + options_.prompt_delay);
       return false;
     }

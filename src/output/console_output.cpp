@@ -116,6 +116,10 @@ void ConsoleOutput::caught_up() {
   }
   if (waiting) return;
   behind_ = false;
+  // The unfinished lines' rest could not come while reading stopped: their wait for it
+  // starts again now.
+  const auto t = now();
+  for (StreamState* s : partials_) s->fed = t;
   if (flow_) flow_(false);
 }
 

@@ -121,7 +121,9 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// printed so far, at most once per bar_interval: a line printed meanwhile first erases it
 /// ("\r", erase to end of line) and the bar is drawn again after it, so no line is torn.
 /// The bar is cut to the terminal's width. An unfinished line without '\r' that got no
-/// byte for prompt_delay (a prompt) takes its fd as an over-cap line does, so it is shown.
+/// byte for prompt_delay (a prompt) takes its fd as an over-cap line does, so it is shown;
+/// not while the flow handler has stopped the reading (see write_behind()): the wait
+/// starts again when reading goes on.
 /// Timing runs on the loop given to write_behind(); tick() does it now (tests).
 ///
 /// Folding (OutputOptions::fold): each complete line waits up to fold_delay for other ranks

@@ -180,6 +180,63 @@ TEST(ConsoleWriteBehind, WriteErrorIsOneWarning) {
   EXPECT_NE(warnings[0].find("Broken pipe"), std::string::npos) << warnings[0];
 }
 
+// An unfinished line is no prompt while the reading is stopped for a console that is behind:
+// its rest may be waiting in ferry, not in the rank. Its wait starts again when reading goes
+// on; taken as a prompt, it would hold the fd and the other ranks' lines would pile up
+// behind it.
+TEST(ConsoleWriteBehind, NoPromptWhileReadingIsStopped) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  LateReader reader(p[0]);
+  asio::io_context io;
+  Capture err;
+  OutputOptions o;
+  o.behind_limit = 1 << 20;
+  Clock::time_point t = Clock::now();
+  std::vector<bool> flow;
+  std::string expected;
+  auto console = std::make_unique<ConsoleOutput>(o, p[1], err.fd());
+  console->set_steady_clock([&] { return t; });
+  console->write_behind(io);
+  console->set_flow_handler([&](bool behind) { flow.push_back(behind); });
+  auto line = [&](int rank, const std::string& text) {
+    console->write(rank, StreamId::kStdout, text + "\n");
+    console->flush();
+    expected += "[" + std::to_string(rank) + "]<stdout>:" + text + "\n";
+  };
+  for (int i = 0; i < 20000; ++i) line(1, "filler " + std::to_string(i) + std::string(100, '-'));
+  ASSERT_EQ(flow, std::vector<bool>{true});
+  console->write(0, StreamId::kStdout, "Password: ");
+  console->flush();
+  t += std::chrono::seconds(1);
+  console->tick();
+  line(1, "while stopped");
+
+  reader.go();
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (flow.size() < 2 && Clock::now() < deadline) {
+    io.run_for(std::chrono::milliseconds(20));
+    io.restart();
+  }
+  ASSERT_EQ(flow, (std::vector<bool>{true, false}));
+  t += std::chrono::milliseconds(200);  // 200 ms since reading went on: no prompt yet
+  console->tick();
+  line(1, "read again");
+  t += std::chrono::milliseconds(200);  // now it sat long enough: shown, holding the fd
+  console->tick();
+  console->write(1, StreamId::kStdout, "behind the prompt\n");
+  console->write(0, StreamId::kStdout, "ok\n");
+  console->flush();
+  expected += "[0]<stdout>:Password: ok\n[1]<stdout>:behind the prompt\n";
+  console.reset();
+  ::close(p[1]);
+  const std::string& got = reader.join();
+  ::close(p[0]);
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_EQ(got.substr(got.size() - std::min<std::size_t>(got.size(), 200)),
+            expected.substr(expected.size() - 200));
+}
+
 // Bytes in use on the heap, every arena and mmap()ed block included.
 std::size_t heap_in_use() {
   const struct mallinfo2 m = ::mallinfo2();
