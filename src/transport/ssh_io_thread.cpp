@@ -24,7 +24,28 @@ void install_libssh_log(SshIoThread::Log log) {
   ssh_set_log_callback(&forward_libssh_log);
 }
 
+// Buffers kept for a thread's batches: the four a session at full speed has on their way
+// (SshLink::kInFlight) and as many again for the others.
+constexpr std::size_t kSpareBatches = 8;
+// A batch is 256 KiB and a packet (SshSession's kDeliverBatch); one far larger is let go.
+constexpr std::size_t kSpareCapacity = std::size_t{1} << 20;
+
 }  // namespace
+
+std::string SshIoThread::take_spare() {
+  std::lock_guard lock(spare_mu_);
+  if (spares_.empty()) return {};
+  std::string b = std::move(spares_.back());
+  spares_.pop_back();
+  return b;
+}
+
+void SshIoThread::give_spare(std::string buffer) {
+  if (buffer.capacity() > kSpareCapacity) return;  // a batch grown past the usual: not kept
+  buffer.clear();
+  std::lock_guard lock(spare_mu_);
+  if (spares_.size() < kSpareBatches) spares_.push_back(std::move(buffer));
+}
 
 SshIoThread::SshIoThread(Log log)
     : own_(std::make_unique<asio::io_context>()), work_(std::in_place, own_->get_executor()) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,7 +51,16 @@ class SshIoThread : public std::enable_shared_from_this<SshIoThread> {
   /// Sessions still opening, for cancelling them. Used where the sessions run only.
   std::vector<std::weak_ptr<SshSession>> opening;
 
+  /// Buffers for the batches of output this thread's sessions hand to the loop, which
+  /// gives each back once it took the bytes: a few per thread, however many sessions run
+  /// here, so that steady streaming allocates nothing and idle sessions hold none. From
+  /// any thread; take_spare() gives an empty string when none is left.
+  std::string take_spare();
+  void give_spare(std::string buffer);
+
  private:
+  std::mutex spare_mu_;
+  std::vector<std::string> spares_;
   std::unique_ptr<asio::io_context> own_;  // null on the caller's loop
   asio::io_context* loop_ = nullptr;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;

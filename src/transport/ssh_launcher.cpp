@@ -38,6 +38,8 @@ SshLauncher::SshLauncher(asio::io_context& io, SshOptions options)
     const unsigned cpus = std::thread::hardware_concurrency();
     options_.io_threads = cpus < kThreadsFromCpus ? -1 : static_cast<int>(std::min(cpus, 8U));
   }
+  if (options_.io_threads > 0)
+    budget_ = std::make_shared<InFlightBudget>(std::max<size_t>(options_.all_in_flight, 1));
   // Sessions log where they run; the lines are handed to the loop, in order.
   if (options_.log)
     options_.log = [&io, log = std::move(options_.log)](const std::string& line) {
@@ -71,7 +73,7 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, Op
   // The work guard keeps the loop running until the handler has run there.
   asio::post(
       thread.io(), [weak = thread.weak_from_this(), &loop = io_, options = options_, host = host,
-                    path = std::move(path), on_stderr = std::move(on_stderr),
+                    budget = budget_, path = std::move(path), on_stderr = std::move(on_stderr),
                     handler = std::move(handler), busy = asio::make_work_guard(io_)]() mutable {
         // A launcher destroyed meanwhile dropped its opens, this one too.
         std::shared_ptr<SshIoThread> held = weak.lock();
@@ -83,11 +85,11 @@ void SshLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, Op
         t->opening.push_back(session);
         // The completion holds the session until it has run; on success the session moves into
         // the link, on failure it is released with the completion.
-        session->open([t, &loop, session, handler = std::move(handler),
+        session->open([t, &loop, session, budget, handler = std::move(handler),
                        busy = std::move(busy)](const Status& status) mutable {
           Result<std::unique_ptr<Link>> r =
               status ? Result<std::unique_ptr<Link>>(std::make_unique<SshLink>(
-                           loop, t->shared_from_this(), std::move(session)))
+                           loop, t->shared_from_this(), std::move(session), std::move(budget)))
                      : Result<std::unique_ptr<Link>>(status.error());
           asio::post(loop, [handler = std::move(handler), r = std::move(r),
                             busy = std::move(busy)]() mutable { handler(std::move(r)); });

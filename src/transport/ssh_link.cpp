@@ -3,29 +3,25 @@
 #include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
 #include <atomic>
-#include <mutex>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "ssh_io_thread.hpp"
 #include "ssh_session.hpp"
 
 namespace ferry {
-namespace {
-
-// Buffers the loop hands back for the session's next batches: enough for the batches in
-// flight, so that steady streaming allocates nothing.
-constexpr size_t kSpares = 6;
-
-}  // namespace
 
 /// What both threads of one link share. The loop's part and the thread's part are each
-/// touched by one thread only; `in_flight` and the spares are the crossing points.
+/// touched by one thread only; `in_flight`, the budget and the thread's spare buffers are
+/// the crossing points.
 struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   Shared(asio::io_context& l, std::weak_ptr<SshIoThread> t, std::weak_ptr<SshSession> s,
-         bool on_loop)
-      : loop(l), thread(std::move(t)), session(std::move(s)), direct(on_loop) {}
+         bool on_loop, std::shared_ptr<InFlightBudget> b)
+      : loop(l),
+        thread(std::move(t)),
+        session(std::move(s)),
+        direct(on_loop),
+        budget(std::move(b)) {}
 
   // On the session's thread: a batch of ferryd's output, taken (its buffer swapped for a
   // spare) and posted to the loop. Past kInFlight bytes in flight the session stops
@@ -34,18 +30,15 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   void take(std::string& bytes, SshSession& s) {
     if (direct) return hand_on(bytes);
     std::string batch;
-    {
-      std::lock_guard lock(spare_mu);
-      if (!spares.empty()) {
-        batch = std::move(spares.back());
-        spares.pop_back();
-      }
-    }
+    if (auto t = thread.lock()) batch = t->take_spare();
     batch.swap(bytes);
     const size_t n = batch.size();
-    if (in_flight.fetch_add(n, std::memory_order_acq_rel) + n >= kInFlight && !full) {
+    const bool mine_full = in_flight.fetch_add(n, std::memory_order_acq_rel) + n >= kInFlight;
+    const bool all_full = budget && budget->add(n);
+    if ((mine_full || all_full) && !full) {
       full = true;
       s.pause_reading(true);
+      if (!mine_full) wait_for_budget();
     }
     asio::post(loop, [self = shared_from_this(), batch = std::move(batch)]() mutable {
       self->deliver(batch);
@@ -57,15 +50,23 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   void deliver(std::string& batch) {
     hand_on(batch);
     const size_t n = batch.size();
-    batch.clear();
-    {
-      std::lock_guard lock(spare_mu);
-      if (spares.size() < kSpares) spares.push_back(std::move(batch));
-    }
+    if (auto t = thread.lock()) t->give_spare(std::move(batch));
     const size_t before = in_flight.fetch_sub(n, std::memory_order_acq_rel);
-    if (before >= kInFlight / 2 && before - n < kInFlight / 2)
-      if (auto t = thread.lock())
-        asio::post(t->io(), [self = shared_from_this()] { self->refill(); });
+    if (before >= kInFlight / 2 && before - n < kInFlight / 2) post_refill();
+    if (budget) budget->arrived(n);
+  }
+
+  // From any thread: refill() on the session's thread.
+  void post_refill() {
+    if (auto t = thread.lock())
+      asio::post(t->io(), [self = shared_from_this()] { self->refill(); });
+  }
+
+  // On the session's thread: refill() once the budget of all links has room again.
+  void wait_for_budget() {
+    budget->wait([weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->post_refill();
+    });
   }
 
   // On the loop: the front end's handler gets the bytes, unless the link ended.
@@ -78,6 +79,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   // On the session's thread: reading goes on unless the front end paused it.
   void refill() {
     if (!full || in_flight.load(std::memory_order_acquire) >= kInFlight) return;
+    if (budget && budget->over()) return wait_for_budget();
     full = false;
     if (auto s = session.lock()) s->pause_reading(paused);
   }
@@ -97,6 +99,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   const std::weak_ptr<SshIoThread> thread;
   const std::weak_ptr<SshSession> session;
   const bool direct;  // the session runs on the loop: calls go straight to it
+  const std::shared_ptr<InFlightBudget> budget;  // all links' bytes in flight (or null)
 
   // The loop's part.
   DataHandler on_data;
@@ -110,15 +113,14 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   bool full = false;    // kInFlight bytes on their way
 
   std::atomic<size_t> in_flight{0};
-  std::mutex spare_mu;
-  std::vector<std::string> spares;
 };
 
 SshLink::SshLink(asio::io_context& loop, std::shared_ptr<SshIoThread> thread,
-                 std::shared_ptr<SshSession> session)
+                 std::shared_ptr<SshSession> session, std::shared_ptr<InFlightBudget> budget)
     : thread_(std::move(thread)),
       session_(std::move(session)),
-      shared_(std::make_shared<Shared>(loop, thread_, session_, thread_->on_loop())),
+      shared_(
+          std::make_shared<Shared>(loop, thread_, session_, thread_->on_loop(), std::move(budget))),
       peer_(session_->peer_address()),
       local_(session_->local_address()),
       describe_(session_->describe()) {}

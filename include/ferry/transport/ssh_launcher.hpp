@@ -18,6 +18,7 @@
 
 namespace ferry {
 
+class InFlightBudget;
 class SshIoThread;
 
 /// How SSH connections are made; the command-line side of `ssh`'s options.
@@ -49,6 +50,11 @@ struct SshOptions {
   /// the launcher's io_context; 0 = none on machines with fewer than 4 CPUs, else one per
   /// CPU, at most 8.
   int io_threads = 0;
+  /// With I/O threads: the most bytes of ferryd's output on their way from the threads to
+  /// the loop, all hosts together (each host at most 1 MiB). What a console that fell
+  /// behind still gets after ferryrun stopped reading the hosts is bounded by it. The loop
+  /// is their one reader: 8 MiB is some 30 ms of its work at the rates it reaches.
+  std::size_t all_in_flight = std::size_t{8} << 20;
   /// Shipping ferryd (--ship-ferryd): unless null or kNever, each host first runs
   /// ship_command() on its session, which names the ferryd to start or receives this
   /// plan's file for its architecture.
@@ -82,6 +88,7 @@ class SshLauncher : public Launcher {
   asio::io_context& io_;
   SshOptions options_;
   std::vector<std::shared_ptr<SshIoThread>> threads_;
+  std::shared_ptr<InFlightBudget> budget_;  // the links' on I/O threads
   size_t next_ = 0;
 };
 

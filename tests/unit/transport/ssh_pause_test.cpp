@@ -59,20 +59,32 @@ class SshHold : public ::testing::TestWithParam<int> {
     o.config_file = (d / "ssh_config").string();
     o.keepalive_s = 1;
     o.io_threads = GetParam();
+    options(o);
     launcher_ = std::make_unique<SshLauncher>(io_, o);
+    link_ = open();
+    ASSERT_TRUE(link_);
+  }
+
+  // A link to ferryd (the script) on the test's sshd; null (and a failure) if it fails.
+  std::unique_ptr<Link> open() {
     HostEntry host;
     host.name = "h1";
     std::string error = "<none>";
-    launcher_->async_open(host, DaemonCommand{(d / "pour").string()},
+    std::unique_ptr<Link> link;
+    launcher_->async_open(host, DaemonCommand{(sshd_.dir() / "pour").string()},
                           [&](Result<std::unique_ptr<Link>> r) {
                             if (r)
-                              link_ = std::move(r.value());
+                              link = std::move(r.value());
                             else
                               error = r.error().message;
                           });
-    ASSERT_TRUE(run_until(io_, [&] { return link_ || error != "<none>"; }));
-    ASSERT_TRUE(link_) << error;
+    EXPECT_TRUE(run_until(io_, [&] { return link || error != "<none>"; }));
+    EXPECT_TRUE(link) << error;
+    return link;
   }
+
+  // The launcher's options, before it is made.
+  virtual void options(SshOptions&) {}
 
   // How many lines ferryd (the script) prints.
   virtual int lines() const { return kLines; }
@@ -201,6 +213,35 @@ TEST_P(SshHoldOnThread, LoopThatFallsBehindHoldsFerrydBack) {
   EXPECT_LT(cpu_seconds() - cpu_before, 1.0) << "the held session spun";
   expect_everything();
 }
+
+// Two hosts' sessions on one I/O thread whose bytes in flight, both together, may not pass
+// 64 KiB (less than a batch): while the loop does not run, each stops after its first
+// batch; once it runs, both links deliver everything, in order, and end cleanly (a wake-up
+// lost between the sessions and the loop would hold them forever).
+class SshHoldSharedBudget : public SshHold {
+  void options(SshOptions& o) override { o.all_in_flight = std::size_t{64} << 10; }
+};
+
+TEST_P(SshHoldSharedBudget, LinksSharingABudgetDeliverEverything) {
+  std::unique_ptr<Link> second = open();
+  ASSERT_TRUE(second);
+  std::string got2;
+  std::string reason2 = "<none>";
+  start();
+  second->start([&](std::string_view b) { got2.append(b); },
+                [&](const std::string& r) { reason2 = r; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the loop does not run
+  expect_everything();
+  ASSERT_TRUE(run_until(
+      io_, [&] { return reason2 != "<none>"; }, std::chrono::seconds(30)));
+  EXPECT_EQ(reason2, "");
+  EXPECT_TRUE(got2 == expected_output(lines())) << "the second link lost bytes";
+}
+
+INSTANTIATE_TEST_SUITE_P(SessionOn, SshHoldSharedBudget, ::testing::Values(1),
+                         [](const ::testing::TestParamInfo<int>&) {
+                           return std::string("Thread");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(SessionOn, SshHold, ::testing::Values(-1, 1),
                          [](const ::testing::TestParamInfo<int>& p) {

@@ -1,0 +1,26 @@
+#include "ferry/transport/in_flight_budget.hpp"
+
+namespace ferry {
+
+void InFlightBudget::arrived(std::size_t n) {
+  const std::size_t before = total_.fetch_sub(n, std::memory_order_acq_rel);
+  if (before < cap_ / 2 || before - n >= cap_ / 2) return;
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    wake.swap(waiting_);
+  }
+  for (auto& f : wake) f();
+}
+
+void InFlightBudget::wait(const std::function<void()>& wake) {
+  {
+    std::lock_guard lock(mu_);
+    waiting_.push_back(wake);
+  }
+  // The total may have fallen below half meanwhile, with no arrival left to say so: then
+  // this waiter wakes now (a second wake later, from arrived(), is harmless).
+  if (total_.load(std::memory_order_acquire) < cap_ / 2) wake();
+}
+
+}  // namespace ferry
