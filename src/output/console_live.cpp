@@ -69,7 +69,28 @@ void ConsoleOutput::watch_partial(StreamState& s, std::size_t fed) {
     partials_.push_back(&s);
   }
   // A bar is drawn from flush() (which arms the timer when it must wait); a prompt waits.
-  if (!s.bar) arm_timer(s.fed + options_.prompt_delay);
+  if (!s.bar) arm_timer(s.fed + prompt_delay(s));
+}
+
+// Counts a write's bytes into the stream's windows of one second, for prompt_delay().
+void ConsoleOutput::count_bytes(StreamState& s, std::size_t n) {
+  const Clock::time_point t = now();
+  if (t - s.window_start >= std::chrono::seconds(1)) {
+    s.last_window_bytes = t - s.window_start < std::chrono::seconds(2) ? s.window_bytes : 0;
+    s.window_start = t;
+    s.window_bytes = 0;
+  }
+  s.window_bytes += n;
+}
+
+// How long the stream's unfinished line waits before it is shown as a prompt: longer when
+// it came amid heavy output (in the second of its last bytes or the one before) or waited
+// while ferryrun stopped reading, where the rest of a line is more likely on its way than
+// a question waiting for an answer. A prompt taken wrongly would hold the fd until the
+// rest came, the other ranks' lines queued behind it.
+std::chrono::milliseconds ConsoleOutput::prompt_delay(const StreamState& s) const {
+  const bool heavy = std::max(s.window_bytes, s.last_window_bytes) >= options_.streaming_bytes;
+  return heavy || s.fed == resumed_ ? options_.streaming_prompt_delay : options_.prompt_delay;
 }
 
 // The bar's line ended (or its stream): its final state is printed as a line.
@@ -148,7 +169,7 @@ Clock::time_point ConsoleOutput::tick() {
       return true;
     }
     if (s->bar) return false;
-    const Clock::time_point due = s->fed + options_.prompt_delay;
+    const Clock::time_point due = s->fed + prompt_delay(*s);
     if (due > t) {
       next = std::min(next, due);
       return false;
@@ -158,7 +179,7 @@ Clock::time_point ConsoleOutput::tick() {
     // the wait). Taken as a prompt, it would hold the fd, and the other ranks' lines, read
     // again once the console caught up, would queue behind it, past what the flow counts.
     if (behind_ || s->dest->holder != nullptr) {
-      next = std::min(next, t + options_.prompt_delay);
+      next = std::min(next, t + prompt_delay(*s));
       return false;
     }
     take_prompt(*s);

@@ -117,9 +117,9 @@ void ConsoleOutput::caught_up() {
   if (waiting) return;
   behind_ = false;
   // The unfinished lines' rest could not come while reading stopped: their wait for it
-  // starts again now.
-  const auto t = now();
-  for (StreamState* s : partials_) s->fed = t;
+  // starts again now, as long as amid heavy output (see prompt_delay()).
+  resumed_ = now();
+  for (StreamState* s : partials_) s->fed = resumed_;
   if (flow_) flow_(false);
 }
 
@@ -186,6 +186,7 @@ void ConsoleOutput::write(int rank, StreamId stream, std::string_view bytes) {
   if (!options_.output_dir.empty()) write_file(s, bytes);
   if (!s.on_console) return;
   refresh_timestamp();
+  count_bytes(s, bytes.size());
   Handler h{*this, s};
   s.assembler.feed(bytes, h);
   if (s.assembler.held_size() != 0) watch_partial(s, bytes.size());

@@ -61,6 +61,10 @@ struct ConsoleOutput::StreamState {
   bool bar = false;             // the unfinished line is a progress bar's state
   bool watched = false;         // in ConsoleOutput::partials_
   std::chrono::steady_clock::time_point fed{};  // when the unfinished line got bytes last
+  // Bytes written to the console in this second (since window_start) and the one before.
+  std::chrono::steady_clock::time_point window_start{};
+  std::size_t window_bytes = 0;
+  std::size_t last_window_bytes = 0;
 };
 
 // Lines waiting to be folded (--fold), oldest first. Each rank's waiting lines form a queue

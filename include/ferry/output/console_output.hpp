@@ -74,6 +74,11 @@ struct OutputOptions {
   std::chrono::milliseconds bar_interval{100};
   /// An unfinished line without '\r' that got no byte for this long is shown (a prompt).
   std::chrono::milliseconds prompt_delay{300};
+  /// The same for a stream that got `streaming_bytes` or more within the last second or
+  /// the one before: its line's rest is more likely on its way (behind the host's other
+  /// output, or a busy machine) than a question waiting for an answer.
+  std::chrono::milliseconds streaming_prompt_delay{2000};
+  std::size_t streaming_bytes = std::size_t{256} << 10;
   /// --fold: a line that several ranks print alike is printed once, tagged with their ranks.
   bool fold = false;
   /// How long a folded line waits for the other ranks to print it too.
@@ -122,8 +127,8 @@ std::string rank_file_path(const OutputOptions& options, int rank, StreamId stre
 /// ("\r", erase to end of line) and the bar is drawn again after it, so no line is torn.
 /// The bar is cut to the terminal's width. An unfinished line without '\r' that got no
 /// byte for prompt_delay (a prompt) takes its fd as an over-cap line does, so it is shown;
-/// not while the flow handler has stopped the reading (see write_behind()): the wait
-/// starts again when reading goes on.
+/// not while the flow handler has stopped the reading (see write_behind()), and only after
+/// streaming_prompt_delay amid heavy output or when reading just went on again.
 /// Timing runs on the loop given to write_behind(); tick() does it now (tests).
 ///
 /// Folding (OutputOptions::fold): each complete line waits up to fold_delay for other ranks
@@ -233,6 +238,8 @@ class ConsoleOutput final : public OutputSink {
   void draw(Destination& d, std::chrono::steady_clock::time_point now);
   void draw_due();
   void take_prompt(StreamState& s);
+  void count_bytes(StreamState& s, std::size_t n);
+  std::chrono::milliseconds prompt_delay(const StreamState& s) const;
   void arm_timer(std::chrono::steady_clock::time_point at);
   std::chrono::steady_clock::time_point now() const;
   // --fold (console_fold.cpp).
@@ -259,7 +266,8 @@ class ConsoleOutput final : public OutputSink {
   int attempt_ = 0;
   bool break_warned_ = false;
   std::function<void(bool)> flow_;
-  bool behind_ = false;  // flow_ was told to stop
+  bool behind_ = false;                              // flow_ was told to stop
+  std::chrono::steady_clock::time_point resumed_{};  // when it was told to go on last
   std::function<void()> reader_gone_;
   std::vector<bool> shown_ranks_;       // from console_ranks; empty: all
   std::vector<int> shown_as_;           // relabel(): the number in a rank's tag

@@ -147,6 +147,34 @@ TEST(ConsoleLive, APromptThatSitsIsShown) {
   EXPECT_EQ(c.cout.text(), "[0]<stdout>:Password: ok\n[1]<stdout>:other\n");
 }
 
+// Amid heavy output (256 KiB or more in the second of the line's last bytes or the one
+// before), an unfinished line waits 2 s before it counts as a prompt: its rest is more
+// likely still on its way. After a quiet spell the usual 300 ms again.
+TEST(ConsoleLive, APromptAmidHeavyOutputWaitsLonger) {
+  Timed c(live(LiveBars::kOff));
+  const std::string line(999, 'x');
+  for (int i = 0; i < 300; ++i) c.out.write(0, StreamId::kStdout, line + "\n");
+  c.out.write(0, StreamId::kStdout, "r0 12");  // the line's rest not here yet
+  c.out.flush();
+  const std::size_t lines = c.cout.text().size();
+  c.t += 400ms;
+  c.out.tick();
+  EXPECT_EQ(c.cout.text().size(), lines) << "taken as a prompt amid heavy output";
+  c.t += 1700ms;
+  c.out.tick();
+  EXPECT_EQ(c.cout.text().substr(lines), "[0]<stdout>:r0 12");
+  c.out.write(0, StreamId::kStdout, "34\n");
+  c.out.flush();
+  EXPECT_EQ(c.cout.text().substr(lines), "[0]<stdout>:r0 1234\n");
+
+  c.t += 3s;  // quiet
+  c.out.write(0, StreamId::kStdout, "Password: ");
+  c.out.flush();
+  c.t += 400ms;
+  c.out.tick();
+  EXPECT_EQ(c.cout.text().substr(lines), "[0]<stdout>:r0 1234\n[0]<stdout>:Password: ");
+}
+
 TEST(ConsoleLive, ConsoleRanksShowsOnlyThoseRanksFilesGetEveryRank) {
   TempDir dir;
   OutputOptions o;

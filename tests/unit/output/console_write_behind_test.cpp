@@ -182,8 +182,8 @@ TEST(ConsoleWriteBehind, WriteErrorIsOneWarning) {
 
 // An unfinished line is no prompt while the reading is stopped for a console that is behind:
 // its rest may be waiting in ferry, not in the rank. Its wait starts again when reading goes
-// on; taken as a prompt, it would hold the fd and the other ranks' lines would pile up
-// behind it.
+// on, as long as amid heavy output; taken as a prompt, it would hold the fd and the other
+// ranks' lines would pile up behind it.
 TEST(ConsoleWriteBehind, NoPromptWhileReadingIsStopped) {
   int p[2];
   ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
@@ -219,10 +219,11 @@ TEST(ConsoleWriteBehind, NoPromptWhileReadingIsStopped) {
     io.restart();
   }
   ASSERT_EQ(flow, (std::vector<bool>{true, false}));
-  t += std::chrono::milliseconds(200);  // 200 ms since reading went on: no prompt yet
+  // Just after reading went on, its rest is likelier on its way: the wait is 2 s, not 300 ms.
+  t += std::chrono::milliseconds(1800);
   console->tick();
   line(1, "read again");
-  t += std::chrono::milliseconds(200);  // now it sat long enough: shown, holding the fd
+  t += std::chrono::milliseconds(300);  // now it sat long enough: shown, holding the fd
   console->tick();
   console->write(1, StreamId::kStdout, "behind the prompt\n");
   console->write(0, StreamId::kStdout, "ok\n");
