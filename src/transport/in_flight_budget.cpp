@@ -4,23 +4,28 @@ namespace ferry {
 
 void InFlightBudget::arrived(std::size_t n) {
   const std::size_t before = total_.fetch_sub(n, std::memory_order_acq_rel);
-  if (before < cap_ / 2 || before - n >= cap_ / 2) return;
-  std::vector<std::function<void()>> wake;
-  {
-    std::lock_guard lock(mu_);
-    wake.swap(waiting_);
-  }
-  for (auto& f : wake) f();
+  if (before >= cap_ / 2 && before - n < cap_ / 2) wake_all();
 }
 
 void InFlightBudget::wait(const std::function<void()>& wake) {
   {
     std::lock_guard lock(mu_);
     waiting_.push_back(wake);
+    waiters_.store(true, std::memory_order_release);
   }
   // The total may have fallen below half meanwhile, with no arrival left to say so: then
-  // this waiter wakes now (a second wake later, from arrived(), is harmless).
-  if (total_.load(std::memory_order_acquire) < cap_ / 2) wake();
+  // the waiters wake now (a second wake later, from arrived(), is harmless).
+  if (total_.load(std::memory_order_acquire) < cap_ / 2) wake_all();
+}
+
+void InFlightBudget::wake_all() {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    wake.swap(waiting_);
+    waiters_.store(false, std::memory_order_release);
+  }
+  for (auto& f : wake) f();
 }
 
 }  // namespace ferry

@@ -79,7 +79,7 @@ struct SshLink::Shared : std::enable_shared_from_this<Shared> {
   // On the session's thread: reading goes on unless the front end paused it.
   void refill() {
     if (!full || in_flight.load(std::memory_order_acquire) >= kInFlight) return;
-    if (budget && budget->over()) return wait_for_budget();
+    if (budget && budget->must_wait()) return wait_for_budget();
     full = false;
     if (auto s = session.lock()) s->pause_reading(paused);
   }

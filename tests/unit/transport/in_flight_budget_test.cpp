@@ -15,20 +15,38 @@ namespace {
 TEST(InFlightBudget, FullAtTheCapWokenBelowHalf) {
   InFlightBudget b(1000);
   EXPECT_FALSE(b.add(600));
-  EXPECT_FALSE(b.over());
+  EXPECT_FALSE(b.must_wait());
   EXPECT_TRUE(b.add(400));  // 1000: at the cap
-  EXPECT_TRUE(b.over());
+  EXPECT_TRUE(b.must_wait());
   int woken = 0;
   b.wait([&] { ++woken; });
   EXPECT_EQ(woken, 0) << "woken while full";
   b.arrived(400);  // 600: under the cap, not under half
-  EXPECT_FALSE(b.over());
   EXPECT_EQ(woken, 0) << "woken above half";
   b.arrived(200);  // 400: below half
   EXPECT_EQ(woken, 1);
+  EXPECT_FALSE(b.must_wait());
   b.add(500);
   b.arrived(500);  // below half again: the waiter was forgotten
   EXPECT_EQ(woken, 1);
+}
+
+// While one producer waits for the total to fall below half, another that still has room
+// stops too: else the others could keep the total between half and the cap for ever.
+TEST(InFlightBudget, WhileOneWaitsTheOthersStopToo) {
+  InFlightBudget b(1000);
+  ASSERT_TRUE(b.add(1000));
+  int a_woken = 0, b_woken = 0;
+  b.wait([&] { ++a_woken; });
+  b.arrived(300);  // 700: room under the cap, but one waits
+  EXPECT_TRUE(b.must_wait());
+  EXPECT_TRUE(b.add(100)) << "went on while another waits";
+  b.wait([&] { ++b_woken; });
+  b.arrived(400);  // 400: below half, both go on
+  EXPECT_EQ(a_woken, 1);
+  EXPECT_EQ(b_woken, 1);
+  EXPECT_FALSE(b.must_wait());
+  EXPECT_FALSE(b.add(100));
 }
 
 TEST(InFlightBudget, WaiterAfterTheFallIsWokenAtOnce) {
@@ -83,7 +101,7 @@ TEST(InFlightBudget, ProducersAndAConsumerNeverLoseAWakeUp) {
   done = true;
   consumer.join();
   EXPECT_EQ(on_way.load(), 0u);
-  EXPECT_FALSE(b.over());
+  EXPECT_FALSE(b.must_wait());
   EXPECT_LE(most.load(), kCap + kProducers * kBatch);
 }
 
