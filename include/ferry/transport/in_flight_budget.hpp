@@ -38,7 +38,6 @@ class InFlightBudget {
     return total_.load(std::memory_order_acquire) >= cap_ ||
            waiters_.load(std::memory_order_acquire);
   }
-  std::size_t cap() const { return cap_; }
 
  private:
   void wake_all();
