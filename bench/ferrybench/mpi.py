@@ -58,14 +58,8 @@ def run(ctx: Context) -> None:
     if not any(t.key == "openmpi" for t in tools):
         ctx.results.notes.append("mpi: skipped (Open MPI's mpirun is not available)")
         return
-    if not shutil.which("mpicc.openmpi"):
-        ctx.results.notes.append("mpi: skipped (mpicc.openmpi not installed: libopenmpi-dev)")
-        return
-    prog = ctx.work / "mpi_bench"
-    build = subprocess.run(["mpicc.openmpi", "-O2", "-o", str(prog), str(SOURCE)],
-                           capture_output=True, text=True)
-    if build.returncode != 0:
-        ctx.fail(f"mpi: mpicc.openmpi could not build mpi_bench.c: {build.stderr[-300:]}")
+    prog = build_program(ctx)
+    if prog is None:
         return
     s = ctx.sizes
     nodes = max([h for h, _ in s.launch_cases] + [4])
@@ -103,6 +97,27 @@ def ferry_mtl(ctx, env) -> str:
                        timeout=ctx.sizes.run_timeout_s)
     m = re.search(r"mtl=(\S*)", r.stdout)
     return m.group(1) if r.returncode == 0 and m else ""
+
+
+def build_program(ctx: Context) -> Path | None:
+    """bench/mpi_bench.c built with mpicc.openmpi, or $FERRY_BENCH_MPI_PROG: the same program
+    built elsewhere, for a machine with Open MPI's run time and no compiler (bench/chroot)."""
+    given = os.environ.get("FERRY_BENCH_MPI_PROG")
+    if given:
+        if not os.access(given, os.X_OK):
+            ctx.fail(f"mpi: FERRY_BENCH_MPI_PROG={given} is not an executable file")
+            return None
+        return Path(given)
+    if not shutil.which("mpicc.openmpi"):
+        ctx.results.notes.append("mpi: skipped (mpicc.openmpi not installed: libopenmpi-dev)")
+        return None
+    prog = ctx.work / "mpi_bench"
+    build = subprocess.run(["mpicc.openmpi", "-O2", "-o", str(prog), str(SOURCE)],
+                           capture_output=True, text=True)
+    if build.returncode != 0:
+        ctx.fail(f"mpi: mpicc.openmpi could not build mpi_bench.c: {build.stderr[-300:]}")
+        return None
+    return prog
 
 
 def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):

@@ -16,6 +16,8 @@ _forward_rule_args() {
 
 forward_allow() {
   command -v iptables >/dev/null 2>&1 || return 0
+  # A kernel without netfilter (iptables cannot list the chain) filters nothing either.
+  iptables -S FORWARD >/dev/null 2>&1 || return 0
   # shellcheck disable=SC2046 # word splitting of the rule is intended
   iptables -C $(_forward_rule_args "$1") 2>/dev/null && return 0
   # shellcheck disable=SC2046
