@@ -119,9 +119,12 @@ TEST(LocalLinkReap, WaitingForTheExitStatusNeverStallsTheLoop) {
 TEST(LocalLinkReap, ClosedLinkIsReapedInTheBackground) {
   TempDir dir;
   const fs::path pid_file = dir.path / "pid";
-  // Like ferryd: on EOF it stops (300 ms here) and exits.
+  // Like ferryd: on EOF it stops (300 ms here) and exits. Its pid is written aside and
+  // renamed into place: `echo > pid_file` creates the file before it writes the number, and
+  // the test could read it empty in between.
   const std::string ferryd =
-      fake_ferryd(dir, "echo $$ > " + pid_file.string() + "\ncat >/dev/null\nsleep 0.3");
+      fake_ferryd(dir, "echo $$ > " + pid_file.string() + ".part && mv " + pid_file.string() +
+                           ".part " + pid_file.string() + "\ncat >/dev/null\nsleep 0.3");
   asio::io_context io;
   LocalLauncher launcher(io);
   auto link = open_local(io, launcher, ferryd);
