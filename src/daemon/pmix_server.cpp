@@ -164,6 +164,18 @@ pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
              : PMIX_ERROR;
 }
 
+// Open MPI names the files it leaves in shared memory (its shared-memory transport's
+// segment in /dev/shm, 4 MiB a rank) through PMIx_Job_control's cleanup keys: libpmix keeps
+// those requests itself and removes the files when the rank's connection ends, however the
+// rank died, but only where the host offers job control at all. Without it, every killed
+// rank's segment stayed in /dev/shm, that is in the host's memory. What else a rank asks of
+// job control (signal, kill, restart other procs) is not offered: libpmix passes only that
+// here.
+pmix_status_t job_control(const pmix_proc_t*, const pmix_proc_t[], size_t, const pmix_info_t[],
+                          size_t, pmix_info_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
 // libpmix's answer to a modex request of the front end's, on libpmix's thread.
 struct Asked {
   std::shared_ptr<PmixServer::State> state;
@@ -193,6 +205,7 @@ PaddedModule& server_module() {
     p.m.abort = abort_job;
     p.m.fence_nb = fence;
     p.m.direct_modex = direct_modex;
+    p.m.job_control = job_control;
     return p;
   }();
   return module;

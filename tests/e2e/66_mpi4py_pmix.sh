@@ -5,7 +5,7 @@
 # (MPI_Comm_spawn, name publishing and lookup) fails at once with an MPI error, never hangs.
 # A rank that raises hangs the job (as under mpirun): at --timeout the state report says
 # where the ranks are and why. Nothing is left, also where ferryrun is killed while it reads
-# the stacks of a hung job.
+# the stacks of a hung job, and where a rank is killed: not its shared-memory segment either.
 # shellcheck disable=SC2154 # P_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +33,23 @@ for what in spawn publish lookup; do
   assert_eq "$what: refused" "$(rank_lines "$T/N.out" 0 stdout)" "$what is refused with an error"
 done
 wait_gone "$tok" 10
+wait_cluster_idle 5
+
+# A rank killed after MPI_Init (SIGKILL, as the OOM killer does; ferryrun then stops the
+# other with SIGTERM) cannot remove the 4 MiB segments Open MPI's shared-memory transport made
+# in /dev/shm, which is the host's memory: ferryd's PMIx server does, since Open MPI registered
+# them for cleanup. Without that, each killed rank's segment stayed until the host rebooted.
+tok=$(unique_token)
+run_capture K --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:2 \
+  "$PY" "$FERRY_SRC/tests/e2e/programs/mpi4py_killed.py" "$tok"
+assert_eq 137 "$K_rc" "ferryrun exit code (a rank killed by SIGKILL)"
+mapfile -t segments < <(rank_lines "$T/K.out" 0 stdout | sed -n 's/^segment //p')
+assert_eq 2 "${#segments[@]}" "shared-memory segments rank 0 had mapped (its own, its peer's)"
+wait_gone "$tok" 10
+for seg in "${segments[@]}"; do
+  assert_contains "$seg" "/dev/shm/vader_segment.fnode1." "a segment of the job's, still a file while rank 0 ran"
+  wait_for "$seg removed" 5 test ! -e "$seg"
+done
 wait_cluster_idle 5
 
 # A rank that raises leaves the job hanging (as under mpirun): the others in a barrier, it in
