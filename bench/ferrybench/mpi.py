@@ -22,6 +22,15 @@ on the simulated cluster:
   and on 4 hosts x 2. Where the launcher places and binds the ranks must not slow MPI: the
   figures should be level within noise.
 
+A job whose rank died of SIGSEGV (exit 139) is run once more, and the first try is kept in
+the report's notes: Debian's Open MPI 4.1.4 crashes that way in about one `MPI_Finalize` in
+two thousand on this machine. Its core shows why, in the rank's own Open MPI: `MPI_Finalize`
+unloads the PMIx component (mca_pmix_ext3x.so) before it stops the progress thread that still
+holds an event the component handed it in `MPI_Init` (an `ext3x_threadshift_t` for the
+PMIX_MODEL_DECLARED notification, its callback that component's `_event_hdlr`), and the
+thread runs it after the code is gone (docs/frameworks.md). Any other failure, and a second
+SIGSEGV in a row, fail the benchmark.
+
 MPICH's hydra is not in this section: it cannot start Open MPI programs. Both launchers'
 ranks get OMPI_MCA_btl=self,vader,tcp (no InfiniBand here) and
 OMPI_MCA_mpi_yield_when_idle=1: the simulated hosts share this machine's CPUs, so ranks that
@@ -88,6 +97,31 @@ def job(tool, hosts, np, argv):
     return cmd
 
 
+def finalize_crash(returncode: int, output: str) -> bool:
+    """A rank killed by SIGSEGV: Open MPI 4.1's race in MPI_Finalize (the module's docstring)."""
+    return returncode == 139 or "exit code: 139" in output
+
+
+def run_job(ctx, what, cmd, env, timeout) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs an MPI job once, or twice where the first died of the Open MPI finalize crash (the
+    first try then goes to the report's notes). Returns the last try and the machine's CPU
+    seconds during it."""
+    for attempt in (1, 2):
+        before = busy_cpu_seconds()
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                           stdin=subprocess.DEVNULL, timeout=timeout)
+        used = busy_cpu_seconds() - before
+        if attempt == 2 or r.returncode == 0 or not finalize_crash(r.returncode,
+                                                                   r.stdout + r.stderr):
+            return r, used
+        ctx.log(f"  {what}: a rank died of SIGSEGV; run again")
+        tail = " | ".join((r.stdout + r.stderr).strip().splitlines()[-6:])
+        ctx.results.notes.append(f"{what}: a rank died of SIGSEGV (exit {r.returncode}), "
+                                 f"run again: {tail[-300:]}")
+        ctx.check_idle(f"{what}, after the crash")
+    raise AssertionError("unreachable")
+
+
 def ferry_mtl(ctx, env) -> str:
     """The OMPI_MCA_mtl ferryd gives an Open MPI rank on this machine ("" if none)."""
     ferry = next(t for t in ctx.tools if t.key == "ferryrun")
@@ -129,9 +163,8 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
         machine_cpu = ctx.results.metric(SECTION, case, "CPU time, whole machine", "s")
         ranks_cpu = ctx.results.metric(SECTION, case, "CPU time of the ranks", "s")
     for t in tools:  # a warm-up run that also checks the world
-        r = subprocess.run(job(t, hosts, hosts_n * per_host, [str(prog), "init"]),
-                           capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
-                           timeout=s.run_timeout_s)
+        r, _ = run_job(ctx, f"mpi {case}, {t.label} warm-up",
+                    job(t, hosts, hosts_n * per_host, [str(prog), "init"]), env, s.run_timeout_s)
         if r.returncode != 0 or f"size {hosts_n * per_host}" not in r.stdout:
             ctx.fail(f"mpi {case}: {t.label} did not run one world (exit {r.returncode}): "
                      f"{(r.stdout + r.stderr).strip()[-300:]}")
@@ -148,9 +181,8 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
             cmd += ["--command-name", t.key,
                     shlex.join(job(t, hosts, hosts_n * per_host, [str(prog), "init"]))]
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                               stdin=subprocess.DEVNULL,
-                               timeout=s.run_timeout_s * len(order) * s.launch_runs)
+            r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
+                        s.run_timeout_s * len(order) * s.launch_runs)
         except subprocess.TimeoutExpired:
             ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
             ctx.check_idle(f"mpi {case} round {rnd + 1}")
@@ -180,15 +212,12 @@ def busy_cpu_seconds() -> float:
 
 def cpu_run(ctx, t, env, prog, hosts, np, rnd, machine_cpu, ranks_cpu) -> None:
     """One `init` job of `t`: the machine's and the ranks' CPU seconds."""
-    before = busy_cpu_seconds()
     try:
-        r = subprocess.run(job(t, hosts, np, [str(prog), "init"]), capture_output=True,
-                           text=True, env=env, stdin=subprocess.DEVNULL,
-                           timeout=ctx.sizes.run_timeout_s)
+        r, used = run_job(ctx, f"mpi CPU time, {t.label}, round {rnd + 1}",
+                          job(t, hosts, np, [str(prog), "init"]), env, ctx.sizes.run_timeout_s)
     except subprocess.TimeoutExpired:
         ctx.fail(f"mpi CPU time: {t.label} hung")
         return
-    used = busy_cpu_seconds() - before
     ranks = [float(x) for x in re.findall(r"rank_cpu_s ([0-9.]+)", r.stdout)]
     if r.returncode != 0 or len(ranks) != np:
         ctx.fail(f"mpi CPU time: {t.label} failed (exit {r.returncode}, {len(ranks)} of {np} "
@@ -223,9 +252,9 @@ def latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode):
     for rnd in range(s.launch_rounds):
         for t in [t for t in ctx.rotated(rnd) if t in tools]:
             try:
-                r = subprocess.run(job(t, hosts, hosts_n * per_host, [str(prog), mode, str(iters)]),
-                                   capture_output=True, text=True, env=env,
-                                   stdin=subprocess.DEVNULL, timeout=s.run_timeout_s)
+                r, _ = run_job(ctx, f"mpi {label}, {t.label}",
+                            job(t, hosts, hosts_n * per_host, [str(prog), mode, str(iters)]),
+                            env, s.run_timeout_s)
             except subprocess.TimeoutExpired:
                 ctx.fail(f"mpi {label}: {t.label} hung")
                 ctx.check_idle(f"mpi {label}")
