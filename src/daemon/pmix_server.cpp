@@ -14,40 +14,9 @@
 #include <utility>
 
 #include "pmix_info.hpp"
-#include "pmix_library.hpp"
-#include "pmix_relay.hpp"
+#include "pmix_state.hpp"
 
 namespace ferry {
-
-struct PmixServer::State {
-  State(asio::io_context& io_, Events events_) : io(io_), events(std::move(events_)) {}
-  struct Waiting {
-    pmix_modex_cbfunc_t cbfunc = nullptr;
-    void* cbdata = nullptr;
-  };
-  asio::io_context& io;
-  Events events;
-  const libpmix::Functions* fns = nullptr;  // set when libpmix started
-  std::string dir;
-  std::string node;
-  void* topology = nullptr;
-  // Where the ranks connect (pmix_relay.hpp): libpmix, started when the first rank connects,
-  // listens on a port of its own, and each connection is relayed there.
-  std::unique_ptr<PmixRelays> relays;
-  std::weak_ptr<State> self;
-  uint16_t library_port = 0;        // libpmix's listener, once known
-  bool started = false;             // libpmix's server runs
-  std::string failed;               // why it could not start ("" if it did not fail)
-  std::optional<PmixNamespace> ns;  // the current attempt's facts
-  std::vector<int> clients;         // its local ranks given an environment
-  std::string nspace;               // the current attempt's
-  bool closed = false;              // the server is finalized: no callback of libpmix may be called
-  uint32_t fence_seq = 0;           // fences reported to the front end
-  std::map<uint32_t, Waiting> fences;  // by seq
-  std::map<uint32_t, Waiting> modex;   // by this server's request id
-  uint32_t next_modex = 1;
-  std::set<int> connected, finalized;  // ranks of the current namespace
-};
 
 namespace {
 
@@ -56,160 +25,9 @@ std::mutex g_mutex;
 std::shared_ptr<PmixServer::State> g_state;
 bool g_finalized = false;  // libpmix's server ran here and was finalized: it cannot restart
 
-// Runs `f` on the io_context's thread (libpmix calls from its own progress thread).
-template <class F>
-bool on_loop(F f) {
-  std::shared_ptr<PmixServer::State> s;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    s = g_state;
-  }
-  if (!s) return false;
-  asio::post(s->io, [s, f = std::move(f)]() mutable {
-    if (!s->closed) f(*s);
-  });
-  return true;
-}
-
-std::string bytes(const char* data, size_t n) { return data && n ? std::string(data, n) : ""; }
-
-void release_malloced(void* p) { std::free(p); }
-
-// Hands `data` to a libpmix modex callback in memory it frees through release_malloced.
-void answer(const PmixServer::State::Waiting& w, pmix_status_t status, const std::string& data) {
-  char* copy = nullptr;
-  if (!data.empty()) {
-    copy = static_cast<char*>(std::malloc(data.size()));
-    if (!copy) status = PMIX_ERR_NOMEM;
-    if (copy) std::memcpy(copy, data.data(), data.size());
-  }
-  w.cbfunc(status, copy, copy ? data.size() : 0, w.cbdata, copy ? release_malloced : nullptr, copy);
-}
-
-void fill_proc(pmix_proc_t& p, const std::string& nspace, int rank) {
-  std::memset(&p, 0, sizeof p);
-  std::strncpy(p.nspace, nspace.c_str(), PMIX_MAX_NSLEN);
-  p.rank = static_cast<pmix_rank_t>(rank);
-}
-
-// ---- libpmix's upcalls ------------------------------------------------------------------
-
-pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc,
-                               void* cbdata) {
-  std::string ns = proc->nspace;
-  const int rank = static_cast<int>(proc->rank);
-  return on_loop([=](PmixServer::State& s) {
-    if (ns == s.nspace) s.connected.insert(rank);
-    if (cbfunc) cbfunc(PMIX_SUCCESS, cbdata);
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc,
-                               void* cbdata) {
-  std::string ns = proc->nspace;
-  const int rank = static_cast<int>(proc->rank);
-  return on_loop([=](PmixServer::State& s) {
-    if (ns == s.nspace) s.finalized.insert(rank);
-    if (cbfunc) cbfunc(PMIX_SUCCESS, cbdata);
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-// MPI_Abort: the whole job ends with the rank's status (ferry aborts every rank, whichever
-// procs the call named).
-pmix_status_t abort_job(const pmix_proc_t* proc, void*, int status, const char msg[], pmix_proc_t[],
-                        size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  const int rank = static_cast<int>(proc->rank);
-  std::string text = msg ? msg : "";
-  return on_loop([=](PmixServer::State& s) {
-    s.events.send(wire::encode(wire::PmiAbort{rank, status, text}));
-    if (cbfunc) cbfunc(PMIX_SUCCESS, cbdata);
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-// Every local rank entered a fence over the whole namespace (MPI_Init's modex, a barrier):
-// this host's data goes to the front end. Fences over some ranks only are not offered.
-pmix_status_t fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                    char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD) return PMIX_ERR_NOT_SUPPORTED;
-  std::string ns = procs[0].nspace;
-  std::string mine = bytes(data, ndata);
-  return on_loop([=, mine = std::move(mine)](PmixServer::State& s) {
-    if (ns != s.nspace) return cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata, nullptr, nullptr);
-    const uint32_t seq = ++s.fence_seq;
-    s.fences[seq] = {cbfunc, cbdata};
-    s.events.send(wire::encode(wire::PmixFence{seq, mine}));
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-// A local rank wants a rank's data that this server does not hold (direct modex).
-pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
-                           pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  std::string ns = proc->nspace;
-  const int rank = static_cast<int>(proc->rank);
-  return on_loop([=](PmixServer::State& s) {
-    if (ns != s.nspace) return cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata, nullptr, nullptr);
-    const uint32_t id = s.next_modex++;
-    s.modex[id] = {cbfunc, cbdata};
-    s.events.send(wire::encode(wire::PmixModexRequest{id, rank}));
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-// Open MPI names the files it leaves in shared memory (its shared-memory transport's
-// segment in /dev/shm, 4 MiB a rank) through PMIx_Job_control's cleanup keys: libpmix keeps
-// those requests itself and removes the files when the rank's connection ends, however the
-// rank died, but only where the host offers job control at all. Without it, every killed
-// rank's segment stayed in /dev/shm, that is in the host's memory. What else a rank asks of
-// job control (signal, kill, restart other procs) is not offered: libpmix passes only that
-// here.
-pmix_status_t job_control(const pmix_proc_t*, const pmix_proc_t[], size_t, const pmix_info_t[],
-                          size_t, pmix_info_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
-}
-
-// libpmix's answer to a modex request of the front end's, on libpmix's thread.
-struct Asked {
-  std::shared_ptr<PmixServer::State> state;
-  uint32_t id = 0;
-};
-
-void local_data(pmix_status_t status, char* data, size_t n, void* cbdata) {
-  std::unique_ptr<Asked> a(static_cast<Asked*>(cbdata));
-  asio::post(a->state->io, [s = a->state, id = a->id, status, d = bytes(data, n)] {
-    if (!s->closed) s->events.send(wire::encode(wire::PmixModexReply{id, status, d}));
-  });
-}
-
-// libpmix copies the module with its own sizeof: a newer library (PMIx 5 on Ubuntu 24.04,
-// say) has upcalls past the end of the 4.2 struct this ferryd was built with. They read as
-// null here, which libpmix takes as "not supported", instead of the bytes after it.
-struct PaddedModule {
-  pmix_server_module_t m;
-  std::array<void*, 64> later;
-};
-
-PaddedModule& server_module() {
-  static PaddedModule module = [] {
-    PaddedModule p{};
-    p.m.client_connected = client_connected;
-    p.m.client_finalized = client_finalized;
-    p.m.abort = abort_job;
-    p.m.fence_nb = fence;
-    p.m.direct_modex = direct_modex;
-    p.m.job_control = job_control;
-    return p;
-  }();
-  return module;
-}
+using pmix_detail::answer;
+using pmix_detail::fill_proc;
+using pmix_detail::server_module;
 
 // Removes PMIX_* variables: ferryd is no PMIx client (under srun it may have been given a
 // client's variables), and libpmix's server must not take them for its own.
@@ -311,7 +129,7 @@ Status start_library(PmixServer::State& s) {
   // finds none.
   const bool plugins_path_set = std::getenv("HWLOC_PLUGINS_PATH") != nullptr;
   if (!plugins_path_set) ::setenv("HWLOC_PLUGINS_PATH", s.dir.c_str(), 1);
-  const pmix_status_t rc = fns->server_init(&server_module().m, info, ninfo);
+  const pmix_status_t rc = fns->server_init(&server_module(), info, ninfo);
   if (!plugins_path_set) ::unsetenv("HWLOC_PLUGINS_PATH");
   if (rc != PMIX_SUCCESS)
     return fail(std::string("the PMIx server did not start: ") + fns->error_string(rc));
@@ -332,6 +150,11 @@ void connected(PmixServer::State& s, const PmixRelays::Socket& rank) {
 }
 
 }  // namespace
+
+std::shared_ptr<PmixServer::State> pmix_detail::current() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_state;
+}
 
 PmixServer::PmixServer(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
@@ -489,8 +312,8 @@ void PmixServer::modex_request(const wire::PmixModexRequest& m) {
     return s.events.send(wire::encode(wire::PmixModexReply{m.id, PMIX_ERR_NOT_FOUND, {}}));
   pmix_proc_t proc;
   fill_proc(proc, s.nspace, m.rank);
-  auto* asked = new Asked{state_, m.id};
-  const pmix_status_t rc = s.fns->dmodex_request(&proc, local_data, asked);
+  auto* asked = new pmix_detail::Asked{state_, m.id};
+  const pmix_status_t rc = s.fns->dmodex_request(&proc, pmix_detail::local_data, asked);
   if (rc != PMIX_SUCCESS) {
     delete asked;
     s.events.send(wire::encode(wire::PmixModexReply{m.id, rc, {}}));
