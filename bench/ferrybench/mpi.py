@@ -106,20 +106,21 @@ def run_job(ctx, what, cmd, env, timeout) -> tuple[subprocess.CompletedProcess, 
     """Runs an MPI job once, or twice where the first died of the Open MPI finalize crash (the
     first try then goes to the report's notes). Returns the last try and the machine's CPU
     seconds during it."""
-    for attempt in (1, 2):
+    def once():
         before = busy_cpu_seconds()
         r = subprocess.run(cmd, capture_output=True, text=True, env=env,
                            stdin=subprocess.DEVNULL, timeout=timeout)
-        used = busy_cpu_seconds() - before
-        if attempt == 2 or r.returncode == 0 or not finalize_crash(r.returncode,
-                                                                   r.stdout + r.stderr):
-            return r, used
+        return r, busy_cpu_seconds() - before
+
+    r, used = once()
+    if r.returncode != 0 and finalize_crash(r.returncode, r.stdout + r.stderr):
         ctx.log(f"  {what}: a rank died of SIGSEGV; run again")
         tail = " | ".join((r.stdout + r.stderr).strip().splitlines()[-6:])
         ctx.results.notes.append(f"{what}: a rank died of SIGSEGV (exit {r.returncode}), "
                                  f"run again: {tail[-300:]}")
         ctx.check_idle(f"{what}, after the crash")
-    raise AssertionError("unreachable")
+        r, used = once()
+    return r, used
 
 
 def ferry_mtl(ctx, env) -> str:
@@ -164,7 +165,8 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
         ranks_cpu = ctx.results.metric(SECTION, case, "CPU time of the ranks", "s")
     for t in tools:  # a warm-up run that also checks the world
         r, _ = run_job(ctx, f"mpi {case}, {t.label} warm-up",
-                    job(t, hosts, hosts_n * per_host, [str(prog), "init"]), env, s.run_timeout_s)
+                       job(t, hosts, hosts_n * per_host, [str(prog), "init"]), env,
+                       s.run_timeout_s)
         if r.returncode != 0 or f"size {hosts_n * per_host}" not in r.stdout:
             ctx.fail(f"mpi {case}: {t.label} did not run one world (exit {r.returncode}): "
                      f"{(r.stdout + r.stderr).strip()[-300:]}")
@@ -182,7 +184,7 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
                     shlex.join(job(t, hosts, hosts_n * per_host, [str(prog), "init"]))]
         try:
             r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
-                        s.run_timeout_s * len(order) * s.launch_runs)
+                           s.run_timeout_s * len(order) * s.launch_runs)
         except subprocess.TimeoutExpired:
             ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
             ctx.check_idle(f"mpi {case} round {rnd + 1}")
@@ -253,8 +255,8 @@ def latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode):
         for t in [t for t in ctx.rotated(rnd) if t in tools]:
             try:
                 r, _ = run_job(ctx, f"mpi {label}, {t.label}",
-                            job(t, hosts, hosts_n * per_host, [str(prog), mode, str(iters)]),
-                            env, s.run_timeout_s)
+                               job(t, hosts, hosts_n * per_host, [str(prog), mode, str(iters)]),
+                               env, s.run_timeout_s)
             except subprocess.TimeoutExpired:
                 ctx.fail(f"mpi {label}: {t.label} hung")
                 ctx.check_idle(f"mpi {label}")
