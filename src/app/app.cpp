@@ -12,6 +12,7 @@
 
 #include "ferry/common/settings.hpp"
 #include "ferry/frontend/elastic_discovery.hpp"
+#include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
 #include "ferry/output/output_dir.hpp"
@@ -71,7 +72,7 @@ int check_before_start(const FrontendConfig& cfg, std::optional<Placement>& plac
     return 2;
   };
   const JobOptions& job = cfg.job;
-  auto placed = place_ranks(job.hosts, job.np, job.oversubscribe, job.placement);
+  auto placed = place_job(job);
   if (!placed) return refuse(placed.error().message);
   if (Status st = check_job_size(*placed); !st) return refuse(st.error().message);
   // --stdin against the ranks as placed (-np, -N, slots, a job file: only this knows them).

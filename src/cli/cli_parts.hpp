@@ -15,6 +15,7 @@
 #include "ferry/cli/ferryrun_cli.hpp"
 #include "ferry/cli/personality.hpp"
 #include "ferry/hosts/host_list.hpp"
+#include "ferry/mpmd/app_line.hpp"
 
 namespace ferry::cli_detail {
 
@@ -70,6 +71,9 @@ struct RawCli {
   bool use_hwthreads = false;                                     ///< mpirun --use-hwthread-cpus
   bool display_allocation = false;                                ///< mpirun --display-allocation
   std::string default_hostfile;                                   ///< mpirun --default-hostfile
+  std::string app_file;     ///< mpirun --app FILE (one MPMD part a line)
+  std::string parts_file;   ///< mpiexec -configfile FILE (the same, hydra's name)
+  std::string rankfile;     ///< mpirun --rankfile FILE
 };
 
 /// A flag another launcher has and ferry cannot honour, with the reason given to the user.
@@ -186,6 +190,7 @@ struct JobFileExtras {
   std::vector<std::string> env_files;  ///< env_file, relative paths made the file's
   bool env_all = false;
   int default_slots = 1;
+  std::vector<AppPart> apps;  ///< [[apps]]
 };
 
 /// The console, summary and argument words once the line is read (console_options.cpp).
@@ -216,6 +221,17 @@ Status finish_fixed_elastic(JobOptions& job, RawCli& raw);
 Status finish_mpirun(FrontendConfig& cfg, RawCli& raw);
 /// The first refused mpirun or hydra flag used, as the error (personality_refusal).
 Status mpirun_refusal(const RawCli& raw);
+
+/// An MPMD job's parts as given (mpmd_options.cpp): the command cut at ':' words, or the
+/// parts of --app / -configfile (then the command line has no command; the first part's
+/// becomes job.command). Nothing when the job runs one program. `literal`: the command came
+/// after `--`, where ':' is a plain word.
+Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& raw, bool literal,
+                                             const JobFileExtras& file, bool& from_file);
+/// Once the job's hosts are known: each part's hosts (added to the job's when new), its
+/// exports resolved, its directory; job.apps. Refuses what an MPMD job cannot combine with.
+Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& parts,
+                   int default_slots, bool from_file);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

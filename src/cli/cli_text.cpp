@@ -44,6 +44,8 @@ constexpr std::pair<std::string_view, std::string_view> kValueWords[] = {
     {"network-interfaces", "IFACES"},
     {"env-file", "FILE"},
     {"config", "FILE"},
+    {"app", "FILE"},
+    {"configfile", "FILE"},
     {"config-file", "FILE"},
     {"kill-grace", "SECONDS"},
     {"min-np", "N"},

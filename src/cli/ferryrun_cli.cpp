@@ -259,6 +259,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
     extras.default_slots = file->default_slots;
     extras.env_files = std::move(file->env_files);
     extras.env_all = file->env_all;
+    extras.apps = std::move(file->apps);
   }
 
   // Second pass: the command line over the job file.

@@ -289,6 +289,9 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
                         " --help; put the command after -- if it starts with '-')");
     job.command = std::move(remaining);
   }
+  bool parts_from_file = false;
+  auto parts = take_mpmd_parts(cfg, raw, explicit_separator, file, parts_from_file);
+  if (!parts) return parts.error();
   if (job.command.empty() && job.check) job.command = {"true"};  // --check starts no rank
   if (job.command.empty()) return make_error("no command given" + help);
   if (job.command.front().empty()) return make_error("the command is an empty word" + help);
@@ -303,6 +306,11 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
   }
   if (Status st = apply_words(cfg, raw); !st) return st;
   if (Status st = resolve_hosts(job, raw, file); !st) return st;
+  if (Status st = finish_mpmd(job, raw, *parts,
+                              raw.default_slots > 0 ? raw.default_slots : file.default_slots,
+                              parts_from_file);
+      !st)
+    return st;
   if (Status st = check_fault_tolerance(job, raw); !st) return st;
   if (Status st = finish_fixed_elastic(job, raw); !st) return st;
   if (Status st = choose_launcher(cfg, raw); !st) return st;

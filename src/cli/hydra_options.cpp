@@ -11,8 +11,6 @@ namespace ferry::cli_detail {
 namespace {
 
 const Refusal hydra_refusals[] = {
-    {"--configfile", 1,
-     "MPMD config files are not supported: ferry runs one command on every rank"},
     {"--launcher-exec,--bootstrap-exec", 1,
      "ferry reaches hosts with its own SSH client (or srun inside Slurm)"},
     {"--membind", 1, "--bind-mem binds each rank's memory to its NUMA node(s)"},
@@ -50,6 +48,10 @@ void add_hydra_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->allow_extra_args(false)
       ->group("MPICH (hydra)");
   app.add_option("--hosts", raw.host_options, "Hosts as host[:N],... (-H)")
+      ->allow_extra_args(false)
+      ->group("MPICH (hydra)");
+  app.add_option("--configfile", raw.parts_file,
+                 "MPMD parts, one a line: '-n N [-hosts H] [-env K V] PROGRAM ARGS'")
       ->allow_extra_args(false)
       ->group("MPICH (hydra)");
   app.add_option("--ppn", raw.per_node, "Processes per host (-N)")

@@ -295,6 +295,43 @@ void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
            "[output] bad layout '" + layout + "' (expected horovod or openmpi)");
 }
 
+// [[apps]]: an MPMD job's parts, in order, each `command` (an array of words) with its own
+// `np`, `hosts` ("a:2,b" or an array of them), `per_host`, `export`, `environment` and
+// `wdir`.
+void read_apps(TomlReader& r, const toml::node& node, JobFile& out) {
+  const toml::array* list = node.as_array();
+  if (!list || !list->is_array_of_tables()) {
+    r.fail(node.source(), "apps must be [[apps]] tables (command, np, hosts, export, environment, wdir)");
+    return;
+  }
+  for (const toml::node& el : *list) {
+    if (r.error()) return;
+    const toml::table& t = *el.as_table();
+    r.check_keys(t, "[[apps]]", {"command", "np", "hosts", "per_host", "export", "environment", "wdir"});
+    AppPart part;
+    part.where = r.where(el.source()) + " [[apps]]";
+    r.get(t, "command", part.command, false);
+    if (!r.error() && part.command.empty())
+      r.fail(el.source(), "[[apps]] needs a command (an array of words)");
+    r.get(t, "np", part.np, 1, 1'000'000);
+    r.get(t, "per_host", part.per_host, 1, 1'000'000);
+    r.get(t, "hosts", part.hosts, true);
+    r.get(t, "export", part.exports, false);
+    if (const toml::table* e = r.table(t, "environment"))
+      for (const auto& [k, v] : *e) {
+        auto value = v.value<std::string>();
+        if (!value) {
+          r.fail(v.source(), "[[apps]] environment: " + std::string(k.str()) + " must be a string");
+          return;
+        }
+        part.exports.push_back(std::string(k.str()) + "=" + *value);
+      }
+    r.get(t, "wdir", part.wdir);
+    if (r.error()) return;
+    out.apps.push_back(std::move(part));
+  }
+}
+
 void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::string& file) {
   JobOptions& job = out.config.job;
   r.check_keys(
@@ -302,7 +339,7 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
       {"np",          "command", "wdir",     "oversubscribe", "start_timeout", "kill_grace",
        "stdin",       "verbose", "timeout",  "stall_timeout", "stall_abort",   "hostfile",
        "hosts",       "export",  "env_file", "env_all",       "defaults",      "ssh",
-       "environment", "binding", "output"});
+       "environment", "binding", "output",   "apps"});
   r.get(top, "np", job.np, 1, 1'000'000);
   if (const toml::node* c = top.get("command"); c && c->is_string() && !r.error())
     r.fail(c->source(),
@@ -349,6 +386,12 @@ void read_top(TomlReader& r, const toml::table& top, JobFile& out, const std::st
         r.fail((*a)[i].source(),
                "export: '" + exports[i] + "' is not VAR, VAR=value or a pattern such as NCCL_*");
 
+  if (const toml::node* a = top.get("apps"); a && !r.error()) {
+    read_apps(r, *a, out);
+    if (!r.error() && top.get("command"))
+      r.fail(top.get("command")->source(),
+             "command and [[apps]] both name the programs: give one (each part its command)");
+  }
   if (const toml::table* d = r.table(top, "defaults")) read_defaults(r, *d, out);
   if (const toml::node* h = top.get("hosts"); h && !r.error()) read_hosts(r, *h, out);
   if (const toml::table* s = r.table(top, "ssh")) read_ssh(r, *s, out.config);

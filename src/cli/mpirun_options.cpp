@@ -14,7 +14,6 @@ namespace {
 
 // Open MPI 4.1 mpirun flags that ferry cannot honour, with the reason and what to use.
 const Refusal mpirun_refusals[] = {
-    {"--app", 1, "MPMD appfiles are not supported: ferry runs one command on every rank"},
     {"--am", 1,
      "MCA parameter set files are not read by ferry; give each setting as --mca NAME VALUE"},
     {"--tune", 1,
@@ -180,6 +179,9 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Hosts");
   app.add_option("-x", raw.exports, "Export VAR or VAR=value to the processes")
       ->allow_extra_args(false)
+      ->group("Job");
+  app.add_option("--app", raw.app_file,
+                 "MPMD appfile: one part a line, '-np N [-H hosts] [-x VAR] PROGRAM ARGS'")
       ->group("Job");
   app.add_option("--wdir,--wd", job.wdir, "Working directory of the processes (-wdir)")
       ->check(not_empty())

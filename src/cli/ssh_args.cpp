@@ -13,36 +13,6 @@ namespace {
 
 using cli_detail::parse_int;
 
-// Splits like a shell would for plain words and '...' / "..." quoting (no escapes,
-// no expansion).
-Result<std::vector<std::string>> words_of(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  bool in_word = false;
-  char quote = 0;
-  for (char c : text) {
-    if (quote) {
-      if (c == quote)
-        quote = 0;
-      else
-        word += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      in_word = true;
-    } else if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (quote) return make_error("unbalanced quote in '" + text + "'");
-  if (in_word) words.push_back(std::move(word));
-  return words;
-}
-
 Status set_port(const std::string& value, SshSettings& ssh, const std::string& word) {
   auto n = parse_int(value, 1, 65535);
   if (!n) return make_error("bad port '" + value + "' in '" + word + "' (expected 1-65535)");
@@ -120,7 +90,7 @@ Status apply_o(const std::string& option, SshSettings& ssh, int& heartbeat_s,
 
 Status apply_plm_rsh_args(const std::string& text, SshSettings& ssh, int& heartbeat_s,
                           std::vector<std::string>& notes) {
-  auto words = words_of(text);
+  auto words = shell_words(text);
   if (!words) return words.error();
   const std::vector<std::string>& w = *words;
   for (size_t i = 0; i < w.size(); ++i) {

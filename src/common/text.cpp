@@ -42,4 +42,32 @@ std::string number_ranges(std::vector<int> numbers) {
   return out;
 }
 
+Result<std::vector<std::string>> shell_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : text) {
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote) return make_error("unbalanced quote in '" + std::string(text) + "'");
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
 }  // namespace ferry

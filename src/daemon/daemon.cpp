@@ -324,7 +324,10 @@ class Daemon::Impl {
     cfg.world_size = spec_.world_size;
     cfg.universe_size = spec_.world_size;
     cfg.process_mapping = spec_.pmi_process_mapping;
-    for (const auto& rl : spec_.ranks) cfg.ranks.push_back(rl.rank);
+    for (const auto& rl : spec_.ranks) {
+      cfg.ranks.push_back(rl.rank);
+      cfg.appnums.push_back(static_cast<int>(rl.app));
+    }
     PmiProxy::Events ev;
     ev.send = [this](const std::string& frame) { queue(frame); };
     ev.closed = [this](int rank) { ranks_.pmi_closed(rank); };

@@ -81,7 +81,9 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
   add_u32(job_, PMIX_UNIV_SIZE, ns.job_size);
   add_u32(job_, PMIX_MAX_PROCS, ns.job_size);
   add_u32(job_, PMIX_APPNUM, 0);
-  add_u32(job_, PMIX_JOB_NUM_APPS, 1);
+  add_u32(job_, PMIX_JOB_NUM_APPS,
+          ns.app_sizes.empty() ? 1 : static_cast<uint32_t>(ns.app_sizes.size()));
+  add_apps(ns);
   add_u32(job_, PMIX_NUM_NODES, nodes);
   add(job_, PMIX_NODE_MAP, ns.node_map);
   add(job_, PMIX_PROC_MAP, ns.proc_map);
@@ -110,13 +112,41 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
     add_u32(v, PMIX_NODEID, p.node);
     add_u16(v, PMIX_LOCAL_RANK, p.local_rank);
     add_u16(v, PMIX_NODE_RANK, p.local_rank);
-    add_u32(v, PMIX_APPNUM, 0);
+    add_u32(v, PMIX_APPNUM, p.app);
     add(v, PMIX_HOSTNAME, ns.nodes[p.node]);
     pmix_data_array_t& a = arrays_[k];
     a.type = PMIX_INFO;
     a.size = v.size();
     a.array = v.data();
     pmix_info_t& entry = added(job_, PMIX_PROC_INFO_ARRAY);
+    entry.value.type = PMIX_DATA_ARRAY;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+    entry.value.data.darray = &a;
+  }
+}
+
+// An MPMD job's apps, as PRRTE registers them: per app its number, size and leader (its
+// first rank), which Open MPI reads for MPI_APPNUM and the app's communicator.
+void PmixInfoList::add_apps(const PmixNamespace& ns) {
+  if (ns.app_sizes.empty()) return;
+  apps_.resize(ns.app_sizes.size());
+  app_arrays_.resize(ns.app_sizes.size());
+  uint32_t leader = 0;
+  for (size_t k = 0; k < ns.app_sizes.size(); ++k) {
+    auto& v = apps_[k];
+    v.reserve(3);
+    add_u32(v, PMIX_APPNUM, static_cast<uint32_t>(k));
+    add_u32(v, PMIX_APP_SIZE, ns.app_sizes[k]);
+    pmix_info_t& l = added(v, PMIX_APPLDR);
+    l.value.type = PMIX_PROC_RANK;
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+    l.value.data.rank = static_cast<pmix_rank_t>(leader);
+    leader += ns.app_sizes[k];
+    pmix_data_array_t& a = app_arrays_[k];
+    a.type = PMIX_INFO;
+    a.size = v.size();
+    a.array = v.data();
+    pmix_info_t& entry = added(job_, PMIX_APP_INFO_ARRAY);
     entry.value.type = PMIX_DATA_ARRAY;
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     entry.value.data.darray = &a;

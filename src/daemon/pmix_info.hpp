@@ -54,10 +54,13 @@ class PmixInfoList {
   static void add_u32(std::vector<pmix_info_t>& to, const char* key, uint32_t v);
   static void add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v);
   static pmix_info_t& added(std::vector<pmix_info_t>& to, const char* key);
+  void add_apps(const PmixNamespace& ns);
 
   std::deque<std::string> strings_;
   std::vector<std::vector<pmix_info_t>> procs_;
   std::vector<pmix_data_array_t> arrays_;
+  std::vector<std::vector<pmix_info_t>> apps_;
+  std::vector<pmix_data_array_t> app_arrays_;
   std::vector<pmix_info_t> job_;
 };
 

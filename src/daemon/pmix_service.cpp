@@ -57,6 +57,10 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
     log_(ns.error().message);
     return nullptr;
   }
+  if (Status st = set_pmix_apps(*ns, spec.app_sizes); !st) {
+    log_(st.error().message);
+    return nullptr;
+  }
   if (cpusets.size() == ns->local_ranks.size())
     for (const auto& c : cpusets) ns->local_cpusets += (ns->local_cpusets.empty() ? "" : ":") + c;
   const std::string& node = ns->nodes[ns->node];

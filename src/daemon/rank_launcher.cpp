@@ -138,11 +138,14 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
     ::unlink(ef.c_str());  // a previous attempt's
     req.env = merge_environment({req.env, {"TORCHELASTIC_ERROR_FILE=" + ef}});
   }
-  auto path = resolve_command(spec_->argv.empty() ? "" : spec_->argv[0], req.env, wdir_);
+  // An MPMD rank runs its part's command, in its part's directory when the part names one.
+  const std::vector<std::string>& argv = rl.argv.empty() ? spec_->argv : rl.argv;
+  const std::string& wdir = rl.wdir.empty() ? wdir_ : rl.wdir;
+  auto path = resolve_command(argv.empty() ? "" : argv[0], req.env, wdir);
   if (!path) return path.error();
   req.path = std::move(*path);
-  req.argv = spec_->argv;
-  req.wdir = wdir_;
+  req.argv = argv;
+  req.wdir = wdir;
   req.binding = binding;
 
   // The child's ends close here once it has its own copies, ferryd's ends go back.

@@ -37,10 +37,29 @@ std::string env_value(const std::vector<std::string>& env, std::string_view name
 
 }  // namespace
 
+Result<Placement> place_job(const JobOptions& opts) {
+  if (opts.apps.size() > 1) return place_apps(opts.hosts, opts.apps, opts.oversubscribe, opts.placement);
+  return place_ranks(opts.hosts, opts.np, opts.oversubscribe, opts.placement);
+}
+
 wire::RankLaunch rank_launch(const JobOptions& opts, const Placement& placement,
                              const HostPlan& plan, const RankSlot& r,
                              const std::vector<std::string>& job_env) {
-  wire::RankLaunch rl{r.rank, rank_environment(placement, plan, r), {}};
+  wire::RankLaunch rl;
+  rl.rank = r.rank;
+  rl.env = rank_environment(placement, plan, r);
+  const std::vector<std::string>* command = &opts.command;
+  if (opts.apps.size() > 1 && r.app >= 0 && static_cast<size_t>(r.app) < opts.apps.size()) {
+    // An MPMD rank: its part's command, directory and variables (the job's, then the part's,
+    // then the rank's own, which always win).
+    const AppSpec& app = opts.apps[static_cast<size_t>(r.app)];
+    command = &app.command;
+    rl.argv = app.command;
+    if (opts.expand_args && !rl.argv.empty()) rl.argv.resize(1);
+    rl.wdir = app.wdir;
+    rl.app = static_cast<uint32_t>(r.app);
+    rl.env.insert(rl.env.begin(), app.exports.begin(), app.exports.end());
+  }
   if (opts.expand_args) {
     const PlaceholderValues v{r.rank,
                               r.local_rank,
@@ -48,8 +67,8 @@ wire::RankLaunch rank_launch(const JobOptions& opts, const Placement& placement,
                               placement.world_size,
                               env_value(job_env, "MASTER_ADDR"),
                               env_value(job_env, "MASTER_PORT")};
-    for (size_t i = 1; i < opts.command.size(); ++i)
-      rl.extra_args.push_back(expand_placeholders(opts.command[i], v));
+    for (size_t i = 1; i < command->size(); ++i)
+      rl.extra_args.push_back(expand_placeholders((*command)[i], v));
   }
   if (opts.torch_local_rank_arg)
     rl.extra_args =
@@ -96,6 +115,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.error_files = shared.restartable;
   spec.horovod = opts.horovod;
   spec.path_prepends = opts.path_prepends;
+  for (int n : placement.app_sizes) spec.app_sizes.push_back(static_cast<uint32_t>(n));
   return spec;
 }
 

@@ -45,7 +45,7 @@ Job::Impl::~Impl() { *alive_ = false; }
 int Job::Impl::run() {
   auto placed = placed_before_
                     ? Result<Placement>(std::move(*placed_before_))
-                    : place_ranks(opts_.hosts, opts_.np, opts_.oversubscribe, opts_.placement);
+                    : place_job(opts_);
   placed_before_.reset();
   if (!placed) {
     diag_.error(placed.error().message);

@@ -134,6 +134,11 @@ Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
       for (size_t k = 0; k < p.hosts.size(); ++k)
         if (count[host_of[k]] > l) add_rank(p.hosts[k], rank++);
   }
+  finish_placement(p);
+  return p;
+}
+
+void finish_placement(Placement& p) {
   for (auto& hp : p.hosts)
     for (auto& r : hp.ranks) r.local_size = static_cast<int>(hp.ranks.size());
 
@@ -153,7 +158,6 @@ Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
     for (auto& r : hp.ranks) r.cross_rank = cross_size[r.local_rank]++;
   for (auto& hp : p.hosts)
     for (auto& r : hp.ranks) r.cross_size = cross_size[r.local_rank];
-  return p;
 }
 
 }  // namespace ferry

@@ -74,6 +74,12 @@ void PmiHost::closed(int rank) {
   st.dead = true;
 }
 
+int PmiHost::appnum_of(int rank) const {
+  for (size_t i = 0; i < config_.ranks.size() && i < config_.appnums.size(); ++i)
+    if (config_.ranks[i] == rank) return config_.appnums[i];
+  return config_.appnum;
+}
+
 void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
   if (st.in_barrier)
     return fail(rank, st, "PMI protocol error: cmd=" + c.cmd + " while waiting in a barrier");
@@ -94,7 +100,7 @@ void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
         rank, "maxes",
         {{"rc", "0"}, {"kvsname_max", "256"}, {"keylen_max", "64"}, {"vallen_max", "1024"}});
   if (cmd == "get_appnum")
-    return send(rank, "appnum", {{"rc", "0"}, {"appnum", std::to_string(config_.appnum)}});
+    return send(rank, "appnum", {{"rc", "0"}, {"appnum", std::to_string(appnum_of(rank))}});
   if (cmd == "get_my_kvsname")
     return send(rank, "my_kvsname", {{"rc", "0"}, {"kvsname", config_.kvsname}});
   if (cmd == "get_universe_size")

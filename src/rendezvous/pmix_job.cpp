@@ -64,6 +64,24 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
   return ns;
 }
 
+Status set_pmix_apps(PmixNamespace& ns, const std::vector<uint32_t>& app_sizes) {
+  if (app_sizes.empty()) return {};
+  uint64_t total = 0;
+  for (uint32_t n : app_sizes) total += n;
+  if (total != ns.job_size)
+    return make_error("PMIx: the parts' sizes add up to " + std::to_string(total) + ", not the " +
+                      std::to_string(ns.job_size) + " ranks of the job");
+  ns.app_sizes = app_sizes;
+  uint32_t app = 0;
+  uint64_t end = app_sizes[0];
+  for (auto& p : ns.procs) {
+    while (static_cast<uint64_t>(p.rank) >= end && app + 1 < app_sizes.size())
+      end += app_sizes[++app];
+    p.app = app;
+  }
+  return {};
+}
+
 PmixFences::PmixFences(int hosts, Complete complete)
     : complete_(std::move(complete)),
       arrived_(static_cast<size_t>(std::max(hosts, 0)), false),

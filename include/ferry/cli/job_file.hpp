@@ -10,6 +10,7 @@
 
 #include "ferry/cli/ferryrun_cli.hpp"
 #include "ferry/common/result.hpp"
+#include "ferry/mpmd/app_line.hpp"
 
 namespace ferry {
 
@@ -30,6 +31,9 @@ struct JobFile {
   /// folder; `env_all`: export this whole environment (as --env-all).
   std::vector<std::string> env_files;
   bool env_all = false;
+  /// [[apps]]: an MPMD job's parts, unresolved (the caller resolves them as the command
+  /// line's parts).
+  std::vector<AppPart> apps;
 };
 
 /// Parses job file text. `file` names it in errors ("job.toml:7: unknown key 'slot' in

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/result.hpp"
+
 namespace ferry {
 
 /// True for ASCII space, tab, LF, VT, FF and CR (`isspace` in the "C" locale).
@@ -28,5 +30,10 @@ std::vector<std::string> split(std::string_view text, char sep);
 
 /// Numbers as sorted ranges: {8, 0, 1, 2, 3, 10, 11} -> "0-3,8,10-11" (rank sets in messages).
 std::string number_ranges(std::vector<int> numbers);
+
+/// `text` cut into words as a shell does for plain words and '...' / "..." quoting (no
+/// escapes, no expansion): `-p 2222 -o "User=a b"` → {"-p", "2222", "-o", "User=a b"}. An
+/// unbalanced quote is an error quoting `text`.
+Result<std::vector<std::string>> shell_words(std::string_view text);
 
 }  // namespace ferry

@@ -56,6 +56,9 @@ wire::RankLaunch rank_launch(const JobOptions& opts, const Placement& placement,
                              const HostPlan& plan, const RankSlot& r,
                              const std::vector<std::string>& job_env);
 
+/// The job's placement: place_ranks over the hosts, or with MPMD parts place_apps.
+Result<Placement> place_job(const JobOptions& opts);
+
 wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement,
                               const HostInputs& host, const SharedSpec& shared);
 

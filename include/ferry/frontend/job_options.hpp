@@ -8,6 +8,7 @@
 #include "ferry/binding/options.hpp"
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/hosts/host_list.hpp"
+#include "ferry/mpmd/app_placement.hpp"
 #include "ferry/plan/placement.hpp"
 
 namespace ferry {
@@ -45,6 +46,9 @@ struct JobOptions {
   /// none of their variables, no PMIx listener).
   bool no_pmi = false;
   std::vector<std::string> command;
+  /// An MPMD job's parts (`A : B`, --app, -configfile, a job file's [[apps]]): two or more,
+  /// the first one's command is `command`. Empty: `command` on every rank.
+  std::vector<AppSpec> apps;
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"

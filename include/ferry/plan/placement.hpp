@@ -18,6 +18,7 @@ struct RankSlot {
   int cross_rank = 0;  ///< index of its host among hosts having this local_rank
   int cross_size = 0;  ///< how many hosts have this local_rank
   int node_rank = 0;   ///< index of its host among hosts with ranks
+  int app = 0;         ///< its part of an MPMD job (mpmd/app_placement.hpp); 0 otherwise
 };
 
 /// The ranks of one host, in rank order.
@@ -35,6 +36,9 @@ struct Placement {
   int world_size = 0;
   std::vector<HostPlan> hosts;
   bool oversubscribed = false;  ///< some host got more ranks than its slots
+  /// The ranks of each part of an MPMD job, in part order (a part's ranks are numbered after
+  /// those of the parts before it); empty: one program on every rank.
+  std::vector<int> app_sizes;
 };
 
 /// How many ranks each host gets (mpirun `--map-by`).
@@ -65,5 +69,9 @@ struct PlacementPolicy {
 /// host's max_slots. Errors name the flag to change ("... pass --oversubscribe").
 Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
                               const PlacementPolicy& policy = {});
+
+/// Completes `p` once every host's ranks (rank, local_rank, node_rank) are in: each rank's
+/// local size and cross coordinates, and the hosts' labels ("name:port" where names repeat).
+void finish_placement(Placement& p);
 
 }  // namespace ferry

@@ -36,7 +36,9 @@ struct PmiHostConfig {
   std::string kvsname = "ferry";  ///< the job's KVS name (no spaces)
   int world_size = 1;
   int universe_size = 0;  ///< 0: same as world_size
-  int appnum = 0;
+  int appnum = 0;  ///< every rank's, unless `appnums` has one for it
+  /// An MPMD job: each local rank's part (PMI_Get_appnum, MPI_APPNUM), parallel to `ranks`.
+  std::vector<int> appnums;
   /// Value served for the key `PMI_process_mapping` (see pmi_process_mapping());
   /// empty: that key is looked up like any other.
   std::string process_mapping;
@@ -97,6 +99,7 @@ class PmiHost {
     bool dead = false;  // closed, failed or aborted: nothing more is read
   };
   void handle(int rank, RankState& st, const PmiCommand& c);
+  int appnum_of(int rank) const;
   void put(int rank, RankState& st, const PmiCommand& c);
   void commit(const std::vector<PmiKv>& kvs);
   void get(int rank, const PmiCommand& c);

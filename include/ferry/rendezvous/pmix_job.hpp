@@ -21,6 +21,7 @@ struct PmixProc {
   int rank = 0;
   uint32_t node = 0;        ///< index into PmixNamespace::nodes
   uint16_t local_rank = 0;  ///< among the ranks of its node, in rank order
+  uint32_t app = 0;         ///< its part of an MPMD job (PMIX_APPNUM)
   bool operator==(const PmixProc&) const = default;
 };
 
@@ -40,7 +41,13 @@ struct PmixNamespace {
   /// The local ranks' CPUs, local-rank order, colon-separated ("0-1:2-3", "UNBOUND" for an
   /// unbound rank); "" unknown. Open MPI derives how close two local ranks are from it.
   std::string local_cpusets;
+  /// The ranks of each part (app) of an MPMD job, in order; empty: one app of every rank.
+  std::vector<uint32_t> app_sizes;
 };
+
+/// Gives `ns` an MPMD job's parts: `app_sizes` (each part's ranks, in rank order) must add up
+/// to the job's size; each proc gets its part. Empty sizes: one app. An Error otherwise.
+Status set_pmix_apps(PmixNamespace& ns, const std::vector<uint32_t>& app_sizes);
 
 /// Builds host `node`'s namespace. `node_of_rank[r]` is rank r's node index, `nodes` the
 /// node names (duplicates get "#k" suffixes, so that PMIx tells them apart). An Error when

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 14;
+inline constexpr uint32_t kProtocolVersion = 15;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -86,9 +86,14 @@ struct RankLaunch {
   int32_t rank = 0;
   std::vector<std::string> env;
   std::vector<std::string> extra_args;  ///< appended to HostSpec::argv (--local-rank=N)
+  /// An MPMD job's rank: its part's command (instead of HostSpec::argv; extra_args still
+  /// follow), its part's working directory ("" = the spec's) and the part's index.
+  std::vector<std::string> argv;
+  std::string wdir;
+  uint32_t app = 0;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.rank, m.env, m.extra_args);
+    return std::tie(m.rank, m.env, m.extra_args, m.argv, m.wdir, m.app);
   }
 };
 
@@ -131,13 +136,16 @@ struct HostSpec {
   /// "NAME=DIR": DIR goes first on each rank's NAME, over this host's own value, after
   /// everything else (mpirun --prefix P: P/bin on PATH, P/lib on LD_LIBRARY_PATH).
   std::vector<std::string> path_prepends;
+  /// An MPMD job: the ranks of each part, in part order (PMIx's app sizes and leaders);
+  /// empty: one program on every rank.
+  std::vector<uint32_t> app_sizes;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
                     m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank,
-                    m.path_prepends);
+                    m.path_prepends, m.app_sizes);
   }
 };
 
