@@ -71,9 +71,9 @@ struct RawCli {
   bool use_hwthreads = false;                                     ///< mpirun --use-hwthread-cpus
   bool display_allocation = false;                                ///< mpirun --display-allocation
   std::string default_hostfile;                                   ///< mpirun --default-hostfile
-  std::string app_file;     ///< mpirun --app FILE (one MPMD part a line)
-  std::string parts_file;   ///< mpiexec -configfile FILE (the same, hydra's name)
-  std::string rankfile;     ///< mpirun --rankfile FILE
+  std::string app_file;    ///< mpirun --app FILE (one MPMD part a line)
+  std::string parts_file;  ///< mpiexec -configfile FILE (the same, hydra's name)
+  std::string rankfile;    ///< mpirun --rankfile FILE
 };
 
 /// A flag another launcher has and ferry cannot honour, with the reason given to the user.

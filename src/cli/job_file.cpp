@@ -301,13 +301,15 @@ void read_output(TomlReader& r, const toml::table& o, OutputOptions& out) {
 void read_apps(TomlReader& r, const toml::node& node, JobFile& out) {
   const toml::array* list = node.as_array();
   if (!list || !list->is_array_of_tables()) {
-    r.fail(node.source(), "apps must be [[apps]] tables (command, np, hosts, export, environment, wdir)");
+    r.fail(node.source(),
+           "apps must be [[apps]] tables (command, np, hosts, export, environment, wdir)");
     return;
   }
   for (const toml::node& el : *list) {
     if (r.error()) return;
     const toml::table& t = *el.as_table();
-    r.check_keys(t, "[[apps]]", {"command", "np", "hosts", "per_host", "export", "environment", "wdir"});
+    r.check_keys(t, "[[apps]]",
+                 {"command", "np", "hosts", "per_host", "export", "environment", "wdir"});
     AppPart part;
     part.where = r.where(el.source()) + " [[apps]]";
     r.get(t, "command", part.command, false);

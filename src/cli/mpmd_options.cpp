@@ -28,9 +28,8 @@ size_t find_host(const HostList& hosts, const HostEntry& e) {
 
 }  // namespace
 
-Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& raw,
-                                             bool literal, const JobFileExtras& extras,
-                                             bool& from_file) {
+Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& raw, bool literal,
+                                             const JobFileExtras& extras, bool& from_file) {
   JobOptions& job = cfg.job;
   from_file = false;
   const std::string& file = !raw.app_file.empty() ? raw.app_file : raw.parts_file;
@@ -69,8 +68,7 @@ Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& 
 Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& parts,
                    int default_slots, bool from_file) {
   if (parts.empty()) return {};
-  if (job.elastic.on())
-    return make_error("MPMD parts do not combine with Horovod's elastic mode");
+  if (job.elastic.on()) return make_error("MPMD parts do not combine with Horovod's elastic mode");
   if (job.min_hosts > 0)
     return make_error("--min-hosts " + std::to_string(job.min_hosts) +
                       ": an MPMD job is not shrunk to fewer hosts (each part is placed on "

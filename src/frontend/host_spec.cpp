@@ -38,7 +38,8 @@ std::string env_value(const std::vector<std::string>& env, std::string_view name
 }  // namespace
 
 Result<Placement> place_job(const JobOptions& opts) {
-  if (opts.apps.size() > 1) return place_apps(opts.hosts, opts.apps, opts.oversubscribe, opts.placement);
+  if (opts.apps.size() > 1)
+    return place_apps(opts.hosts, opts.apps, opts.oversubscribe, opts.placement);
   return place_ranks(opts.hosts, opts.np, opts.oversubscribe, opts.placement);
 }
 

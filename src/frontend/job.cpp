@@ -43,9 +43,7 @@ Job::Impl::Impl(asio::io_context& io, JobOptions opts, Launchers launchers, Outp
 Job::Impl::~Impl() { *alive_ = false; }
 
 int Job::Impl::run() {
-  auto placed = placed_before_
-                    ? Result<Placement>(std::move(*placed_before_))
-                    : place_job(opts_);
+  auto placed = placed_before_ ? Result<Placement>(std::move(*placed_before_)) : place_job(opts_);
   placed_before_.reset();
   if (!placed) {
     diag_.error(placed.error().message);

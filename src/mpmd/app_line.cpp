@@ -22,17 +22,28 @@ struct Spelling {
 };
 
 constexpr std::array kSpellings = {
-    Spelling{"-np", PartOption::kNp},         Spelling{"--np", PartOption::kNp},
-    Spelling{"-n", PartOption::kNp},          Spelling{"--n", PartOption::kNp},
-    Spelling{"-c", PartOption::kNp},          Spelling{"-H", PartOption::kHosts},
-    Spelling{"--host", PartOption::kHosts},   Spelling{"-host", PartOption::kHosts},
-    Spelling{"-hosts", PartOption::kHosts},   Spelling{"--hosts", PartOption::kHosts},
-    Spelling{"-x", PartOption::kExport},      Spelling{"-env", PartOption::kEnv},
-    Spelling{"--env", PartOption::kEnv},      Spelling{"--wdir", PartOption::kWdir},
-    Spelling{"-wdir", PartOption::kWdir},     Spelling{"--wd", PartOption::kWdir},
-    Spelling{"-wd", PartOption::kWdir},       Spelling{"-N", PartOption::kPerHost},
-    Spelling{"-ppn", PartOption::kPerHost},   Spelling{"--ppn", PartOption::kPerHost},
-    Spelling{"--npernode", PartOption::kPerHost}, Spelling{"-npernode", PartOption::kPerHost},
+    Spelling{"-np", PartOption::kNp},
+    Spelling{"--np", PartOption::kNp},
+    Spelling{"-n", PartOption::kNp},
+    Spelling{"--n", PartOption::kNp},
+    Spelling{"-c", PartOption::kNp},
+    Spelling{"-H", PartOption::kHosts},
+    Spelling{"--host", PartOption::kHosts},
+    Spelling{"-host", PartOption::kHosts},
+    Spelling{"-hosts", PartOption::kHosts},
+    Spelling{"--hosts", PartOption::kHosts},
+    Spelling{"-x", PartOption::kExport},
+    Spelling{"-env", PartOption::kEnv},
+    Spelling{"--env", PartOption::kEnv},
+    Spelling{"--wdir", PartOption::kWdir},
+    Spelling{"-wdir", PartOption::kWdir},
+    Spelling{"--wd", PartOption::kWdir},
+    Spelling{"-wd", PartOption::kWdir},
+    Spelling{"-N", PartOption::kPerHost},
+    Spelling{"-ppn", PartOption::kPerHost},
+    Spelling{"--ppn", PartOption::kPerHost},
+    Spelling{"--npernode", PartOption::kPerHost},
+    Spelling{"-npernode", PartOption::kPerHost},
 };
 
 const Spelling* spelling_of(std::string_view name) {
@@ -43,8 +54,9 @@ const Spelling* spelling_of(std::string_view name) {
 
 // A count as mpirun takes it: plain decimal digits, 1 to 1,000,000.
 Result<int> count_of(const std::string& value, const std::string& flag, const std::string& where) {
-  const bool digits = !value.empty() && value.size() <= 7 &&
-                      std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool digits =
+      !value.empty() && value.size() <= 7 &&
+      std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
   const long n = digits ? std::stol(value) : 0;
   if (n < 1 || n > 1'000'000)
     return make_error(where + ": " + flag + ": bad value '" + value +

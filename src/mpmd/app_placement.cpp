@@ -68,8 +68,8 @@ Result<Placement> place_apps(const HostList& hosts, const std::vector<AppSpec>& 
     for (const auto& hp : placed->hosts) {
       // place_ranks keeps the order of `left`: find the host by its position there.
       size_t at = 0;
-      while (at < left.size() && !(left[at].name == hp.host.name &&
-                                   left[at].user == hp.host.user && left[at].port == hp.host.port))
+      while (at < left.size() && !(left[at].name == hp.host.name && left[at].user == hp.host.user &&
+                                   left[at].port == hp.host.port))
         ++at;
       const size_t i = index[at];
       used[i] += static_cast<int>(hp.ranks.size());

@@ -36,7 +36,7 @@ struct PmiHostConfig {
   std::string kvsname = "ferry";  ///< the job's KVS name (no spaces)
   int world_size = 1;
   int universe_size = 0;  ///< 0: same as world_size
-  int appnum = 0;  ///< every rank's, unless `appnums` has one for it
+  int appnum = 0;         ///< every rank's, unless `appnums` has one for it
   /// An MPMD job: each local rank's part (PMI_Get_appnum, MPI_APPNUM), parallel to `ranks`.
   std::vector<int> appnums;
   /// Value served for the key `PMI_process_mapping` (see pmi_process_mapping());

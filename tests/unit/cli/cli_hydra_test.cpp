@@ -76,8 +76,7 @@ TEST(CliMpirunHydra, HydraFlagsFerryCannotHonourAreRefusedAndTheRestAccepted) {
             "mpiexec: -outfile-pattern: --output-filename DIR writes each rank's stdout and "
             "stderr under DIR\n");
   for (const std::vector<std::string>& flag :
-       std::vector<std::vector<std::string>>{{"-configfile", "f"},
-                                             {"-launcher-exec", "x"},
+       std::vector<std::vector<std::string>>{{"-launcher-exec", "x"},
                                              {"-membind", "core"},
                                              {"-info"},
                                              {"-prepend-pattern", "x"},

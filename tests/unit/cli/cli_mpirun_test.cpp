@@ -318,8 +318,7 @@ TEST(CliMpirun, FlagsFerryCannotHonourAreRefusedWithTheReason) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
             "mpirun: -rf: rankfiles are not supported; place ranks with --map-by, -N, "
             "--rank-by and --cpus-per-rank\n");
-  const std::vector<std::vector<std::string>> refused = {{"--app", "f"},
-                                                         {"-am", "f"},
+  const std::vector<std::vector<std::string>> refused = {{"-am", "f"},
                                                          {"-tune", "f"},
                                                          {"--rankfile", "f"},
                                                          {"--cpu-set", "0-3"},
@@ -360,7 +359,7 @@ TEST(CliMpirun, FlagsFerryCannotHonourAreRefusedWithTheReason) {
     auto out = mpi(line);
     std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(out.exit_code, 2) << flag[0];
-    // Named as given: "-am", "--app".
+    // Named as given: "-am", "--rankfile".
     EXPECT_TRUE(err.starts_with("mpirun: " + flag[0] + ": ")) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }

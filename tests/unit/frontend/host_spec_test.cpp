@@ -36,7 +36,7 @@ struct Built {
 
 // Builds every host's spec as the job does; `local[i]` says whether host i is this machine.
 Built build(const JobOptions& o, std::vector<bool> local = {}) {
-  auto placed = place_ranks(o.hosts, o.np, o.oversubscribe, o.placement);
+  auto placed = place_job(o);
   EXPECT_TRUE(placed.ok()) << placed.error().message;
   SharedSpec shared{"00000000000000ab", {"WORLD_SIZE=4"}, "s3cret", "(vector,(0,2,2))"};
   shared.node_names = {"node-a", "node-b"};
@@ -226,6 +226,56 @@ TEST(MakeHostSpec, Rules) {
     Built b = build(o, c.local);
     ASSERT_EQ(b.specs.size(), 2u);
     c.check(b.specs);
+  }
+}
+
+TEST(MakeHostSpec, AnMpmdRankGetsItsPartsCommandDirectoryAndVariables) {
+  JobOptions o = base_options();
+  o.exports = {"K=job"};
+  AppSpec first;
+  first.command = {"./controller", "--x"};
+  first.np = 1;
+  first.where = "part 1";
+  AppSpec second;
+  second.command = {"./worker", "{rank}"};
+  second.np = 3;
+  second.exports = {"K=part", "RANK=99"};
+  second.wdir = "/w";
+  second.where = "part 2";
+  o.apps = {first, second};
+  o.command = first.command;
+  o.expand_args = true;
+  const Built b = build(o);
+  ASSERT_EQ(b.specs.size(), 2u);
+  const auto& r0 = b.specs[0].ranks[0];
+  EXPECT_EQ(r0.argv, (std::vector<std::string>{"./controller"}));  // expanded args follow
+  EXPECT_EQ(r0.extra_args, (std::vector<std::string>{"--x"}));
+  EXPECT_EQ(r0.app, 0u);
+  EXPECT_EQ(r0.wdir, "");
+  const auto& r1 = b.specs[0].ranks[1];
+  EXPECT_EQ(r1.argv, (std::vector<std::string>{"./worker"}));
+  EXPECT_EQ(r1.extra_args, (std::vector<std::string>{"1"}));
+  EXPECT_EQ(r1.app, 1u);
+  EXPECT_EQ(r1.wdir, "/w");
+  // The part's variables come first: the rank's own RANK is applied after them and wins.
+  ASSERT_GE(r1.env.size(), 2u);
+  EXPECT_EQ(r1.env[0], "K=part");
+  EXPECT_NE(std::find(r1.env.begin(), r1.env.end(), "RANK=1"), r1.env.end());
+  EXPECT_GT(std::find(r1.env.begin(), r1.env.end(), "RANK=1"),
+            std::find(r1.env.begin(), r1.env.end(), "RANK=99"));
+  EXPECT_EQ(b.specs[1].app_sizes, (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(b.specs[1].ranks[1].rank, 3);
+  EXPECT_EQ(b.specs[1].ranks[1].app, 1u);
+}
+
+TEST(MakeHostSpec, OneProgramLeavesTheRanksArgvToTheSpec) {
+  const Built b = build(base_options());
+  for (const auto& spec : b.specs) {
+    EXPECT_TRUE(spec.app_sizes.empty());
+    for (const auto& r : spec.ranks) {
+      EXPECT_TRUE(r.argv.empty());
+      EXPECT_EQ(r.app, 0u);
+    }
   }
 }
 

@@ -15,9 +15,9 @@ TEST(AppLine, OneProgramHasNoSeparator) {
 }
 
 TEST(AppLine, SplitsAtColonWordsAndReadsEachLaterPartsOptions) {
-  auto parts = split_app_line({"./probe", "A", ":", "-np", "2", "-H", "fnode2:2", "-x", "K=V",
-                               "-env", "E", "1", "--wdir", "/tmp", "-N", "1", "./probe", "B",
-                               "-np", "9"});
+  auto parts =
+      split_app_line({"./probe", "A", ":",      "-np",  "2",  "-H", "fnode2:2", "-x", "K=V", "-env",
+                      "E",       "1", "--wdir", "/tmp", "-N", "1",  "./probe",  "B",  "-np", "9"});
   ASSERT_TRUE(parts.ok()) << parts.error().message;
   ASSERT_EQ(parts->size(), 2u);
   EXPECT_EQ((*parts)[0].command, (Words{"./probe", "A"}));
@@ -55,8 +55,8 @@ TEST(AppLine, EmptyPartsAreRefusedNamingWhere) {
 TEST(AppLine, ABadPartIsOneLineNamingThePartAndTheWord) {
   auto unknown = split_app_line({"./a", ":", "--bind-to", "core", "./b"});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message.rfind("part 2: '--bind-to' is not an option a part may carry", 0),
-            0u)
+  EXPECT_EQ(
+      unknown.error().message.rfind("part 2: '--bind-to' is not an option a part may carry", 0), 0u)
       << unknown.error().message;
   auto bad_np = split_app_line({"./a", ":", "-np", "x", "./b"});
   ASSERT_FALSE(bad_np.ok());

@@ -37,8 +37,8 @@ std::vector<std::string> layout(const Placement& p) {
 
 TEST(AppPlacement, PartsTakeTheFreeSlotsInOrderAndNumberAfterEachOther) {
   // mpirun -np 1 ./controller : -np 3 ./worker on a:2,b:2
-  auto p = place_apps(hosts({{"a", 2}, {"b", 2}}), {app("./controller", 1), app("./worker", 3)},
-                      false);
+  auto p =
+      place_apps(hosts({{"a", 2}, {"b", 2}}), {app("./controller", 1), app("./worker", 3)}, false);
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->world_size, 4);
   EXPECT_EQ(p->app_sizes, (std::vector<int>{1, 3}));

@@ -116,6 +116,17 @@ PmiHostConfig two_rank_host() {
   return c;
 }
 
+TEST(PmiHost, EachRankOfAnMpmdJobGetsItsPartsAppnum) {
+  Recorder rec;
+  PmiHostConfig c = two_rank_host();
+  c.appnums = {0, 1};  // rank 2 in the first part, rank 3 in the second
+  PmiHost host(c, rec.events());
+  host.feed(2, "cmd=init pmi_version=1 pmi_subversion=1\ncmd=get_appnum\n");
+  EXPECT_EQ(rec.last(2), "cmd=appnum rc=0 appnum=0\n");
+  host.feed(3, "cmd=init pmi_version=1 pmi_subversion=1\ncmd=get_appnum\n");
+  EXPECT_EQ(rec.last(3), "cmd=appnum rc=0 appnum=1\n");
+}
+
 TEST(PmiHost, AnswersTheMpich40InitSequence) {
   Recorder rec;
   PmiHost host(two_rank_host(), rec.events());

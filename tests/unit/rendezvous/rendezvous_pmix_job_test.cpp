@@ -133,5 +133,23 @@ TEST(PmixModexRouter, ALostHostFailsTheRequestsWaitingOnIt) {
   EXPECT_TRUE(r.reply(2, c->id));
 }
 
+TEST(PmixNamespace, AnMpmdJobsPartsGiveEachProcItsApp) {
+  auto ns = make_pmix_namespace("n", {0, 0, 1, 1, 1}, {"a", "b"}, 1);
+  ASSERT_TRUE(ns.ok()) << ns.error().message;
+  ASSERT_TRUE(set_pmix_apps(*ns, {1, 3, 1}).ok());
+  std::vector<uint32_t> apps;
+  for (const auto& p : ns->procs) apps.push_back(p.app);
+  EXPECT_EQ(apps, (std::vector<uint32_t>{0, 1, 1, 1, 2}));
+  EXPECT_EQ(ns->app_sizes, (std::vector<uint32_t>{1, 3, 1}));
+  auto wrong = set_pmix_apps(*ns, {1, 1});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message,
+            "PMIx: the parts' sizes add up to 2, not the 5 ranks of the job");
+  auto one = make_pmix_namespace("n", {0, 1}, {"a", "b"}, 0);
+  ASSERT_TRUE(set_pmix_apps(*one, {}).ok());
+  EXPECT_TRUE(one->app_sizes.empty());
+  EXPECT_EQ(one->procs[1].app, 0u);
+}
+
 }  // namespace
 }  // namespace ferry
