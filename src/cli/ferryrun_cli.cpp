@@ -109,12 +109,16 @@ std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {
       cli_detail::add_ferryrun_options(*app, cfg, raw);
       break;
   }
-  app->footer(
-      "Everything from the first word that is not an option is the command (or use --).\n"
-      "Single-dash long options work (-np 4, -hostfile F, -wdir D).\n"
-      "Exit status: 0, the first failing rank's status (128+signal if killed), 255 if a\n"
-      "host was lost, 124 if --timeout (or --stall-abort) ended the job, 1 if the job\n"
-      "could not start, 2 for bad input.");
+  const std::string mpmd = raw.who == Personality::kHorovodrun
+                               ? ""
+                               : "Several programs in one job (MPMD): COMMAND : -np N [-H HOSTS] "
+                                 "[-x VAR] COMMAND2 ...\n";
+  app->footer("Everything from the first word that is not an option is the command (or use --).\n" +
+              mpmd +
+              "Single-dash long options work (-np 4, -hostfile F, -wdir D).\n"
+              "Exit status: 0, the first failing rank's status (128+signal if killed), 255 if a\n"
+              "host was lost, 124 if --timeout (or --stall-abort) ended the job, 1 if the job\n"
+              "could not start, 2 for bad input.");
   return app;
 }
 
