@@ -227,7 +227,9 @@ Status mpirun_refusal(const RawCli& raw);
 /// becomes job.command). Nothing when the job runs one program. `literal`: the command came
 /// after `--`, where ':' is a plain word.
 Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& raw, bool literal,
-                                             const JobFileExtras& file, bool& from_file);
+                                             const JobFileExtras& extras, bool& from_file);
+/// The MPMD files of both families, Open MPI's --app and hydra's -configfile (mpmd_options.cpp).
+void add_mpmd_options(CLI::App& app, RawCli& raw);
 /// Once the job's hosts are known: each part's hosts (added to the job's when new), its
 /// exports resolved, its directory; job.apps. Refuses what an MPMD job cannot combine with.
 Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& parts,

@@ -50,10 +50,7 @@ void add_hydra_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("--hosts", raw.host_options, "Hosts as host[:N],... (-H)")
       ->allow_extra_args(false)
       ->group("MPICH (hydra)");
-  app.add_option("--configfile", raw.parts_file,
-                 "MPMD parts, one a line: '-n N [-hosts H] [-env K V] PROGRAM ARGS'")
-      ->allow_extra_args(false)
-      ->group("MPICH (hydra)");
+  add_mpmd_options(app, raw);
   app.add_option("--ppn", raw.per_node, "Processes per host (-N)")
       ->transform(whole_number(1, 1'000'000))
       ->group("MPICH (hydra)");

@@ -180,9 +180,6 @@ void add_mpirun_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
   app.add_option("-x", raw.exports, "Export VAR or VAR=value to the processes")
       ->allow_extra_args(false)
       ->group("Job");
-  app.add_option("--app", raw.app_file,
-                 "MPMD appfile: one part a line, '-np N [-H hosts] [-x VAR] PROGRAM ARGS'")
-      ->group("Job");
   app.add_option("--wdir,--wd", job.wdir, "Working directory of the processes (-wdir)")
       ->check(not_empty())
       ->group("Job");

@@ -28,6 +28,16 @@ size_t find_host(const HostList& hosts, const HostEntry& e) {
 
 }  // namespace
 
+void add_mpmd_options(CLI::App& app, RawCli& raw) {
+  app.add_option("--app", raw.app_file,
+                 "MPMD appfile: one part a line, '-np N [-H hosts] [-x VAR] PROGRAM ARGS'")
+      ->group("Job");
+  app.add_option("--configfile", raw.parts_file,
+                 "MPMD parts, one a line: '-n N [-hosts H] [-env K V] PROGRAM ARGS'")
+      ->allow_extra_args(false)
+      ->group("MPICH (hydra)");
+}
+
 Result<std::vector<AppPart>> take_mpmd_parts(FrontendConfig& cfg, const RawCli& raw, bool literal,
                                              const JobFileExtras& extras, bool& from_file) {
   JobOptions& job = cfg.job;
