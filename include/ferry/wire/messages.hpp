@@ -88,8 +88,8 @@ struct RankLaunch {
   std::vector<std::string> extra_args;  ///< appended to HostSpec::argv (--local-rank=N)
   /// An MPMD job's rank: its part's command (instead of HostSpec::argv; extra_args still
   /// follow), its part's working directory ("" = the spec's) and the part's index.
-  std::vector<std::string> argv;
-  std::string wdir;
+  std::vector<std::string> argv{};
+  std::string wdir{};
   uint32_t app = 0;
   template <class M>
   static auto fields(M& m) {
