@@ -319,19 +319,10 @@ class Daemon::Impl {
       }
     });
     if (!spec_.pmi) return;
-    PmiHostConfig cfg;
-    cfg.kvsname = spec_.job_id.empty() ? "ferry" : spec_.job_id;
-    cfg.world_size = spec_.world_size;
-    cfg.universe_size = spec_.world_size;
-    cfg.process_mapping = spec_.pmi_process_mapping;
-    for (const auto& rl : spec_.ranks) {
-      cfg.ranks.push_back(rl.rank);
-      cfg.appnums.push_back(static_cast<int>(rl.app));
-    }
     PmiProxy::Events ev;
     ev.send = [this](const std::string& frame) { queue(frame); };
     ev.closed = [this](int rank) { ranks_.pmi_closed(rank); };
-    pmi_ = std::make_unique<PmiProxy>(io_, std::move(cfg), std::move(ev));
+    pmi_ = std::make_unique<PmiProxy>(io_, pmi_host_config_of(spec_), std::move(ev));
     ranks_.use_pmi(pmi_.get());
   }
 

@@ -20,6 +20,19 @@ struct PmiProxy::Socket {
   bool open = false;
 };
 
+PmiHostConfig pmi_host_config_of(const wire::HostSpec& spec) {
+  PmiHostConfig cfg;
+  cfg.kvsname = spec.job_id.empty() ? "ferry" : spec.job_id;
+  cfg.world_size = spec.world_size;
+  cfg.universe_size = spec.world_size;
+  cfg.process_mapping = spec.pmi_process_mapping;
+  for (const auto& rl : spec.ranks) {
+    cfg.ranks.push_back(rl.rank);
+    cfg.appnums.push_back(static_cast<int>(rl.app));
+  }
+  return cfg;
+}
+
 PmiProxy::PmiProxy(asio::io_context& io, PmiHostConfig config, Events events)
     : io_(io), events_(std::move(events)) {
   PmiHostEvents ev;

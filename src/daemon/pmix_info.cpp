@@ -70,6 +70,19 @@ void PmixInfoList::add_u16(std::vector<pmix_info_t>& to, const char* key, uint16
   i.value.data.uint16 = v;
 }
 
+// `items` as one job-level entry `key` (a proc's or an app's facts), through `a`, which
+// like `items` must stay where it is until the registration is done.
+void PmixInfoList::add_array(const char* key, std::vector<pmix_info_t>& items,
+                             pmix_data_array_t& a) {
+  a.type = PMIX_INFO;
+  a.size = items.size();
+  a.array = items.data();
+  pmix_info_t& entry = added(job_, key);
+  entry.value.type = PMIX_DATA_ARRAY;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
+  entry.value.data.darray = &a;
+}
+
 // Node ranks equal local ranks: one job per node. Open MPI 4.1 requires the local and node
 // ranks, the job size and max procs; it reads the local size and peers to wire up shared
 // memory between the ranks of a node.
@@ -114,14 +127,7 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
     add_u16(v, PMIX_NODE_RANK, p.local_rank);
     add_u32(v, PMIX_APPNUM, p.app);
     add(v, PMIX_HOSTNAME, ns.nodes[p.node]);
-    pmix_data_array_t& a = arrays_[k];
-    a.type = PMIX_INFO;
-    a.size = v.size();
-    a.array = v.data();
-    pmix_info_t& entry = added(job_, PMIX_PROC_INFO_ARRAY);
-    entry.value.type = PMIX_DATA_ARRAY;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
-    entry.value.data.darray = &a;
+    add_array(PMIX_PROC_INFO_ARRAY, v, arrays_[k]);
   }
 }
 
@@ -142,14 +148,7 @@ void PmixInfoList::add_apps(const PmixNamespace& ns) {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     l.value.data.rank = static_cast<pmix_rank_t>(leader);
     leader += ns.app_sizes[k];
-    pmix_data_array_t& a = app_arrays_[k];
-    a.type = PMIX_INFO;
-    a.size = v.size();
-    a.array = v.data();
-    pmix_info_t& entry = added(job_, PMIX_APP_INFO_ARRAY);
-    entry.value.type = PMIX_DATA_ARRAY;
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
-    entry.value.data.darray = &a;
+    add_array(PMIX_APP_INFO_ARRAY, v, app_arrays_[k]);
   }
 }
 

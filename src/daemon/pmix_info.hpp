@@ -55,6 +55,7 @@ class PmixInfoList {
   static void add_u16(std::vector<pmix_info_t>& to, const char* key, uint16_t v);
   static pmix_info_t& added(std::vector<pmix_info_t>& to, const char* key);
   void add_apps(const PmixNamespace& ns);
+  void add_array(const char* key, std::vector<pmix_info_t>& items, pmix_data_array_t& a);
 
   std::deque<std::string> strings_;
   std::vector<std::vector<pmix_info_t>> procs_;

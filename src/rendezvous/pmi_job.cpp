@@ -85,7 +85,10 @@ PmiHostConfig pmi_host_config(const Placement& placement, std::size_t host_index
   c.universe_size = placement.world_size;
   c.process_mapping = pmi_process_mapping(node_of_rank);
   if (host_index < placement.hosts.size())
-    for (const auto& r : placement.hosts[host_index].ranks) c.ranks.push_back(r.rank);
+    for (const auto& r : placement.hosts[host_index].ranks) {
+      c.ranks.push_back(r.rank);
+      c.appnums.push_back(r.app);
+    }
   return c;
 }
 

@@ -17,6 +17,10 @@
 
 namespace ferry {
 
+/// The PMI-1 server's view of a host's spec: the job id as kvsname, the world, the process
+/// mapping, and each local rank with its MPMD part (its appnum).
+PmiHostConfig pmi_host_config_of(const wire::HostSpec& spec);
+
 class PmiProxy {
  public:
   struct Events {

@@ -2,19 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/host_lists.hpp"
+
 namespace ferry {
 namespace {
 
-HostList hosts(std::initializer_list<std::pair<const char*, int>> l) {
-  HostList out;
-  for (auto& [n, s] : l) {
-    HostEntry h;
-    h.name = n;
-    h.slots = s;
-    out.push_back(h);
-  }
-  return out;
-}
+using testing_plan::hosts;
 
 AppSpec app(const char* program, int np, std::vector<size_t> on = {}) {
   AppSpec a;

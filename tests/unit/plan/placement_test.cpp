@@ -3,20 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "ferry/plan/environment.hpp"
+#include "plan/host_lists.hpp"
 
 namespace ferry {
 namespace {
 
-HostList hosts(std::initializer_list<std::pair<const char*, int>> l) {
-  HostList out;
-  for (auto& [n, s] : l) {
-    HostEntry h;
-    h.name = n;
-    h.slots = s;
-    out.push_back(h);
-  }
-  return out;
-}
+using testing_plan::hosts;
 
 struct Coord {
   std::string host;

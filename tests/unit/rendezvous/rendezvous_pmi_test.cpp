@@ -341,6 +341,7 @@ TEST(PmiProcessMapping, HostConfigFromPlacement) {
   EXPECT_EQ(c.world_size, 3);
   EXPECT_EQ(c.ranks, (std::vector<int>{1, 2}));
   EXPECT_EQ(c.process_mapping, "(vector,(0,1,1),(1,1,2))");
+  EXPECT_EQ(c.appnums, (std::vector<int>{0, 0}));  // one program: every rank in part 0
 }
 
 }  // namespace
