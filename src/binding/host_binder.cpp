@@ -5,6 +5,7 @@
 
 #include "ferry/binding/apply.hpp"
 #include "ferry/binding/env_lookup.hpp"
+#include "ferry/binding/slot_list.hpp"
 #include "ferry/binding/summary.hpp"
 #include "ferry/common/environ.hpp"
 
@@ -91,6 +92,10 @@ Result<HostBindingPlan> HostBinder::plan(const BindingOptions& options,
     p.ranks[k].env.insert(p.ranks[k].env.end(), vars.begin(), vars.end());
   }
   return result;
+}
+
+std::vector<int> HostBinder::socket_cores() const {
+  return topology_ ? socket_core_counts(*topology_) : std::vector<int>{};
 }
 
 std::string HostBinder::summary() const {

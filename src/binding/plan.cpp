@@ -183,7 +183,8 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
   plan.warnings = dev->warnings;
   plan.notes = dev->notes;
 
-  const bool hwthreads = opt.bind_to == BindTo::kHwthread;
+  // A rank file names cores: its ranks are placed on cores whatever --bind-to says.
+  const bool hwthreads = opt.bind_to == BindTo::kHwthread && opt.rank_slots.empty();
   const PlacementRequest req{
       .opt = opt,
       .dev = *dev,
@@ -201,7 +202,7 @@ Result<HostBindingPlan> plan_bindings(const Topology& topology,
   std::optional<int> quota_threads;
   if (cpu_quota) quota_threads = cpu_quota->threads_per_rank(L);
   // --map-by node only spreads ranks over hosts; it asks nothing of this host's cores.
-  const bool strict = opt.bind_to != BindTo::kDefault ||
+  const bool strict = !opt.rank_slots.empty() || opt.bind_to != BindTo::kDefault ||
                       (opt.map_by != MapBy::kDefault && opt.map_by != MapBy::kNode) || *asked > 0;
   const RankInputs in{.topology = topology,
                       .units = units,

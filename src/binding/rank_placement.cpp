@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ferry/binding/id_list.hpp"
+#include "ferry/binding/slot_list.hpp"
 
 namespace ferry {
 
@@ -255,9 +256,41 @@ std::vector<Unit> units_of(const Topology& topology, bool hwthreads) {
   return units;
 }
 
+Result<RankUnits> place_by_slots(const Topology& topology, const std::vector<Unit>& units,
+                                 const PlacementRequest& req, HostBindingPlan& plan) {
+  const auto& slots = req.opt.rank_slots;
+  if (static_cast<int>(slots.size()) != req.ranks)
+    return make_error("the rank file binds " + std::to_string(slots.size()) + " ranks here, not " +
+                      std::to_string(req.ranks));
+  const std::vector<int> sockets = socket_core_counts(topology);
+  RankUnits r;
+  std::vector<int> every(units.size());
+  for (size_t u = 0; u < units.size(); ++u) every[u] = static_cast<int>(u);
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (slots[k].empty()) {  // not bound by the file: every allowed core
+      r.units.push_back(every);
+      r.threads.push_back(std::max(1, static_cast<int>(units.size()) / req.ranks));
+      continue;
+    }
+    auto cores = slot_list_cores(slots[k], sockets);
+    if (!cores)
+      return make_error("local rank " + std::to_string(k) + ": slot=" + slots[k] + ": " +
+                        cores.error().message);
+    r.units.push_back(*cores);  // units are cores here: unit index == core index
+    r.threads.push_back(static_cast<int>(cores->size()));
+  }
+  plan.policy = "rank file: each rank on the cores its slot list names";
+  return r;
+}
+
 Result<std::optional<RankUnits>> place_ranks(const Topology& topology,
                                              const std::vector<Unit>& units,
                                              const PlacementRequest& req, HostBindingPlan& plan) {
+  if (!req.opt.rank_slots.empty()) {
+    auto placed = place_by_slots(topology, units, req, plan);
+    if (!placed) return placed.error();
+    return std::optional<RankUnits>(std::move(*placed));
+  }
   const int L = req.ranks;
   const int U = static_cast<int>(units.size());
   const char* unit_name = req.hwthreads ? "hwthreads" : "cores";

@@ -234,6 +234,11 @@ void add_mpmd_options(CLI::App& app, RawCli& raw);
 /// exports resolved, its directory; job.apps. Refuses what an MPMD job cannot combine with.
 Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& parts,
                    int default_slots, bool from_file);
+/// --rankfile once the job's hosts are known: the file read and placed (so that a bad line
+/// is refused here), its hosts the job's when none were given, -np the file's ranks when not
+/// given; job.rank_file. Refuses what places ranks otherwise (-N, --map-by, --rank-by,
+/// --cpus-per-rank, MPMD parts, elastic mode).
+Status finish_rank_file(JobOptions& job, RawCli& raw);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

@@ -133,6 +133,10 @@ void add_placement_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw, bool
                  "Cores per rank (default: the host's cores / local ranks)")
       ->transform(whole_number(0, 1'000'000))
       ->group("Binding");
+  if (raw.who != Personality::kHorovodrun)
+    app.add_option("--rankfile,--rf", raw.rankfile,
+                   "Each rank's host and cores from FILE: 'rank N=HOST slot=SOCKET:CORES' lines")
+        ->group("Binding");
 }
 
 namespace {

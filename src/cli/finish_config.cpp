@@ -311,6 +311,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
                               parts_from_file);
       !st)
     return st;
+  if (Status st = finish_rank_file(job, raw); !st) return st;
   if (Status st = check_fault_tolerance(job, raw); !st) return st;
   if (Status st = finish_fixed_elastic(job, raw); !st) return st;
   if (Status st = choose_launcher(cfg, raw); !st) return st;

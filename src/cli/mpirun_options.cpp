@@ -18,9 +18,6 @@ const Refusal mpirun_refusals[] = {
      "MCA parameter set files are not read by ferry; give each setting as --mca NAME VALUE"},
     {"--tune", 1,
      "tune files are not read by ferry; give their settings as --mca NAME VALUE and -x VAR"},
-    {"--rankfile,--rf", 1,
-     "rankfiles are not supported; place ranks with --map-by, -N, --rank-by and "
-     "--cpus-per-rank"},
     {"--cpu-set,--cpu-list", 1,
      "ferry binds ranks within the CPUs each host allows it (its cgroup cpuset); it takes no "
      "CPU list"},

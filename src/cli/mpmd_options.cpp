@@ -148,3 +148,41 @@ Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& par
 }
 
 }  // namespace ferry::cli_detail
+
+namespace ferry::cli_detail {
+
+Status finish_rank_file(JobOptions& job, RawCli& raw) {
+  if (raw.rankfile.empty()) return {};
+  const std::string flag = "--rankfile " + raw.rankfile;
+  const std::pair<bool, const char*> conflicts[] = {
+      {!job.apps.empty(), "MPMD parts"},
+      {job.elastic.on(), "Horovod's elastic mode"},
+      {job.min_hosts > 0, "--min-hosts (a rank file's hosts are all needed)"},
+      {raw.per_node > 0 || job.placement.per_host > 0, "-N"},
+      {!raw.map_by.empty() || !raw.map_aliases.empty(), "--map-by"},
+      {!raw.rank_by.empty(), "--rank-by"},
+      {job.binding.cpus_per_rank > 0, "--cpus-per-rank (the file gives each rank's cores)"}};
+  for (const auto& [used, what] : conflicts)
+    if (used)
+      return make_error(flag + ": the file places every rank; it does not combine with " + what);
+  auto file = read_rank_file(raw.rankfile);
+  if (!file) return file.error();
+  const bool default_host = job.hosts.size() == 1 && job.hosts.front().origin == "default";
+  if (default_host) {
+    // No hosts given: the file's are the job's (this machine for a file of +nN only).
+    HostList named = rank_file_hosts(*file);
+    if (!named.empty())
+      job.hosts = std::move(named);
+    else
+      job.hosts.front().slots = static_cast<int>(file->entries.size());
+  }
+  auto placed = place_by_rank_file(*file, job.hosts, job.np, job.oversubscribe);
+  if (!placed) return placed.error();
+  job.np = placed->world_size;
+  raw.notes.push_back(flag + ": " + std::to_string(job.np) + " ranks on " +
+                      std::to_string(placed->hosts.size()) + " host(s)");
+  job.rank_file = std::move(*file);
+  return {};
+}
+
+}  // namespace ferry::cli_detail

@@ -124,6 +124,7 @@ class Daemon::Impl {
       ::fprintf(stderr, "ferryd: %s\n", port.error().message.c_str());
     SystemInterfaceReader ifs(settings_.sysfs_net);
     if (auto list = ifs.read()) h.interfaces = interfaces_to_lines(*list);
+    for (int n : launcher_.socket_cores()) h.socket_cores.push_back(static_cast<uint32_t>(n));
     queue(wire::encode(h));
   }
 

@@ -43,6 +43,8 @@ class RankLauncher {
   void load_devices(const std::string& root);
   /// The host's hwloc topology once loaded (null if it could not be).
   hwloc_topology_t topology() const { return binder_.topology(); }
+  /// The allowed cores of each socket of this host (for Hello; empty: no topology).
+  std::vector<int> socket_cores() const { return binder_.socket_cores(); }
   /// Prepares `spec`'s ranks: the working directory, every rank's binding (computed before
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
   /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.

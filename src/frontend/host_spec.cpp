@@ -38,6 +38,8 @@ std::string env_value(const std::vector<std::string>& env, std::string_view name
 }  // namespace
 
 Result<Placement> place_job(const JobOptions& opts) {
+  if (opts.rank_file)
+    return place_by_rank_file(*opts.rank_file, opts.hosts, opts.np, opts.oversubscribe);
   if (opts.apps.size() > 1)
     return place_apps(opts.hosts, opts.apps, opts.oversubscribe, opts.placement);
   return place_ranks(opts.hosts, opts.np, opts.oversubscribe, opts.placement);
@@ -111,6 +113,11 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.node_of_rank = shared.node_of_rank;
   spec.binding = opts.binding;
   spec.binding.devices = devices_for_host(opts, plan.host);
+  if (opts.rank_file)
+    for (const RankSlot& r : plan.ranks) {
+      const RankFileEntry* e = opts.rank_file->find(r.rank);
+      spec.binding.rank_slots.push_back(e ? e->slots : std::string());
+    }
   spec.attempt = shared.attempt;
   spec.keep_serving = shared.restartable;
   spec.error_files = shared.restartable;

@@ -3,6 +3,7 @@
 // before a restart.
 #include <cstdlib>
 
+#include "ferry/binding/slot_list.hpp"
 #include "ferry/plan/environment.hpp"
 #include "ferry/rendezvous/pmi_job.hpp"
 #include "ferry/rendezvous/pmix_job.hpp"
@@ -90,6 +91,11 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
 void Job::Impl::send_specs() {
   if (opts_.check) return start_check();  // --check: no rank starts
   const bool first = attempt_.number == 0;
+  if (std::string misfit = rank_file_misfit(); !misfit.empty()) {
+    diag_.error(misfit);
+    attempt_.end.refused();
+    return finish_job();
+  }
   auto specs = encode_host_specs();
   if (!specs) {
     diag_.error(specs.error().message);
@@ -103,6 +109,25 @@ void Job::Impl::send_specs() {
   }
   if (first && stdin_host_ >= 0) start_stdin(static_cast<size_t>(stdin_host_));
   if (first && opts_.heartbeat_s > 0) heartbeat();
+}
+
+std::string Job::Impl::rank_file_misfit() const {
+  if (!opts_.rank_file) return "";
+  for (size_t m : attempt_.members) {
+    const HostLink& h = *hosts_[m];
+    // No topology there: ferryd runs its ranks unbound, with a warning.
+    if (h.hello_msg.socket_cores.empty()) continue;
+    const std::vector<int> sockets(h.hello_msg.socket_cores.begin(),
+                                   h.hello_msg.socket_cores.end());
+    for (const RankSlot& r : h.plan.ranks) {
+      const RankFileEntry* e = opts_.rank_file->find(r.rank);
+      if (!e || e->slots.empty()) continue;
+      if (auto cores = slot_list_cores(e->slots, sockets); !cores)
+        return opts_.rank_file->where(r.rank) + ": rank " + std::to_string(r.rank) +
+               " slot=" + e->slots + " on " + h.plan.label + ": " + cores.error().message;
+    }
+  }
+  return "";
 }
 
 Result<std::vector<std::string>> Job::Impl::encode_host_specs() {

@@ -38,6 +38,7 @@ bool JobEnd::timed_out() {
 }
 
 int JobEnd::exit_status() const {
+  if (refused_) return 2;
   if (start_failed_) return user_signal_ ? 128 + user_signal_ : 1;
   if (rank_failed_) return failure_status_;
   if (host_lost_) return 255;

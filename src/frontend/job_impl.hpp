@@ -175,6 +175,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void start_pmix_early();
   void launch_attempt(std::vector<size_t> members, const std::string& how);
   void send_specs();
+  /// The first rank of a --rankfile whose slot list names cores its host lacks (as the host's
+  /// ferryd reported its sockets), as one line naming file, line and host; "" when all fit.
+  std::string rank_file_misfit() const;
   std::pair<std::string, uint16_t> master_endpoint() const;
   Result<Placement> place_on(const std::vector<size_t>& members) const;
   SharedSpec shared_spec();

@@ -19,6 +19,8 @@ void put(wire::Encoder& e, const BindingOptions& b) {
   e.u8(b.report_bindings ? 1 : 0);
   e.u32(static_cast<uint32_t>(b.devices.size()));
   for (int dev : b.devices) e.i32(dev);
+  e.u32(static_cast<uint32_t>(b.rank_slots.size()));
+  for (const auto& slots : b.rank_slots) e.str(slots);
 }
 
 void get(wire::Decoder& d, BindingOptions& b) {
@@ -38,6 +40,10 @@ void get(wire::Decoder& d, BindingOptions& b) {
   if (n > kMaxDevices || n > d.left() / 4) return d.fail();
   b.devices.clear();
   for (uint32_t i = 0; i < n; ++i) b.devices.push_back(d.i32());
+  const uint32_t slots = d.u32();
+  if (slots > d.left() / 4) return d.fail();
+  b.rank_slots.clear();
+  for (uint32_t i = 0; i < slots; ++i) b.rank_slots.push_back(d.str());
 }
 
 }  // namespace ferry

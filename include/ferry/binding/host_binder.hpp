@@ -56,6 +56,10 @@ class HostBinder {
   /// then "; CPU quota 8 CPUs" when ferryd's cgroup has one), or why binding is unavailable.
   std::string summary() const;
 
+  /// The allowed cores of each socket (slot_list.hpp's socket_core_counts()); empty when the
+  /// topology could not be loaded.
+  std::vector<int> socket_cores() const;
+
   /// The loaded hwloc topology (owned here), or null when loading failed: for libraries
   /// that would otherwise discover it again (ferryd's PMIx server).
   hwloc_topology_t topology() const { return topology_ ? topology_->handle() : nullptr; }

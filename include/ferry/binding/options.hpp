@@ -24,6 +24,10 @@ struct BindingOptions {
   std::vector<int> devices;      ///< `--devices 0,2,4`: only these device indices
   bool isolate_devices = false;  ///< each rank sees only its own devices
   bool report_bindings = false;  ///< one line per rank before it starts
+  /// A rank file's slot lists (slot_list.hpp), one per local rank of the host this copy is
+  /// for, in local-rank order; "" for a rank the file does not bind. Empty: no rank file,
+  /// the policy above places the ranks.
+  std::vector<std::string> rank_slots;
 };
 
 }  // namespace ferry

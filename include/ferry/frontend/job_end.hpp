@@ -13,6 +13,9 @@ class JobEnd {
  public:
   /// Some host could not start: nothing ran. Exit status 1 (128+signal when interrupted).
   void start_failed() { start_failed_ = true; }
+  /// What the user gave cannot run on the hosts as they are (a rank file's cores a host lacks),
+  /// found once they answered: nothing ran. Exit status 2, as for any bad input.
+  void refused() { refused_ = true; }
   /// Every host was told to end its ranks: rank ends from now on are not failures.
   void abort_started() { aborting_ = true; }
   bool aborting() const { return aborting_; }
@@ -41,11 +44,12 @@ class JobEnd {
   bool timed_out_already() const { return timed_out_; }
 
   /// 0, the first failure's status, 255 for a lost host, kTimeoutExitStatus after --timeout,
-  /// 128+signal when interrupted, 1 when the job did not start.
+  /// 128+signal when interrupted, 1 when the job did not start, 2 when it was refused.
   int exit_status() const;
 
  private:
   bool start_failed_ = false;
+  bool refused_ = false;
   bool aborting_ = false;
   bool rank_failed_ = false;  // a rank failed first: its status is ferryrun's
   int failure_status_ = 0;

@@ -2,6 +2,7 @@
 /// \file
 /// What one job is, once the command line, hostfiles and job file are read.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "ferry/frontend/restart_policy.hpp"
 #include "ferry/hosts/host_list.hpp"
 #include "ferry/mpmd/app_placement.hpp"
+#include "ferry/mpmd/rank_file.hpp"
 #include "ferry/plan/placement.hpp"
 
 namespace ferry {
@@ -49,6 +51,9 @@ struct JobOptions {
   /// An MPMD job's parts (`A : B`, --app, -configfile, a job file's [[apps]]): two or more,
   /// the first one's command is `command`. Empty: `command` on every rank.
   std::vector<AppSpec> apps;
+  /// --rankfile: each rank's host and cores as the file gives them (instead of the
+  /// placement policy and the binding policy's cores).
+  std::optional<RankFile> rank_file;
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 15;
+inline constexpr uint32_t kProtocolVersion = 16;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -74,10 +74,14 @@ struct Hello {
   uint16_t free_port = 0;  ///< a TCP port that was free on this host (MASTER_PORT default)
   uint16_t kv_port = 0;    ///< where ferryd's KV proxy listens on 127.0.0.1 (0: none)
   std::vector<std::string> interfaces;  ///< interfaces_to_lines() of this host
+  /// The allowed cores of each socket, in topology order (a rank file's slot lists are
+  /// checked against them before any rank starts); empty: ferryd has no topology.
+  std::vector<uint32_t> socket_cores;
   template <class M>
   static auto fields(M& m) {
     static Magic magic;
-    return std::tie(magic, m.version, m.hostname, m.pid, m.free_port, m.kv_port, m.interfaces);
+    return std::tie(magic, m.version, m.hostname, m.pid, m.free_port, m.kv_port, m.interfaces,
+                    m.socket_cores);
   }
 };
 

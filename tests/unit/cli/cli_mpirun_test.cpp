@@ -313,14 +313,13 @@ TEST(CliMpirun, ContradictingSpellingsAreOneLineNamingBoth) {
 // and what to use; never a command, never a silent run.
 TEST(CliMpirun, FlagsFerryCannotHonourAreRefusedWithTheReason) {
   testing::internal::CaptureStderr();
-  auto r = mpi({"-np", "2", "-rf", "ranks.txt", "./app"});
+  auto r = mpi({"-np", "2", "-am", "params.conf", "./app"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "mpirun: -rf: rankfiles are not supported; place ranks with --map-by, -N, "
-            "--rank-by and --cpus-per-rank\n");
+            "mpirun: -am: MCA parameter set files are not read by ferry; give each setting as "
+            "--mca NAME VALUE\n");
   const std::vector<std::vector<std::string>> refused = {{"-am", "f"},
                                                          {"-tune", "f"},
-                                                         {"--rankfile", "f"},
                                                          {"--cpu-set", "0-3"},
                                                          {"--cpu-list", "0,1"},
                                                          {"-npersocket", "2"},

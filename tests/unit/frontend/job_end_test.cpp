@@ -77,5 +77,13 @@ TEST(JobEnd, StartFailureIsOneOr128PlusTheSignal) {
   EXPECT_EQ(e.exit_status(), 128 + SIGINT);
 }
 
+TEST(JobEnd, ARefusalFoundOnceTheHostsAnsweredIsBadInput) {
+  JobEnd e;
+  e.refused();
+  EXPECT_EQ(e.exit_status(), 2);
+  e.interrupted(SIGINT);
+  EXPECT_EQ(e.exit_status(), 2);
+}
+
 }  // namespace
 }  // namespace ferry

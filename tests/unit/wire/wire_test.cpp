@@ -86,11 +86,13 @@ TEST(Messages, HelloRoundTrip) {
   h.hostname = "fnode1";
   h.pid = 42;
   h.free_port = 29501;
+  h.socket_cores = {24, 24};
   auto d = decode<Hello>(one_frame(encode(h)));
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->hostname, "fnode1");
   EXPECT_EQ(d->pid, 42);
   EXPECT_EQ(d->free_port, 29501);
+  EXPECT_EQ(d->socket_cores, (std::vector<uint32_t>{24, 24}));
 }
 
 TEST(Messages, HelloOfAnotherVersionIsAClearError) {
@@ -206,6 +208,7 @@ TEST(Messages, HostSpecCarriesBindingOptions) {
   s.binding.devices = {0, 2, 4};
   s.binding.bind_mem = true;
   s.binding.report_bindings = true;
+  s.binding.rank_slots = {"1:0-2", "", "4"};
   auto d = decode<HostSpec>(one_frame(encode(s)));
   ASSERT_TRUE(d.ok()) << d.error().message;
   EXPECT_EQ(d->binding.bind_to, BindTo::kNuma);
@@ -216,6 +219,7 @@ TEST(Messages, HostSpecCarriesBindingOptions) {
   EXPECT_TRUE(d->binding.bind_mem);
   EXPECT_FALSE(d->binding.isolate_devices);
   EXPECT_TRUE(d->binding.report_bindings);
+  EXPECT_EQ(d->binding.rank_slots, (std::vector<std::string>{"1:0-2", "", "4"}));
 }
 
 TEST(Messages, TruncatedHostSpecIsRejected) {
