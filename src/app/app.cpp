@@ -18,6 +18,7 @@
 #include "ferry/output/output_dir.hpp"
 #include "ferry/plan/limits.hpp"
 #include "ferry/plan/placement.hpp"
+#include "ferry/session/job_session.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/slurm_launcher.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
@@ -134,6 +135,28 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
   return std::shared_ptr<const ShipPlan>();
 }
 
+// The job's journal and record (--detach, --nohup): the record names its hosts, ranks and
+// command line; --detach returns here only in the detached child.
+Result<std::unique_ptr<JobSession>> start_session(const FrontendConfig& cfg,
+                                                  const Placement& placed) {
+  auto jobs_dir = default_jobs_directory();
+  if (!jobs_dir) return jobs_dir.error();
+  SessionOptions so;
+  so.jobs_dir = *jobs_dir;
+  so.journal_max = cfg.journal_max;
+  so.program = cfg.program;
+  for (const HostPlan& h : placed.hosts) so.record.hosts.push_back(h.label);
+  so.record.ranks = placed.world_size;
+  so.record.command = cfg.command_line;
+  auto s = cfg.detach ? JobSession::detach(std::move(so)) : JobSession::keep(std::move(so));
+  if (s && cfg.nohup)
+    std::fprintf(stderr,
+                 "%s: job %s: survives this terminal's hangup; its output is also in the "
+                 "journal ('ferry attach %s')\n",
+                 cfg.program.c_str(), (*s)->id().c_str(), (*s)->id().c_str());
+  return s;
+}
+
 }  // namespace
 
 OutputOptions console_options(const FrontendConfig& cfg, const Placement& placed) {
@@ -151,9 +174,20 @@ OutputOptions console_options(const FrontendConfig& cfg, const Placement& placed
 int run_ferryrun(FrontendConfig cfg) {
   ::signal(SIGPIPE, SIG_IGN);
   if (int bad = discover_hosts(cfg); bad != 0) return bad;
-  asio::io_context io;
   std::optional<Placement> placed;
   if (int bad = check_before_start(cfg, placed); bad != 0) return bad;
+  // --detach forks here, before the loop or any thread exists; the parent does not return.
+  std::unique_ptr<JobSession> session;
+  if (cfg.detach || cfg.nohup) {
+    auto s = start_session(cfg, *placed);
+    if (!s) {
+      std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), s.error().message.c_str());
+      return 2;
+    }
+    session = std::move(*s);
+    cfg.job.on_all_started = [&session] { session->all_started(); };
+  }
+  asio::io_context io;
   ConsoleOutput console(console_options(cfg, *placed));
   console.write_behind(io);  // a console that stops reading must not stop the loop
   Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
@@ -205,6 +239,7 @@ int run_ferryrun(FrontendConfig cfg) {
   Job job(io, std::move(job_opts), launchers, console, diag, std::move(placed));
   int status = job.run();
   console.flush();
+  if (session) session->ended(status);
   return status;
 }
 

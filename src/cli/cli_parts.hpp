@@ -71,9 +71,12 @@ struct RawCli {
   bool use_hwthreads = false;                                     ///< mpirun --use-hwthread-cpus
   bool display_allocation = false;                                ///< mpirun --display-allocation
   std::string default_hostfile;                                   ///< mpirun --default-hostfile
-  std::string app_file;    ///< mpirun --app FILE (one MPMD part a line)
-  std::string parts_file;  ///< mpiexec -configfile FILE (the same, hydra's name)
-  std::string rankfile;    ///< mpirun --rankfile FILE
+  std::string app_file;                    ///< mpirun --app FILE (one MPMD part a line)
+  std::string parts_file;                  ///< mpiexec -configfile FILE (the same, hydra's name)
+  std::string rankfile;                    ///< mpirun --rankfile FILE
+  bool detach = false;                     ///< --detach
+  bool nohup = false;                      ///< --nohup
+  std::optional<std::string> journal_max;  ///< --journal-max SIZE
 };
 
 /// A flag another launcher has and ferry cannot honour, with the reason given to the user.
@@ -239,6 +242,12 @@ Status finish_mpmd(JobOptions& job, RawCli& raw, const std::vector<AppPart>& par
 /// given; job.rank_file. Refuses what places ranks otherwise (-N, --map-by, --rank-by,
 /// --cpus-per-rank, MPMD parts, elastic mode).
 Status finish_rank_file(JobOptions& job, RawCli& raw);
+
+/// --detach, --nohup and --journal-max (session_options.cpp).
+void add_session_options(CLI::App& app, RawCli& raw);
+/// Their values into `cfg`: the journal's bound, no stdin for a detached job (--stdin N is
+/// refused: nothing would feed it).
+Status finish_session(FrontendConfig& cfg, const RawCli& raw);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

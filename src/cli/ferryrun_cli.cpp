@@ -211,6 +211,18 @@ std::string cli_detail::invocation(const RawCli& raw) {
   return raw.program + " --compat " + personality_name(raw.who);
 }
 
+namespace {
+
+// The command line as typed, on one line, for a detached job's record: the program's name,
+// then each word made printable.
+std::string command_line_of(const std::string& program, const std::vector<std::string>& args) {
+  std::string line = program;
+  for (size_t i = 1; i < args.size(); ++i) line += " " + printable(args[i], 256);
+  return line;
+}
+
+}  // namespace
+
 ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
   RawCli raw;
   const std::string argv0 = args_in.empty() ? "ferryrun" : args_in[0];
@@ -289,6 +301,7 @@ ParseOutcome parse_ferryrun_args(const std::vector<std::string>& args_in) {
     for (const auto& n : raw.notes) std::cerr << raw.program << ": note: " << n << "\n";
   if (raw.display_allocation) print_allocation(raw.program, cfg.job.hosts);
   cfg.program = raw.program;
+  cfg.command_line = command_line_of(raw.program, args_in);
   return {std::move(cfg), 0};
 }
 

@@ -2,6 +2,7 @@
 // handles signals. A host's failures are job_failures.cpp's; what comes next, job_attempts.cpp's.
 #include "ferry/frontend/job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -69,7 +70,7 @@ int Job::Impl::run() {
   started_at_ = Clock::now();
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
-  signals_.add(SIGHUP);
+  if (!opts_.ignore_hangup) signals_.add(SIGHUP);
   signals_.add(SIGQUIT);
   wait_signal();
   passed_signals_.add(SIGUSR1);
@@ -311,6 +312,12 @@ void Job::Impl::on_started(size_t i, const wire::Started& s) {
   if (!first_start_seen_) {
     first_start_seen_ = true;
     diag_.verbose("first rank started after " + since_start());
+  }
+  if (attempt_.number == 0 && opts_.on_all_started &&
+      std::all_of(attempt_.rank_pid.begin(), attempt_.rank_pid.end(),
+                  [](int pid) { return pid != 0; })) {
+    auto call = std::exchange(opts_.on_all_started, nullptr);
+    call();
   }
 }
 

@@ -2,6 +2,7 @@
 /// \file
 /// ferryrun's command line (CLI11): options → a FrontendConfig.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,13 @@ struct FrontendConfig {
   OutputOptions output;
   /// The name the user called ("ferryrun", "horovodrun", "mpirun"), for messages.
   std::string program = "ferryrun";
+  /// --detach: the job goes on without the terminal; --nohup: it survives the terminal's
+  /// hangup. Either keeps its console in a journal of at most `journal_max` bytes.
+  bool detach = false;
+  bool nohup = false;
+  uint64_t journal_max = uint64_t{256} << 20;
+  /// The command line as the user typed it (one line), for the job's record.
+  std::string command_line;
 };
 
 /// Outcome of parsing: a config to run, or an exit status (help/version printed: 0; bad

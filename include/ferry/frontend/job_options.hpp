@@ -2,6 +2,7 @@
 /// \file
 /// What one job is, once the command line, hostfiles and job file are read.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,12 @@ struct JobOptions {
   /// ferryrun loses a host silent for 3 intervals; each ferryd loses ferryrun the same way
   /// (HostSpec::heartbeat_ms); and the SSH connections send keepalives this often.
   int heartbeat_s = 0;
+  /// --detach, --nohup: a hangup (SIGHUP) does not end the job; its front end goes on
+  /// without the terminal (session/job_session.hpp).
+  bool ignore_hangup = false;
+  /// Called once, when every rank of the first attempt has started (a detached job's
+  /// parent returns then). Empty: nothing.
+  std::function<void()> on_all_started;
   /// Offer every host reached over SSH a direct output route (transport/output_route.hpp):
   /// its output then bypasses sshd. FERRY_OUTPUT_ROUTE=ssh turns it off.
   bool direct_output = true;

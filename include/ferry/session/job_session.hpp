@@ -1,0 +1,70 @@
+#pragma once
+/// \file
+/// A front end whose job outlives its terminal. `ferryrun --detach` forks once every check
+/// before the start has passed: the child (new session, no controlling terminal, stdin from
+/// /dev/null, SIGHUP ignored) runs the job with its console in the journal; the parent waits
+/// until every rank started (prints the job's id on stdout, how to follow it on stderr,
+/// exits 0) or the job ended before (prints the journal on stderr, exits with the job's
+/// status, as ferryrun would have). `--nohup` keeps the front end in the terminal and tees its
+/// console to the journal, so the job survives a hangup and `ferry attach` can take over.
+/// Either way the job's record (job_store.hpp) says its state, and its status once it ended.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ferry/common/result.hpp"
+#include "ferry/session/job_store.hpp"
+#include "ferry/session/journal.hpp"
+
+namespace ferry {
+
+/// How many ended jobs' records are kept; older ones go when a new job starts.
+inline constexpr size_t kKeptEndedJobs = 100;
+
+struct SessionOptions {
+  std::string jobs_dir;      ///< jobs_directory()
+  uint64_t journal_max = 0;  ///< --journal-max in bytes; 0: unbounded
+  std::string program;       ///< "ferryrun", for messages
+  JobRecord record;          ///< hosts, ranks, command; the rest is filled here
+};
+
+class JobSession {
+ public:
+  /// --detach. Returns the child's session; in the parent, never returns: it exits with the
+  /// status described above. Error (in the caller, before any fork or after a failed one):
+  /// one line.
+  static Result<std::unique_ptr<JobSession>> detach(SessionOptions opts);
+  /// --nohup: this process goes on in the terminal; its console also goes to the journal and
+  /// stays there when the terminal goes away.
+  static Result<std::unique_ptr<JobSession>> keep(SessionOptions opts);
+  ~JobSession();
+  JobSession(const JobSession&) = delete;
+  JobSession& operator=(const JobSession&) = delete;
+
+  const std::string& id() const { return record_.id; }
+  /// Every rank of the first attempt started: the record says "running" and a waiting parent
+  /// is released. Later calls do nothing.
+  void all_started();
+  /// The job ended with ferryrun's status `status`: the console is drained into the journal,
+  /// the record says "ended" with the status.
+  void ended(int status);
+
+ private:
+  JobSession(SessionOptions opts, std::unique_ptr<JournalPump> pump, int ready_fd);
+  void save();
+
+  std::string dir_;
+  JobRecord record_;
+  std::unique_ptr<JournalPump> pump_;
+  int ready_fd_ = -1;  // the parent waits on it (detach only)
+};
+
+/// Removes the directories of ended (or lost) jobs under `jobs_dir` beyond the newest `keep`
+/// of them. Returns how many went.
+int prune_jobs(const std::string& jobs_dir, size_t keep);
+
+}  // namespace ferry

@@ -1,0 +1,123 @@
+#pragma once
+/// \file
+/// A job's journal: the console stream (stdout and stderr as the terminal would have shown
+/// them, interleaved) kept in the job's directory, bounded in size. It is two files:
+/// `console.log`, being written, and `console.1.log`, the segment before it. When
+/// `console.log` holds half the bound and the stream is at a line's start, it becomes
+/// `console.1.log` (the older segment is dropped, its size counted); so the journal holds
+/// at most the bound plus one write, always the newest lines, never a cut line at a
+/// segment's start. A failed write (a full disk) stops the journal, never its writer.
+///
+/// JournalPump moves a front end's console into the journal on a thread of its own: fds 1
+/// and 2 become a pipe it drains at once, so no rank ever waits on the disk or on a viewer.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+inline constexpr const char* kJournalFile = "console.log";
+inline constexpr const char* kJournalOlderFile = "console.1.log";
+/// Beside them: the bytes rotation dropped so far, and why writing stopped (if it did).
+inline constexpr const char* kJournalDroppedFile = "journal.dropped";
+inline constexpr const char* kJournalErrorFile = "journal.error";
+
+class Journal {
+ public:
+  /// Opens (creates, 0600) `dir`/console.log to append to. `max_bytes` bounds both segments
+  /// together; 0: no bound. Error: one line naming the file.
+  static Result<Journal> open(const std::string& dir, uint64_t max_bytes);
+
+  /// Appends `data`, rotating first when due. After a failed write nothing more is written
+  /// (error() says why).
+  void write(std::string_view data);
+
+  const std::string& error() const { return error_; }
+  /// Bytes of older output dropped by rotation.
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  Journal(std::string dir, uint64_t max_bytes, UniqueFd fd, uint64_t size);
+  void rotate();
+
+  std::string dir_;
+  uint64_t max_ = 0;
+  UniqueFd fd_;
+  uint64_t size_ = 0;  // of console.log
+  uint64_t dropped_ = 0;
+  bool at_line_start_ = true;
+  std::string error_;
+};
+
+/// The whole journal of `dir` (older segment first); "" when there is none.
+std::string read_journal(const std::string& dir);
+
+/// The bytes of older output the journal of `dir` dropped so far (0: none).
+uint64_t journal_dropped(const std::string& dir);
+
+/// The last `lines` lines of `text` (all of it when it has fewer).
+std::string_view last_lines(std::string_view text, size_t lines);
+
+/// Whether console line `line` is rank `rank`'s under any of ferry's tag styles: "[R]<",
+/// "[1,R]<", "[R@" or "[R] ".
+bool is_rank_line(std::string_view line, int rank);
+
+/// Reads a journal as it grows, across rotations: each call to poll() returns what was
+/// appended since the last one.
+class JournalFollower {
+ public:
+  /// Starts at the journal's current end (`from_start`: at its beginning).
+  JournalFollower(std::string dir, bool from_start);
+  std::string poll();
+
+ private:
+  std::string dir_;
+  uint64_t inode_ = 0;
+  uint64_t offset_ = 0;
+};
+
+/// Moves this process's console (fds 1 and 2) into a journal. From start() on, a thread
+/// drains them into `journal`: detached, both are one pipe (the journal has them in the
+/// order they were written); with `tee_terminal` (--nohup) each is a pipe of its own whose
+/// bytes also go to the fd it replaced, while that takes writes (a terminal that went away
+/// does not). finish() points fds 1 and 2 at /dev/null and waits for the thread, which writes
+/// what the pipes still hold (never waiting for a child that kept fd 1 or 2 open).
+class JournalPump {
+ public:
+  JournalPump(Journal journal, bool tee_terminal);
+  ~JournalPump();
+  JournalPump(const JournalPump&) = delete;
+  JournalPump& operator=(const JournalPump&) = delete;
+
+  /// Error: a pipe could not be made or moved onto fds 1 and 2 (they are then unchanged
+  /// or, at worst, one of them is the pipe: the caller stops).
+  Status start();
+  /// Returns the journal's error ("" none) and the bytes it dropped.
+  std::pair<std::string, uint64_t> finish();
+
+ private:
+  struct Stream {
+    int in = -1;   // the pipe's read end
+    int tee = -1;  // the terminal's fd (--nohup), -1: none or gone
+  };
+  void run();
+  bool drain_once(Stream& s);
+  void put(Stream& s, std::string_view data);
+
+  Journal journal_;
+  bool tee_ = false;
+  std::vector<Stream> streams_;
+  int stop_in_ = -1, stop_fd_ = -1;
+  std::thread thread_;
+  bool started_ = false;
+};
+
+}  // namespace ferry

@@ -1,0 +1,300 @@
+// `ferry ps|logs|attach|stop|wait`: everything reads the job's directory; stop and --signal
+// signal the front end whose pid (and start time) its record holds.
+#include "ferry/session/ferry_tool.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <thread>
+
+#include "ferry/session/job_session.hpp"
+#include "ferry/session/job_store.hpp"
+#include "ferry/session/journal.hpp"
+
+namespace ferry {
+
+namespace {
+
+constexpr auto kPollEvery = std::chrono::milliseconds(100);
+constexpr const char* kStopFile = "stop";
+
+std::atomic<bool> g_interrupted{false};
+void on_interrupt(int /*signo*/) { g_interrupted = true; }
+
+int refuse(const std::string& why) {
+  std::fprintf(stderr, "ferry: %s\n", why.c_str());
+  return 2;
+}
+
+void print(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+struct Found {
+  std::string dir;
+  JobRecord record;
+};
+
+// The job `id` names, or why not (printed by the caller).
+Result<Found> find_job(const std::string& id) {
+  auto jobs = default_jobs_directory();
+  if (!jobs) return jobs.error();
+  auto r = find_record(*jobs, id);
+  if (!r) return r.error();
+  return Found{*jobs + "/" + r->id, std::move(*r)};
+}
+
+bool stop_requested(const std::string& dir) {
+  return ::access((dir + "/" + kStopFile).c_str(), F_OK) == 0;
+}
+
+std::string state_of(const Found& f) {
+  std::string s = f.record.effective_state();
+  if ((s == "running" || s == "starting") && stop_requested(f.dir)) return "stopping";
+  return s;
+}
+
+std::string clock_text(int64_t t) {
+  if (t <= 0) return "-";
+  const auto tt = static_cast<time_t>(t);
+  std::tm tm{};
+  ::localtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Keeps the lines of `text` that are rank `rank`'s (all of it for rank < 0); `partial` holds
+// a line not yet ended, across calls.
+std::string rank_filter(std::string text, int rank, std::string& partial) {
+  if (rank < 0) return text;
+  text = partial + text;
+  partial.clear();
+  std::string out;
+  size_t start = 0;
+  for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+    const std::string_view line(text.data() + start, nl + 1 - start);
+    if (is_rank_line(line, rank)) out += line;
+    start = nl + 1;
+  }
+  partial = text.substr(start);
+  return out;
+}
+
+// Prints what the journal gets until the job ends (or Ctrl-C when `until_interrupt`).
+void follow(const Found& f, JournalFollower& follower, int rank, std::string& partial) {
+  for (;;) {
+    print(rank_filter(follower.poll(), rank, partial));
+    if (g_interrupted) return;
+    auto r = read_record(f.dir);
+    const bool over = !r || r->effective_state() == "ended" || r->effective_state() == "lost";
+    if (over) {
+      print(rank_filter(follower.poll(), rank, partial));  // what came before the end
+      return;
+    }
+    std::this_thread::sleep_for(kPollEvery);
+  }
+}
+
+std::string dropped_marker(const std::string& dir) {
+  const uint64_t dropped = journal_dropped(dir);
+  if (dropped == 0) return "";
+  return "ferry: [" + std::to_string(dropped) +
+         " bytes of older output were dropped: " + "--journal-max]\n";
+}
+
+// "job X has ended (status N)" or "job X is lost (...)".
+std::string ended_text(const JobRecord& r, const std::string& state) {
+  if (state == "lost") return "job " + r.id + " is lost (its front end died without an end)";
+  return "job " + r.id + " has ended (status " + std::to_string(r.exit_status) + ")";
+}
+
+int cmd_ps(bool prune) {
+  auto jobs = default_jobs_directory();
+  if (!jobs) return refuse(jobs.error().message);
+  if (prune) {
+    const int n = prune_jobs(*jobs, 0);
+    std::fprintf(stderr, "ferry: removed %d ended job(s)\n", n);
+  }
+  std::printf("%-8s  %-8s  %6s  %5s  %-19s  %-24s  %s\n", "ID", "STATE", "STATUS", "RANKS",
+              "STARTED", "HOSTS", "COMMAND");
+  for (const auto& r : list_records(*jobs)) {
+    const Found f{*jobs + "/" + r.id, r};
+    std::string hosts;
+    for (size_t i = 0; i < r.hosts.size() && i < 3; ++i) hosts += (i ? "," : "") + r.hosts[i];
+    if (r.hosts.size() > 3) hosts += ",+" + std::to_string(r.hosts.size() - 3);
+    std::string command = r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command;
+    const std::string status = r.exit_status >= 0 ? std::to_string(r.exit_status) : "-";
+    std::printf("%-8s  %-8s  %6s  %5d  %-19s  %-24s  %s\n", r.id.c_str(), state_of(f).c_str(),
+                status.c_str(), r.ranks, clock_text(r.started).c_str(), hosts.c_str(),
+                command.c_str());
+  }
+  return 0;
+}
+
+int cmd_logs(const std::string& id, bool follow_it, int rank) {
+  auto f = find_job(id);
+  if (!f) return refuse(f.error().message);
+  // Reading the journal and then following from its end may miss nothing: the follower
+  // starts where this read ended, at the current file's size.
+  JournalFollower follower(f->dir, false);
+  std::string partial;
+  print(dropped_marker(f->dir));
+  print(rank_filter(read_journal(f->dir), rank, partial));
+  if (follow_it) follow(*f, follower, rank, partial);
+  return 0;
+}
+
+int cmd_attach(const std::string& id, const std::string& since, int signo) {
+  auto f = find_job(id);
+  if (!f) return refuse(f.error().message);
+  const std::string state = state_of(*f);
+  if (signo > 0) {
+    if (state == "ended" || state == "lost") return refuse(ended_text(f->record, state));
+    if (::kill(f->record.pid, signo) != 0)
+      return refuse("job " + f->record.id +
+                    ": cannot signal its front end: " + std::strerror(errno));
+    return 0;
+  }
+  if (state == "ended" || state == "lost")
+    return refuse(ended_text(f->record, state) + "; 'ferry logs " + f->record.id +
+                  "' shows its output");
+  size_t lines = 100;
+  bool all = since == "all";
+  if (!all && !since.empty()) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(since.c_str(), &end, 10);
+    if (end == since.c_str() || *end != '\0')
+      return refuse("--since: bad value '" + since + "' (expected a number of lines, or all)");
+    lines = static_cast<size_t>(n);
+  }
+  JournalFollower follower(f->dir, false);
+  const std::string text = read_journal(f->dir);
+  if (all) print(dropped_marker(f->dir));
+  print(all ? std::string_view(text) : last_lines(text, lines));
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  ::sigaction(SIGINT, &sa, nullptr);
+  std::string partial;
+  follow(*f, follower, -1, partial);
+  if (g_interrupted) {
+    std::fprintf(stderr, "\nferry: detached from job %s; it runs on\n", f->record.id.c_str());
+    return 0;
+  }
+  auto r = read_record(f->dir);
+  if (r && r->exit_status >= 0) return r->exit_status;
+  return 255;
+}
+
+int cmd_stop(const std::string& id) {
+  auto f = find_job(id);
+  if (!f) return refuse(f.error().message);
+  const std::string state = state_of(*f);
+  if (state == "ended" || state == "lost") return refuse(ended_text(f->record, state));
+  const std::string marker = f->dir + "/" + kStopFile;
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) return refuse("job " + f->record.id + " is already stopping");
+  if (fd >= 0) ::close(fd);
+  if (::kill(f->record.pid, SIGTERM) != 0)
+    return refuse("job " + f->record.id + ": cannot signal its front end: " + std::strerror(errno));
+  std::fprintf(stderr,
+               "ferry: job %s is stopping (SIGTERM to its ranks, SIGKILL after the grace); "
+               "'ferry wait %s' gives its status\n",
+               f->record.id.c_str(), f->record.id.c_str());
+  return 0;
+}
+
+int cmd_wait(const std::string& id) {
+  auto f = find_job(id);
+  if (!f) return refuse(f.error().message);
+  for (int unreadable = 0;; std::this_thread::sleep_for(kPollEvery)) {
+    auto r = read_record(f->dir);
+    // Rewritten in place on a full disk: half of it, for a moment.
+    if (!r && ++unreadable < 20) continue;
+    if (!r) return refuse(r.error().message);
+    unreadable = 0;
+    const std::string state = r->effective_state();
+    if (state == "ended") return r->exit_status;
+    if (state == "lost") {
+      std::fprintf(stderr,
+                   "ferry: job %s: its front end is gone without an exit status (killed?); "
+                   "its hosts stopped its ranks\n",
+                   r->id.c_str());
+      return 255;
+    }
+  }
+}
+
+int signal_number(const std::string& name) {
+  std::string n = name;
+  if (n.starts_with("SIG")) n = n.substr(3);
+  const std::pair<const char*, int> known[] = {{"INT", SIGINT},   {"TERM", SIGTERM},
+                                               {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+                                               {"HUP", SIGHUP},   {"QUIT", SIGQUIT}};
+  for (const auto& [k, v] : known)
+    if (n == k) return v;
+  return 0;
+}
+
+}  // namespace
+
+int run_ferry_tool(const std::vector<std::string>& args_in) {
+  CLI::App app("ferry: the jobs ferryrun keeps (--detach, --nohup)", "ferry");
+  app.require_subcommand(1);
+  app.footer(
+      "A job's id may be shortened to its first characters. Jobs live in "
+      "$XDG_STATE_HOME/ferry/jobs (else ~/.local/state/ferry/jobs), yours only.\n"
+      "Exit status: 0; 'ferry wait' and 'ferry attach' the job's own once it ended (255: its "
+      "front end died); 2 for bad input (an unknown id, stopping an ended job).");
+  bool prune = false, follow_it = false;
+  int rank = -1;
+  std::string id, since, signal_name;
+  auto* ps = app.add_subcommand("ps", "List your jobs: id, state, status, ranks, hosts, command");
+  ps->add_flag("--prune", prune, "Remove the records of ended jobs first");
+  auto* logs = app.add_subcommand("logs", "Print a job's output from its journal");
+  logs->add_option("id", id, "Job id (or its first characters)")->required();
+  logs->add_flag("-f,--follow", follow_it, "Go on printing as the job writes, until it ends");
+  logs->add_option("--rank", rank, "Only this rank's lines")->check(CLI::Range(0, 1 << 24));
+  auto* attach = app.add_subcommand("attach", "Show a job's output live; Ctrl-C leaves it running");
+  attach->add_option("id", id, "Job id (or its first characters)")->required();
+  attach->add_option("--since", since, "Lines of past output first: a number (default 100) or all");
+  attach->add_option("--signal", signal_name,
+                     "Send this signal instead (INT, TERM, USR1, USR2, HUP, QUIT): INT and TERM "
+                     "stop the job, USR1 and USR2 go to every rank");
+  auto* stop = app.add_subcommand("stop", "End a job as Ctrl-C would (SIGTERM, then SIGKILL)");
+  stop->add_option("id", id, "Job id (or its first characters)")->required();
+  auto* wait = app.add_subcommand("wait", "Wait for a job's end; exit with its status");
+  wait->add_option("id", id, "Job id (or its first characters)")->required();
+  std::vector<std::string> args(args_in.begin() + (args_in.empty() ? 0 : 1), args_in.end());
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return refuse(std::string(e.what()) + " (see ferry --help)");
+  }
+  if (ps->parsed()) return cmd_ps(prune);
+  if (logs->parsed()) return cmd_logs(id, follow_it, rank);
+  if (attach->parsed()) {
+    int signo = 0;
+    if (!signal_name.empty() && (signo = signal_number(signal_name)) == 0)
+      return refuse("--signal: unknown signal '" + signal_name + "'");
+    return cmd_attach(id, since, signo);
+  }
+  if (stop->parsed()) return cmd_stop(id);
+  return cmd_wait(id);
+}
+
+}  // namespace ferry

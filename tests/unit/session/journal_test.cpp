@@ -1,0 +1,96 @@
+// The journal: bounded by rotation at line starts, read whole and followed across rotations;
+// the helpers that pick lines for `ferry attach --since` and `ferry logs --rank`.
+#include "ferry/session/journal.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+namespace ferry {
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "journal-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Journal, AppendsAndReadsBack) {
+  const std::string dir = fresh_dir("append");
+  auto j = Journal::open(dir, 0);
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  j->write("[0]<stdout>:a\n");
+  j->write("[1]<stderr>:b\n");
+  EXPECT_EQ(read_journal(dir), "[0]<stdout>:a\n[1]<stderr>:b\n");
+  EXPECT_EQ(j->dropped(), 0U);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/console.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U);
+}
+
+TEST(Journal, RotationKeepsTheNewestLinesWithinTheBound) {
+  const std::string dir = fresh_dir("rotate");
+  auto j = Journal::open(dir, 1000);  // segments of 500 bytes
+  ASSERT_TRUE(j.ok());
+  std::string all;
+  for (int i = 0; i < 100; ++i) {
+    const std::string line = "line " + std::to_string(i) + " xxxxxxxxxxxxxxxx\n";
+    all += line;
+    j->write(line);
+  }
+  const std::string kept = read_journal(dir);
+  EXPECT_LE(kept.size(), 1000U + 30U);  // the bound, plus one write
+  EXPECT_GE(kept.size(), 500U);
+  EXPECT_TRUE(all.ends_with(kept)) << "the newest bytes, in order";
+  EXPECT_TRUE(kept.starts_with("line ")) << "a segment starts at a line's start";
+  EXPECT_EQ(j->dropped(), all.size() - kept.size());
+  EXPECT_EQ(journal_dropped(dir), j->dropped());
+}
+
+TEST(Journal, RotatesOnlyAtALinesStart) {
+  const std::string dir = fresh_dir("partial");
+  auto j = Journal::open(dir, 200);
+  ASSERT_TRUE(j.ok());
+  j->write(std::string(150, 'a'));  // no newline: past half the bound, but mid-line
+  j->write(std::string(10, 'b'));
+  j->write("\n");
+  EXPECT_EQ(j->dropped(), 0U);
+  j->write("next\n");  // at a line's start: rotates now
+  EXPECT_EQ(read_journal(dir), std::string(150, 'a') + std::string(10, 'b') + "\nnext\n");
+}
+
+TEST(Journal, AFollowerSeesEveryByteAcrossRotations) {
+  const std::string dir = fresh_dir("follow");
+  auto j = Journal::open(dir, 100);
+  ASSERT_TRUE(j.ok());
+  j->write("before\n");
+  JournalFollower f(dir, false);
+  std::string seen, written;
+  for (int i = 0; i < 40; ++i) {
+    const std::string line = "row " + std::to_string(i) + "\n";
+    written += line;
+    j->write(line);
+    if (i % 7 == 0) seen += f.poll();  // rotations happen between some polls
+  }
+  seen += f.poll();
+  EXPECT_EQ(seen, written);
+}
+
+TEST(Journal, LastLinesAndRankLines) {
+  EXPECT_EQ(last_lines("a\nb\nc\n", 2), "b\nc\n");
+  EXPECT_EQ(last_lines("a\nb\nc", 2), "b\nc");
+  EXPECT_EQ(last_lines("a\nb\n", 5), "a\nb\n");
+  EXPECT_EQ(last_lines("a\nb\n", 0), "");
+  EXPECT_TRUE(is_rank_line("[3]<stdout>:x", 3));
+  EXPECT_TRUE(is_rank_line("[1,3]<stderr>:x", 3));
+  EXPECT_TRUE(is_rank_line("[3@node2]<stdout>:x", 3));
+  EXPECT_TRUE(is_rank_line("[3] x", 3));
+  EXPECT_FALSE(is_rank_line("[13]<stdout>:x", 3));
+  EXPECT_FALSE(is_rank_line("ferryrun: rank 3 exited", 3));
+}
+
+}  // namespace
+}  // namespace ferry
