@@ -135,6 +135,10 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
   return std::shared_ptr<const ShipPlan>();
 }
 
+// The job itself: the loop, console, launchers and Job; returns ferryrun's status once the
+// console has written everything (its writing threads end with it).
+int run_job(FrontendConfig& cfg, std::optional<Placement> placed);
+
 // The job's journal and record (--detach, --nohup): the record names its hosts, ranks and
 // command line; --detach returns here only in the detached child.
 Result<std::unique_ptr<JobSession>> start_session(const FrontendConfig& cfg,
@@ -187,6 +191,15 @@ int run_ferryrun(FrontendConfig cfg) {
     session = std::move(*s);
     cfg.job.on_all_started = [&session] { session->all_started(); };
   }
+  const int status = run_job(cfg, std::move(placed));
+  // The console is gone by now, its writing threads done: the journal has every byte.
+  if (session) session->ended(status);
+  return status;
+}
+
+namespace {
+
+int run_job(FrontendConfig& cfg, std::optional<Placement> placed) {
   asio::io_context io;
   ConsoleOutput console(console_options(cfg, *placed));
   console.write_behind(io);  // a console that stops reading must not stop the loop
@@ -237,10 +250,11 @@ int run_ferryrun(FrontendConfig cfg) {
   job_opts.ssh_user = cfg.ssh.user;
   if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";
   Job job(io, std::move(job_opts), launchers, console, diag, std::move(placed));
-  int status = job.run();
+  const int status = job.run();
   console.flush();
-  if (session) session->ended(status);
   return status;
 }
+
+}  // namespace
 
 }  // namespace ferry

@@ -74,9 +74,23 @@ void Journal::rotate() {
 }
 
 void Journal::write(std::string_view data) {
-  if (!error_.empty() || data.empty()) return;
-  if (max_ > 0 && at_line_start_ && size_ >= max_ / 2) rotate();
-  if (!error_.empty()) return;
+  const uint64_t half = max_ / 2;
+  while (!data.empty() && error_.empty()) {
+    if (max_ > 0 && at_line_start_ && size_ >= half) rotate();
+    size_t n = data.size();
+    if (max_ > 0 && size_ + n > half) {
+      // The segment ends at the first line end at or past its half; the rest goes on in
+      // the next one.
+      const size_t room = size_ < half ? static_cast<size_t>(half - size_) : 0;
+      const size_t nl = data.find('\n', room > 0 ? room - 1 : 0);
+      if (nl != std::string_view::npos) n = nl + 1;
+    }
+    write_raw(data.substr(0, n));
+    data.remove_prefix(n);
+  }
+}
+
+void Journal::write_raw(std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd_.get(), data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;

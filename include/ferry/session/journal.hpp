@@ -2,11 +2,12 @@
 /// \file
 /// A job's journal: the console stream (stdout and stderr as the terminal would have shown
 /// them, interleaved) kept in the job's directory, bounded in size. It is two files:
-/// `console.log`, being written, and `console.1.log`, the segment before it. When
-/// `console.log` holds half the bound and the stream is at a line's start, it becomes
+/// `console.log`, being written, and `console.1.log`, the segment before it. A segment
+/// ends at the first line end at or past half the bound; `console.log` then becomes
 /// `console.1.log` (the older segment is dropped, its size counted); so the journal holds
-/// at most the bound plus one write, always the newest lines, never a cut line at a
-/// segment's start. A failed write (a full disk) stops the journal, never its writer.
+/// at most the bound plus a line, always the newest lines, never a cut line at a segment's
+/// start (a line without an end is never cut either: its segment grows until it ends). A failed
+/// write (a full disk) stops the journal, never its writer.
 ///
 /// JournalPump moves a front end's console into the journal on a thread of its own: fds 1
 /// and 2 become a pipe it drains at once, so no rank ever waits on the disk or on a viewer.
@@ -47,6 +48,7 @@ class Journal {
  private:
   Journal(std::string dir, uint64_t max_bytes, UniqueFd fd, uint64_t size);
   void rotate();
+  void write_raw(std::string_view data);
 
   std::string dir_;
   uint64_t max_ = 0;

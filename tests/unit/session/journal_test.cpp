@@ -50,6 +50,21 @@ TEST(Journal, RotationKeepsTheNewestLinesWithinTheBound) {
   EXPECT_EQ(journal_dropped(dir), j->dropped());
 }
 
+TEST(Journal, OneLargeWriteOfManyLinesStaysWithinTheBound) {
+  // A pipe read brings 64 KiB at once, rarely ending at a line's end.
+  const std::string dir = fresh_dir("large");
+  auto j = Journal::open(dir, 1000);
+  ASSERT_TRUE(j.ok());
+  std::string all;
+  for (int i = 0; i < 500; ++i) all += "row " + std::to_string(i) + " yyyyyyyyyyyy\n";
+  j->write(std::string_view(all).substr(0, all.size() - 5));  // ends mid-line
+  j->write(std::string_view(all).substr(all.size() - 5));
+  const std::string kept = read_journal(dir);
+  EXPECT_LE(kept.size(), 1000U + 25U);  // the bound, plus a line
+  EXPECT_TRUE(all.ends_with(kept));
+  EXPECT_TRUE(kept.starts_with("row "));
+}
+
 TEST(Journal, RotatesOnlyAtALinesStart) {
   const std::string dir = fresh_dir("partial");
   auto j = Journal::open(dir, 200);
