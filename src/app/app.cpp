@@ -136,8 +136,9 @@ std::optional<std::shared_ptr<const ShipPlan>> ship_plan(const FrontendConfig& c
 }
 
 // The job itself: the loop, console, launchers and Job; returns ferryrun's status once the
-// console has written everything (its writing threads end with it).
-int run_job(FrontendConfig& cfg, std::optional<Placement> placed);
+// console has written everything (its writing threads end with it), and in `console_error`
+// the errno of the console's first failed write (0: none).
+int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_error);
 
 // The job's journal and record (--detach, --nohup): the record names its hosts, ranks and
 // command line; --detach returns here only in the detached child.
@@ -191,15 +192,16 @@ int run_ferryrun(FrontendConfig cfg) {
     session = std::move(*s);
     cfg.job.on_all_started = [&session] { session->all_started(); };
   }
-  const int status = run_job(cfg, std::move(placed));
+  int console_error = 0;
+  const int status = run_job(cfg, std::move(placed), console_error);
   // The console is gone by now, its writing threads done: the journal has every byte.
-  if (session) session->ended(status);
+  if (session) session->ended(status, console_error);
   return status;
 }
 
 namespace {
 
-int run_job(FrontendConfig& cfg, std::optional<Placement> placed) {
+int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_error) {
   asio::io_context io;
   ConsoleOutput console(console_options(cfg, *placed));
   console.write_behind(io);  // a console that stops reading must not stop the loop
@@ -252,6 +254,7 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed) {
   Job job(io, std::move(job_opts), launchers, console, diag, std::move(placed));
   const int status = job.run();
   console.flush();
+  console_error = console.write_error();
   return status;
 }
 

@@ -261,6 +261,12 @@ std::size_t ConsoleOutput::buffered_bytes() const {
   return n;
 }
 
+int ConsoleOutput::write_error() const {
+  for (const Destination* d : {out_.get(), err_.get()})
+    if (d != nullptr && d->out.error() != 0) return d->out.error();
+  return 0;
+}
+
 // Also checks the flow: every call that can hand bytes to a writing thread ends here.
 void ConsoleOutput::report_errors() {
   for (Destination* d : {out_.get(), err_.get()}) {

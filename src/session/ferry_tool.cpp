@@ -3,6 +3,8 @@
 #include "ferry/session/ferry_tool.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "ferry/common/posix_handles.hpp"
 #include "ferry/session/job_session.hpp"
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
@@ -30,6 +33,35 @@ constexpr auto kPollEvery = std::chrono::milliseconds(100);
 constexpr const char* kStopFile = "stop";
 
 std::atomic<bool> g_interrupted{false};
+
+// Wakes a viewer when the job's directory changes, and at least every kPollEvery (a front
+// end killed writes nothing). `journal`: the journal's writes too (a follower); else only
+// the record's rewrites (`ferry wait`, woken once rather than on every write of the job).
+// Without inotify, the poll alone.
+class DirWatch {
+ public:
+  DirWatch(const std::string& dir, bool journal) : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    if (fd_)
+      ::inotify_add_watch(fd_.get(), dir.c_str(),
+                          IN_MOVED_TO | IN_CREATE | (journal ? IN_MODIFY : 0));
+  }
+  void wait() {
+    if (!fd_) {
+      std::this_thread::sleep_for(kPollEvery);
+      return;
+    }
+    pollfd p{fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(kPollEvery.count())) > 0) {
+      char buf[4096];
+      while (::read(fd_.get(), buf, sizeof buf) > 0) {
+      }
+    }
+  }
+
+ private:
+  UniqueFd fd_;
+};
+
 void on_interrupt(int /*signo*/) { g_interrupted = true; }
 
 int refuse(const std::string& why) {
@@ -95,16 +127,25 @@ std::string rank_filter(std::string text, int rank, std::string& partial) {
 
 // Prints what the journal gets until the job ends (or Ctrl-C when `until_interrupt`).
 void follow(const Found& f, JournalFollower& follower, int rank, std::string& partial) {
+  DirWatch watch(f.dir, true);
+  auto record_checked = std::chrono::steady_clock::now();
   for (;;) {
     print(rank_filter(follower.poll(), rank, partial));
     if (g_interrupted) return;
+    // The record, not on every write of a busy job: every kPollEvery.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - record_checked < kPollEvery) {
+      watch.wait();
+      continue;
+    }
+    record_checked = now;
     auto r = read_record(f.dir);
     const bool over = !r || r->effective_state() == "ended" || r->effective_state() == "lost";
     if (over) {
       print(rank_filter(follower.poll(), rank, partial));  // what came before the end
       return;
     }
-    std::this_thread::sleep_for(kPollEvery);
+    watch.wait();
   }
 }
 
@@ -219,7 +260,8 @@ int cmd_stop(const std::string& id) {
 int cmd_wait(const std::string& id) {
   auto f = find_job(id);
   if (!f) return refuse(f.error().message);
-  for (int unreadable = 0;; std::this_thread::sleep_for(kPollEvery)) {
+  DirWatch watch(f->dir, false);
+  for (int unreadable = 0;; watch.wait()) {
     auto r = read_record(f->dir);
     // Rewritten in place on a full disk: half of it, for a moment.
     if (!r && ++unreadable < 20) continue;

@@ -56,8 +56,8 @@ Result<std::string> new_job_dir(const SessionOptions& opts, std::string& id) {
 
 }  // namespace
 
-JobSession::JobSession(SessionOptions opts, std::unique_ptr<JournalPump> pump, int ready_fd)
-    : record_(std::move(opts.record)), pump_(std::move(pump)), ready_fd_(ready_fd) {}
+JobSession::JobSession(SessionOptions opts, std::unique_ptr<ConsoleJournal> journal, int ready_fd)
+    : record_(std::move(opts.record)), journal_(std::move(journal)), ready_fd_(ready_fd) {}
 
 JobSession::~JobSession() {
   if (ready_fd_ >= 0) ::close(ready_fd_);
@@ -67,8 +67,6 @@ Result<std::unique_ptr<JobSession>> JobSession::detach(SessionOptions opts) {
   std::string id;
   auto dir = new_job_dir(opts, id);
   if (!dir) return dir.error();
-  auto journal = Journal::open(*dir, opts.journal_max);
-  if (!journal) return journal.error();
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0)
     return make_error(std::string("cannot detach: ") + std::strerror(errno));
@@ -93,13 +91,14 @@ Result<std::unique_ptr<JobSession>> JobSession::detach(SessionOptions opts) {
     ::dup2(null, 0);
     ::close(null);
   }
-  auto pump = std::make_unique<JournalPump>(std::move(*journal), false);
-  if (Status st = pump->start(); !st) {
+  auto journal = std::make_unique<JournalRotator>(*dir, opts.journal_max);
+  if (Status st = journal->start(); !st) {
     std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), st.error().message.c_str());
     std::_Exit(1);
   }
   opts.record.id = id;
-  auto s = std::unique_ptr<JobSession>(new JobSession(std::move(opts), std::move(pump), ready[1]));
+  auto s =
+      std::unique_ptr<JobSession>(new JobSession(std::move(opts), std::move(journal), ready[1]));
   s->dir_ = *dir;
   s->save();
   return s;
@@ -144,10 +143,12 @@ void JobSession::all_started() {
   }
 }
 
-void JobSession::ended(int status) {
+void JobSession::ended(int status, int console_error) {
   std::fflush(stdout);
   std::fflush(stderr);
-  auto [error, dropped] = pump_->finish();
+  auto [error, dropped] = journal_->finish();
+  if (error.empty() && console_error != 0)
+    error = std::string("cannot write the journal: ") + std::strerror(console_error);
   record_.state = "ended";
   record_.exit_status = status;
   record_.ended = std::time(nullptr);

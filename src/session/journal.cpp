@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,6 +153,90 @@ std::string JournalFollower::poll() {
   offset_ += more.size();
   return out + more;
 }
+
+// ---- JournalRotator -----------------------------------------------------------------------
+
+JournalRotator::JournalRotator(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir)), max_(max_bytes) {}
+
+JournalRotator::~JournalRotator() { finish(); }
+
+Status JournalRotator::start() {
+  const std::string path = path_in(dir_, kJournalFile);
+  file_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!file_) return make_error(path + ": cannot write: " + std::strerror(errno));
+  if (max_ > 0) {
+    int p[2];
+    notify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!notify_ || ::pipe2(p, O_CLOEXEC) != 0)
+      return make_error(std::string("cannot watch the journal: ") + std::strerror(errno));
+    stop_in_.reset(p[0]);
+    stop_out_.reset(p[1]);
+    watch_ = ::inotify_add_watch(notify_.get(), path.c_str(), IN_MODIFY);
+    if (watch_ < 0) return make_error(path + ": cannot watch: " + std::strerror(errno));
+  }
+  if (::dup2(file_.get(), 1) < 0 || ::dup2(file_.get(), 2) < 0)
+    return make_error(std::string("cannot move the console into the journal: ") +
+                      std::strerror(errno));
+  started_ = true;
+  if (max_ > 0) thread_ = std::thread([this] { run(); });
+  return {};
+}
+
+// console.log becomes console.1.log and a fresh one takes fds 1 and 2. False (error_ says
+// why) when that fails: the journal then grows on.
+bool JournalRotator::rotate() {
+  const std::string path = path_in(dir_, kJournalFile), older = path_in(dir_, kJournalOlderFile);
+  struct stat st {};
+  if (::stat(older.c_str(), &st) == 0) dropped_ += static_cast<uint64_t>(st.st_size);
+  UniqueFd fresh;
+  if (::rename(path.c_str(), older.c_str()) != 0 ||
+      !(fresh = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600))) ||
+      ::dup2(fresh.get(), 1) < 0 || ::dup2(fresh.get(), 2) < 0) {
+    error_ = std::string("cannot rotate the journal: ") + std::strerror(errno);
+    return false;
+  }
+  note_file(dir_, kJournalDroppedFile, std::to_string(dropped_) + "\n");
+  file_ = std::move(fresh);
+  ::inotify_rm_watch(notify_.get(), watch_);
+  watch_ = ::inotify_add_watch(notify_.get(), path.c_str(), IN_MODIFY);
+  return watch_ >= 0;
+}
+
+void JournalRotator::run() {
+  pollfd fds[2] = {{notify_.get(), POLLIN, 0}, {stop_in_.get(), POLLIN, 0}};
+  char events[4096];
+  for (;;) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
+    if (fds[1].revents != 0) return;
+    while (::read(notify_.get(), events, sizeof events) > 0) {
+    }
+    struct stat st {};
+    if (::fstat(file_.get(), &st) == 0 && static_cast<uint64_t>(st.st_size) >= max_ / 2 &&
+        !rotate())
+      return;
+  }
+}
+
+std::pair<std::string, uint64_t> JournalRotator::finish() {
+  if (started_) {
+    started_ = false;
+    if (thread_.joinable()) {
+      const char one = 1;
+      (void)!::write(stop_out_.get(), &one, 1);
+      thread_.join();
+    }
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::close(null);
+    }
+  }
+  return {error_, dropped_};
+}
+
+// ---- JournalPump ---------------------------------------------------------------------------
 
 JournalPump::JournalPump(Journal journal, bool tee_terminal)
     : journal_(std::move(journal)), tee_(tee_terminal) {}

@@ -167,6 +167,9 @@ class ConsoleOutput final : public OutputSink {
   /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
   /// queued until the holder's line ends.
   void flush() override;
+  /// The error of the first failed write to the console's stdout or stderr fd (an errno
+  /// value; 0: none): a detached job's record says why its journal stopped.
+  int write_error() const;
   /// Stop and go for the caller's reading, once write_behind() is on (else never called).
   void set_flow_handler(std::function<void(bool behind)> handler) override;
   /// Called once when a write to the stdout fd fails with EPIPE, at the point where errors are

@@ -49,17 +49,18 @@ class JobSession {
   /// Every rank of the first attempt started: the record says "running" and a waiting parent
   /// is released. Later calls do nothing.
   void all_started();
-  /// The job ended with ferryrun's status `status`: the console is drained into the journal,
-  /// the record says "ended" with the status.
-  void ended(int status);
+  /// The job ended with ferryrun's status `status`, its console done (`console_error`: the
+  /// errno of its first failed write, 0 none): everything is in the journal, the record
+  /// says "ended" with the status, and why the journal stopped if it did.
+  void ended(int status, int console_error);
 
  private:
-  JobSession(SessionOptions opts, std::unique_ptr<JournalPump> pump, int ready_fd);
+  JobSession(SessionOptions opts, std::unique_ptr<ConsoleJournal> journal, int ready_fd);
   void save();
 
   std::string dir_;
   JobRecord record_;
-  std::unique_ptr<JournalPump> pump_;
+  std::unique_ptr<ConsoleJournal> journal_;
   int ready_fd_ = -1;  // the parent waits on it (detach only)
 };
 

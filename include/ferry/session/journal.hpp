@@ -86,24 +86,66 @@ class JournalFollower {
   uint64_t offset_ = 0;
 };
 
-/// Moves this process's console (fds 1 and 2) into a journal. From start() on, a thread
-/// drains them into `journal`: detached, both are one pipe (the journal has them in the
-/// order they were written); with `tee_terminal` (--nohup) each is a pipe of its own whose
-/// bytes also go to the fd it replaced, while that takes writes (a terminal that went away
-/// does not). finish() points fds 1 and 2 at /dev/null and waits for the thread, which writes
-/// what the pipes still hold (never waiting for a child that kept fd 1 or 2 open).
-class JournalPump {
+/// Where a front end's console goes while its job is kept: fds 1 and 2 into the journal.
+class ConsoleJournal {
+ public:
+  virtual ~ConsoleJournal() = default;
+  /// Error: fds 1 and 2 could not be moved (they are then unchanged, or one of them is
+  /// the journal's: the caller stops).
+  virtual Status start() = 0;
+  /// Points fds 1 and 2 at /dev/null once everything written reached the journal; returns
+  /// why the journal stopped taking output ("" it did not) and the bytes rotation dropped.
+  virtual std::pair<std::string, uint64_t> finish() = 0;
+};
+
+/// --detach: fds 1 and 2 are the journal's file itself, so the console writes it as it
+/// writes any file (no copy, no thread in its way: a detached job costs what an attached
+/// one writing to a file costs). A thread woken by the file's changes (inotify) rotates it
+/// once it holds half the bound: it renames it to console.1.log and puts a fresh
+/// console.log on fds 1 and 2 at once. A write goes whole to one of the two files, and the
+/// console writes whole lines, so no line is cut; the bound may be passed by what the
+/// console wrote before the thread ran (a few writes). Without a bound, no thread.
+class JournalRotator final : public ConsoleJournal {
+ public:
+  JournalRotator(std::string dir, uint64_t max_bytes);
+  ~JournalRotator() override;
+  JournalRotator(const JournalRotator&) = delete;
+  JournalRotator& operator=(const JournalRotator&) = delete;
+
+  Status start() override;
+  std::pair<std::string, uint64_t> finish() override;
+
+ private:
+  void run();
+  bool rotate();
+
+  std::string dir_;
+  uint64_t max_ = 0;
+  UniqueFd file_;    // console.log, also on fds 1 and 2
+  UniqueFd notify_;  // inotify on console.log
+  int watch_ = -1;
+  UniqueFd stop_in_, stop_out_;
+  std::thread thread_;
+  uint64_t dropped_ = 0;
+  std::string error_;
+  bool started_ = false;
+};
+
+/// --nohup: moves this process's console (fds 1 and 2) into a journal through pipes. From
+/// start() on, a thread drains them into `journal`; with `tee_terminal` each is a pipe of
+/// its own whose bytes also go to the fd it replaced, while that takes writes (a terminal
+/// that went away does not); without, both are one pipe. finish() points fds 1 and 2 at /dev/null
+/// and waits for the thread, which writes what the pipes still hold (never waiting for a child that
+/// kept fd 1 or 2 open).
+class JournalPump final : public ConsoleJournal {
  public:
   JournalPump(Journal journal, bool tee_terminal);
-  ~JournalPump();
+  ~JournalPump() override;
   JournalPump(const JournalPump&) = delete;
   JournalPump& operator=(const JournalPump&) = delete;
 
-  /// Error: a pipe could not be made or moved onto fds 1 and 2 (they are then unchanged
-  /// or, at worst, one of them is the pipe: the caller stops).
-  Status start();
-  /// Returns the journal's error ("" none) and the bytes it dropped.
-  std::pair<std::string, uint64_t> finish();
+  Status start() override;
+  std::pair<std::string, uint64_t> finish() override;
 
  private:
   struct Stream {
