@@ -17,6 +17,8 @@ on the simulated cluster:
   (the PSM transports left out where the host has no adapter for them): under ferryrun alone
   the ranks' MPI_Init is 0.2 s shorter on Debian's Open MPI, so this row shows what the
   launchers themselves cost (2 hosts x 1, 4 hosts x 2; the short form 2x1 only);
+- an MPMD job's start: `-np 1 prog : -np 3 prog` on 2 hosts x 2 (one world of 4), cold,
+  as the launch above;
 - latency: the job's own figures, printed by rank 0: a ping-pong of 8 bytes between two
   ranks on one host and on two hosts, and an 8-byte MPI_Allreduce over 8 ranks on one host
   and on 4 hosts x 2. Where the launcher places and binds the ranks must not slow MPI: the
@@ -88,6 +90,58 @@ def run(ctx: Context) -> None:
                                      "the same-settings row is left out")
         for label, hosts_n, per_host, mode in LATENCY_CASES:
             latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode)
+        mpmd_case(ctx, tools, env, prog)
+
+
+def mpmd_job(tool, hosts, parts, argv):
+    """An MPMD line: the first part's -np on the launcher's own line, then `: -np N argv` for
+    each later part (after ferryrun's `--` a ':' would be a plain word: it goes)."""
+    cmd = tool.command(hosts, parts[0], argv)
+    if "--" in cmd:
+        cmd.remove("--")
+    for n in parts[1:]:
+        cmd += [":", "-np", str(n)] + argv
+    return cmd
+
+
+def mpmd_case(ctx, tools, env, prog) -> None:
+    """An MPMD job's start: `-np 1 prog : -np 3 prog` (a controller and its workers) on 2
+    hosts x 2 slots, MPI_Init+Barrier+Finalize in one world of 4, under both launchers."""
+    s = ctx.sizes
+    hosts, parts = host_list(2, 2), [1, 3]
+    case = "2 hosts x 2 ranks, MPMD (-np 1 A : -np 3 B)"
+    metric = ctx.results.metric(SECTION, case, "wall time of MPI_Init+Barrier+Finalize", "s")
+    argv = [str(prog), "init"]
+    for t in tools:  # a warm-up run that also checks the world: one of 4, not two
+        r, _ = run_job(ctx, f"mpi {case}, {t.label} warm-up", mpmd_job(t, hosts, parts, argv),
+                       env, s.run_timeout_s)
+        if r.returncode != 0 or "size 4" not in r.stdout:
+            ctx.fail(f"mpi {case}: {t.label} did not run one world of 4 (exit {r.returncode}): "
+                     f"{(r.stdout + r.stderr).strip()[-300:]}")
+            return
+    for rnd in range(s.launch_rounds):
+        order = [t for t in ctx.rotated(rnd) if t in tools]
+        ctx.log(f"  mpi: {case}: round {rnd + 1}/{s.launch_rounds}")
+        json_path = ctx.out / "raw" / f"mpi-mpmd-round{rnd + 1}.json"
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = ["hyperfine", "-N", "--runs", str(s.launch_runs), "--style", "basic",
+               "--export-json", str(json_path)]
+        for t in order:
+            cmd += ["--command-name", t.key, shlex.join(mpmd_job(t, hosts, parts, argv))]
+        try:
+            r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
+                           s.run_timeout_s * len(order) * s.launch_runs)
+        except subprocess.TimeoutExpired:
+            ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
+            ctx.check_idle(f"mpi {case} round {rnd + 1}")
+            continue
+        if r.returncode != 0:
+            ctx.fail(f"mpi {case}, round {rnd + 1}: a launcher failed: {r.stderr.strip()[-300:]}")
+        else:
+            for res in json.loads(json_path.read_text())["results"]:
+                for value in res["times"]:
+                    metric.add(res["command"], rnd, value)
+        ctx.check_idle(f"mpi {case} round {rnd + 1}")
 
 
 def job(tool, hosts, np, argv):
