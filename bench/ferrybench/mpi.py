@@ -122,26 +122,36 @@ def mpmd_case(ctx, tools, env, prog) -> None:
     for rnd in range(s.launch_rounds):
         order = [t for t in ctx.rotated(rnd) if t in tools]
         ctx.log(f"  mpi: {case}: round {rnd + 1}/{s.launch_rounds}")
-        json_path = ctx.out / "raw" / f"mpi-mpmd-round{rnd + 1}.json"
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = ["hyperfine", "-N", "--runs", str(s.launch_runs), "--style", "basic",
-               "--export-json", str(json_path)]
-        for t in order:
-            cmd += ["--command-name", t.key, shlex.join(mpmd_job(t, hosts, parts, argv))]
-        try:
-            r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
-                           s.run_timeout_s * len(order) * s.launch_runs)
-        except subprocess.TimeoutExpired:
-            ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
-            ctx.check_idle(f"mpi {case} round {rnd + 1}")
-            continue
+        named = [(t.key, mpmd_job(t, hosts, parts, argv)) for t in order]
+        hyperfine_round(ctx, case, rnd, named, "mpi-mpmd", env, metric)
+
+
+def hyperfine_round(ctx, case, rnd, named, raw_name, env, metric) -> bool:
+    """One round of `named` ((tool key, command) pairs) under hyperfine, cold, each run's
+    wall time into `metric`; the JSON kept as raw/RAW_NAME-roundN.json. False when a
+    launcher failed or hyperfine did not finish (said with ctx.fail)."""
+    s = ctx.sizes
+    json_path = ctx.out / "raw" / f"{raw_name}-round{rnd + 1}.json"
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["hyperfine", "-N", "--runs", str(s.launch_runs), "--style", "basic",
+           "--export-json", str(json_path)]
+    for key, argv in named:
+        cmd += ["--command-name", key, shlex.join(argv)]
+    ok = False
+    try:
+        r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
+                       s.run_timeout_s * len(named) * s.launch_runs)
         if r.returncode != 0:
             ctx.fail(f"mpi {case}, round {rnd + 1}: a launcher failed: {r.stderr.strip()[-300:]}")
         else:
             for res in json.loads(json_path.read_text())["results"]:
                 for value in res["times"]:
                     metric.add(res["command"], rnd, value)
-        ctx.check_idle(f"mpi {case} round {rnd + 1}")
+            ok = True
+    except subprocess.TimeoutExpired:
+        ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
+    ctx.check_idle(f"mpi {case} round {rnd + 1}")
+    return ok
 
 
 def job(tool, hosts, np, argv):
@@ -229,28 +239,10 @@ def launch_case(ctx, tools, env, prog, hosts_n, per_host, variant=""):
         order = [t for t in ctx.rotated(rnd) if t in tools]
         ctx.log(f"  mpi: {case}: round {rnd + 1}/{s.launch_rounds}")
         tail = "-mtl" if variant else ""
-        json_path = ctx.out / "raw" / f"mpi-{hosts_n}x{per_host}{tail}-round{rnd + 1}.json"
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = ["hyperfine", "-N", "--runs", str(s.launch_runs), "--style", "basic",
-               "--export-json", str(json_path)]
-        for t in order:
-            cmd += ["--command-name", t.key,
-                    shlex.join(job(t, hosts, hosts_n * per_host, [str(prog), "init"]))]
-        try:
-            r, _ = run_job(ctx, f"mpi {case}, round {rnd + 1}", cmd, env,
-                           s.run_timeout_s * len(order) * s.launch_runs)
-        except subprocess.TimeoutExpired:
-            ctx.fail(f"mpi {case}, round {rnd + 1}: hyperfine did not finish")
-            ctx.check_idle(f"mpi {case} round {rnd + 1}")
+        named = [(t.key, job(t, hosts, hosts_n * per_host, [str(prog), "init"])) for t in order]
+        if not hyperfine_round(ctx, case, rnd, named, f"mpi-{hosts_n}x{per_host}{tail}", env,
+                               metric):
             continue
-        if r.returncode != 0:
-            ctx.fail(f"mpi {case}, round {rnd + 1}: a launcher failed: {r.stderr.strip()[-300:]}")
-            ctx.check_idle(f"mpi {case} round {rnd + 1}")
-            continue
-        for res in json.loads(json_path.read_text())["results"]:
-            for value in res["times"]:
-                metric.add(res["command"], rnd, value)
-        ctx.check_idle(f"mpi {case} round {rnd + 1}")
         if not variant:
             for t in order:
                 cpu_run(ctx, t, env, prog, hosts, hosts_n * per_host, rnd, machine_cpu, ranks_cpu)

@@ -12,13 +12,9 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cluster
 require_nodes 2
-command -v mpicc.openmpi >/dev/null || fail "mpicc.openmpi is not installed (apt-get install libopenmpi-dev)"
-command -v mpicc.mpich >/dev/null || fail "mpicc.mpich is not installed (apt-get install mpich)"
 
 tok=$(unique_token)
-prog=$FERRY_SRC/tests/e2e/programs/mpi_appnum.c
-mpicc.openmpi -O2 -o "$T/appnum_ompi" "$prog" || fail "mpicc.openmpi could not build mpi_appnum.c"
-mpicc.mpich -O2 -o "$T/appnum_mpich" "$prog" || fail "mpicc.mpich could not build mpi_appnum.c"
+build_appnum
 cd "$T"
 w=$(basename "$T")
 mkdir -p "$T/sub"
@@ -91,23 +87,15 @@ assert_eq "[0]<stdout>:a : b" "$L_out" "':' after -- is a plain word"
 
 # Bad MPMD lines: one line each, exit 2, nothing started.
 ln -s "$FERRYRUN" "$T/horovodrun"
-bad() { # LABEL EXPECTED-TEXT COMMAND...
-  local label=$1 text=$2
-  shift 2
-  run_capture B --timeout 30 -- "$@"
-  assert_eq 2 "$B_rc" "$label: exit status"
-  assert_eq 1 "$(wc -l <"$T/B.err")" "$label: one line"
-  assert_contains "$B_err" "$text" "$label: the message"
-}
-bad "empty part" "part 2 of 3 is empty" "$FERRYRUN" -np 1 -H fnode1 true : : true
-bad "trailing ':'" "part 2 of 2 is empty" "$FERRYRUN" -np 1 -H fnode1 true :
-bad "horovodrun" "horovodrun runs one program on every rank" "$T/horovodrun" -np 1 -H fnode1 true : true
-bad "too many ranks" "part 2 (false): no free slot is left on its hosts for -np 1" \
+assert_refused "empty part" "part 2 of 3 is empty" "$FERRYRUN" -np 1 -H fnode1 true : : true
+assert_refused "trailing ':'" "part 2 of 2 is empty" "$FERRYRUN" -np 1 -H fnode1 true :
+assert_refused "horovodrun" "horovodrun runs one program on every rank" "$T/horovodrun" -np 1 -H fnode1 true : true
+assert_refused "too many ranks" "part 2 (false): no free slot is left on its hosts for -np 1" \
   "$FERRYRUN" -np 2 -H fnode1:2 true : -np 1 false
-bad "unknown part option" "part 2: '--bind-to' is not an option a part may carry" \
+assert_refused "unknown part option" "part 2: '--bind-to' is not an option a part may carry" \
   "$FERRYRUN" -np 1 -H fnode1:2 true : --bind-to core true
-bad "--app and a command" "the file names the programs" "$T/mpirun" --app "$T/apps.txt" true
-bad "bad appfile line" "apps.bad:1: '--tag-output' is not an option a part may carry" \
+assert_refused "--app and a command" "the file names the programs" "$T/mpirun" --app "$T/apps.txt" true
+assert_refused "bad appfile line" "apps.bad:1: '--tag-output' is not an option a part may carry" \
   sh -c 'echo "-np 1 --tag-output true" >"$0/apps.bad"; exec "$0/mpirun" --app "$0/apps.bad"' "$T"
 
 wait_cluster_idle 10

@@ -147,24 +147,16 @@ for r in 0 1; do
 done
 
 # Bad input: one line, exit 2.
-bad() { # LABEL EXPECTED-TEXT COMMAND...
-  local label=$1 text=$2
-  shift 2
-  run_capture B --timeout 30 -- "$@"
-  assert_eq 2 "$B_rc" "$label: exit status"
-  assert_eq 1 "$(wc -l <"$T/B.err")" "$label: one line"
-  assert_contains "$B_err" "$text" "$label: the message"
-}
-bad "--detach --stdin 0" "a detached job has no terminal to read from" \
+assert_refused "--detach --stdin 0" "a detached job has no terminal to read from" \
   "$FERRYRUN" --detach --stdin 0 "${HOSTS[@]}" true
-bad "unknown id" "no job 'ffffffff'" "$FERRY" attach ffffffff
-bad "attach to an ended job" "job $F has ended (status 3)" "$FERRY" attach "$F"
-bad "stop an ended job" "job $F has ended" "$FERRY" stop "$F"
+assert_refused "unknown id" "no job 'ffffffff'" "$FERRY" attach ffffffff
+assert_refused "attach to an ended job" "job $F has ended (status 3)" "$FERRY" attach "$F"
+assert_refused "stop an ended job" "job $F has ended" "$FERRY" stop "$F"
 chmod 777 "$XDG_STATE_HOME/ferry/jobs"
-bad "a jobs directory others may write" "writable by others" "$FERRYRUN" --detach "${HOSTS[@]}" true
+assert_refused "a jobs directory others may write" "writable by others" "$FERRYRUN" --detach "${HOSTS[@]}" true
 chmod 700 "$XDG_STATE_HOME/ferry/jobs"
 chown nobody "$XDG_STATE_HOME/ferry/jobs"
-bad "a jobs directory of another user" "not by you" "$FERRY" ps
+assert_refused "a jobs directory of another user" "not by you" "$FERRY" ps
 chown root "$XDG_STATE_HOME/ferry/jobs"
 
 wait_gone "$tok" 10

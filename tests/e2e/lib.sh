@@ -598,3 +598,24 @@ assert_tags_are_ranks() {
 rank_lines() {
   sed -n "s/^\[$2\]<$3>://p" "$1"
 }
+
+# assert_refused LABEL TEXT COMMAND...: the command is refused as bad input: exit status 2
+# and one line on stderr containing TEXT.
+assert_refused() {
+  local label=$1 text=$2
+  shift 2
+  run_capture B --timeout 60 -- "$@"
+  assert_eq 2 "$B_rc" "$label: exit status"
+  assert_eq 1 "$(wc -l <"$T/B.err")" "$label: one line"
+  assert_contains "$B_err" "$text" "$label: the message"
+}
+
+# build_appnum: programs/mpi_appnum.c built with Open MPI's and MPICH's compilers, as
+# $T/appnum_ompi and $T/appnum_mpich (the MPMD and rank-file scenarios run it).
+build_appnum() {
+  local prog=$FERRY_SRC/tests/e2e/programs/mpi_appnum.c
+  command -v mpicc.openmpi >/dev/null || fail "mpicc.openmpi is not installed (apt-get install libopenmpi-dev)"
+  command -v mpicc.mpich >/dev/null || fail "mpicc.mpich is not installed (apt-get install mpich)"
+  mpicc.openmpi -O2 -o "$T/appnum_ompi" "$prog" || fail "mpicc.openmpi could not build mpi_appnum.c"
+  mpicc.mpich -O2 -o "$T/appnum_mpich" "$prog" || fail "mpicc.mpich could not build mpi_appnum.c"
+}

@@ -55,7 +55,7 @@ TEST(CliInputChecks, NumbersArePlainDecimals) {
 TEST(CliInputChecks, ARefusedFlagGivenAloneGetsItsReason) {
   EXPECT_TRUE(has(refusal({"--check-build"}, "horovodrun"),
                   "horovodrun: --check-build: ferry cannot inspect Horovod's build"));
-  EXPECT_TRUE(has(refusal({"-rf", "ranks.txt"}, "mpirun"), "mpirun: -rf: "));
+  EXPECT_TRUE(has(refusal({"-tune", "params.conf"}, "mpirun"), "mpirun: -tune: "));
   EXPECT_TRUE(has(refusal({"-info"}, "mpiexec"), "mpiexec: -info: ferryrun --version"));
   // With a command, the same line.
   EXPECT_TRUE(has(refusal({"--check-build", "-np", "2", "true"}, "horovodrun"),

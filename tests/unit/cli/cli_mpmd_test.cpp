@@ -2,27 +2,17 @@
 // the one-line refusals.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "ferryrun_line.hpp"
 #include "mpirun_line.hpp"
 
 namespace ferry {
 namespace {
 
+using testing_cli::ferryrun;
+using testing_cli::temp_file;
 using testing_mpirun::mpi;
 using Words = std::vector<std::string>;
-
-ParseOutcome ferryrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "ferryrun");
-  return parse_ferryrun_args(args);
-}
-
-std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 TEST(CliMpmd, TheColonLineIsOneJobOfTwoParts) {
   auto r = ferryrun({"-np", "2", "-H", "fnode1:2,fnode2:2", "./probe", "A", ":", "-np", "2", "-x",

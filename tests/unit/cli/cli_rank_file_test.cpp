@@ -3,29 +3,19 @@
 // in one line.
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "ferryrun_line.hpp"
 #include "mpirun_line.hpp"
 
 namespace ferry {
 namespace {
 
+using testing_cli::ferryrun;
+using testing_cli::temp_file;
 using testing_mpirun::mpi;
 
-ParseOutcome ferryrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "ferryrun");
-  return parse_ferryrun_args(args);
-}
-
-std::string rank_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(CliRankFile, MpirunsRfPlacesTheRanksOnTheGivenHosts) {
-  const std::string f = rank_file("rf-given", "rank 0=b slot=0\nrank 1=a slot=1:0\n");
+  const std::string f = temp_file("rf-given", "rank 0=b slot=0\nrank 1=a slot=1:0\n");
   auto r = mpi({"-H", "a,b", "-rf", f, "./app"});
   ASSERT_TRUE(r.config) << r.exit_code;
   const JobOptions& job = r.config->job;
@@ -36,7 +26,7 @@ TEST(CliRankFile, MpirunsRfPlacesTheRanksOnTheGivenHosts) {
 }
 
 TEST(CliRankFile, WithoutHostsTheFilesHostsAreTheJobs) {
-  const std::string f = rank_file("rf-hosts", "rank 0=n2 slot=0\nrank 1=n1\nrank 2=n2 slot=1\n");
+  const std::string f = temp_file("rf-hosts", "rank 0=n2 slot=0\nrank 1=n1\nrank 2=n2 slot=1\n");
   auto r = ferryrun({"--rankfile", f, "./app"});
   ASSERT_TRUE(r.config) << r.exit_code;
   const HostList& hosts = r.config->job.hosts;
@@ -58,10 +48,10 @@ std::string refused(std::vector<std::string> args) {
 }
 
 TEST(CliRankFile, BadFilesAndConflictingPlacementsAreOneLine) {
-  const std::string f = rank_file("rf-bad", "rank 0=a slot=0\nrank 1=zz slot=0\n");
+  const std::string f = temp_file("rf-bad", "rank 0=a slot=0\nrank 1=zz slot=0\n");
   EXPECT_EQ(refused({"-H", "a:2", "--rankfile", f, "./app"}),
             "ferryrun: " + f + " line 2: host 'zz' is not one of the job's hosts (a)\n");
-  const std::string ok = rank_file("rf-ok", "rank 0=a slot=0\n");
+  const std::string ok = temp_file("rf-ok", "rank 0=a slot=0\n");
   EXPECT_EQ(refused({"-H", "a", "--rankfile", ok, "--map-by", "node", "./app"}),
             "ferryrun: --rankfile " + ok +
                 ": the file places every rank; it does not combine with --map-by\n");

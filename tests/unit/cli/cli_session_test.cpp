@@ -2,14 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "ferry/cli/ferryrun_cli.hpp"
+#include "ferryrun_line.hpp"
 
 namespace ferry {
 namespace {
 
-ParseOutcome ferryrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "ferryrun");
-  return parse_ferryrun_args(args);
-}
+using testing_cli::ferryrun;
 
 TEST(CliSession, DetachIgnoresTheHangupAndReadsNoStdin) {
   auto r = ferryrun({"--detach", "-np", "2", "./app", "x y"});
