@@ -188,12 +188,11 @@ int cmd_ps(bool prune) {
 int cmd_logs(const std::string& id, bool follow_it, int rank) {
   auto f = find_job(id);
   if (!f) return refuse(f.error().message);
-  // Reading the journal and then following from its end may miss nothing: the follower
-  // starts where this read ended, at the current file's size.
-  JournalFollower follower(f->dir, false);
+  // One follower from the start: what is there, then what comes, each byte once.
+  JournalFollower follower(f->dir, true);
   std::string partial;
   print(dropped_marker(f->dir));
-  print(rank_filter(read_journal(f->dir), rank, partial));
+  print(rank_filter(follower.poll(), rank, partial));
   if (follow_it) follow(*f, follower, rank, partial);
   return 0;
 }
@@ -221,8 +220,8 @@ int cmd_attach(const std::string& id, const std::string& since, int signo) {
       return refuse("--since: bad value '" + since + "' (expected a number of lines, or all)");
     lines = static_cast<size_t>(n);
   }
-  JournalFollower follower(f->dir, false);
-  const std::string text = read_journal(f->dir);
+  JournalFollower follower(f->dir, true);
+  const std::string text = follower.poll();
   if (all) print(dropped_marker(f->dir));
   print(all ? std::string_view(text) : last_lines(text, lines));
   struct sigaction sa {};

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace ferry {
@@ -132,6 +133,7 @@ bool is_rank_line(std::string_view line, int rank) {
 }
 
 JournalFollower::JournalFollower(std::string dir, bool from_start) : dir_(std::move(dir)) {
+  if (from_start) pending_ = read_from(path_in(dir_, kJournalOlderFile), 0);
   struct stat st {};
   if (::stat(path_in(dir_, kJournalFile).c_str(), &st) == 0) {
     inode_ = st.st_ino;
@@ -140,12 +142,12 @@ JournalFollower::JournalFollower(std::string dir, bool from_start) : dir_(std::m
 }
 
 std::string JournalFollower::poll() {
-  std::string out;
+  std::string out = std::exchange(pending_, std::string());
   struct stat st {};
   if (::stat(path_in(dir_, kJournalFile).c_str(), &st) != 0) return out;
   if (inode_ != 0 && st.st_ino != inode_) {
     // Rotated: the rest of the file we read is now the older segment.
-    out = read_from(path_in(dir_, kJournalOlderFile), offset_);
+    out += read_from(path_in(dir_, kJournalOlderFile), offset_);
     offset_ = 0;
   }
   inode_ = st.st_ino;

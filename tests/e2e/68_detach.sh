@@ -35,9 +35,20 @@ assert_match "$PS_out" "$id +running +- +2 " "ferry ps: running, 2 ranks"
 # Two viewers attached at once: each sees every line, then the job's status when it ends.
 "$FERRY" attach "$id" --since all >"$T/A2.out" 2>"$T/A2.err" &
 viewer=$!
+"$FERRY" logs -f "$id" >"$T/LF.out" 2>"$T/LF.err" &
+follower=$!
+# A viewer that leaves with Ctrl-C: exit 0, the job runs on (the others see it to the end).
+"$FERRY" attach "$id" >"$T/AC.out" 2>"$T/AC.err" &
+leaver=$!
+wait_for "the leaving viewer's first line" 20 grep -q "line" "$T/AC.out"
+kill -INT "$leaver"
+wait "$leaver" || fail "ferry attach left with Ctrl-C exited $?"
+assert_contains "$(cat "$T/AC.err")" "detached from job $id; it runs on" "Ctrl-C detaches"
 run_capture A --timeout 60 -- "$FERRY" attach "$id" --since all
 assert_eq 0 "$A_rc" "ferry attach: the job's status once it ended"
 wait "$viewer" || fail "the second viewer's ferry attach exited $?"
+wait "$follower" || fail "ferry logs -f exited $?"
+assert_eq 60 "$(grep -c "<stdout>:line" "$T/LF.out")" "ferry logs -f: every line, to the job's end"
 for r in 0 1; do
   for out in "$T/A.out" "$T/A2.out"; do
     assert_eq 30 "$(grep -c "^\[$r\]<stdout>:line [0-9]* of $r on fnode$((r + 1))$" "$out")" \

@@ -73,15 +73,17 @@ std::string_view last_lines(std::string_view text, size_t lines);
 bool is_rank_line(std::string_view line, int rank);
 
 /// Reads a journal as it grows, across rotations: each call to poll() returns what was
-/// appended since the last one.
+/// appended since the last one, so that nothing is read twice or missed.
 class JournalFollower {
  public:
-  /// Starts at the journal's current end (`from_start`: at its beginning).
+  /// Starts at the journal's current end; `from_start`: at its beginning (the first poll()
+  /// returns the whole journal, the older segment first).
   JournalFollower(std::string dir, bool from_start);
   std::string poll();
 
  private:
   std::string dir_;
+  std::string pending_;  // the older segment, for the first poll() from the start
   uint64_t inode_ = 0;
   uint64_t offset_ = 0;
 };

@@ -94,6 +94,18 @@ TEST(Journal, AFollowerSeesEveryByteAcrossRotations) {
   EXPECT_EQ(seen, written);
 }
 
+TEST(Journal, AFollowerFromTheStartGetsTheWholeJournalOnceThenWhatComes) {
+  const std::string dir = fresh_dir("from-start");
+  auto j = Journal::open(dir, 100);
+  ASSERT_TRUE(j.ok());
+  for (int i = 0; i < 12; ++i) j->write("old " + std::to_string(i) + "\n");  // rotated
+  JournalFollower f(dir, true);
+  EXPECT_EQ(f.poll(), read_journal(dir));
+  EXPECT_EQ(f.poll(), "");
+  j->write("new\n");
+  EXPECT_EQ(f.poll(), "new\n");
+}
+
 TEST(Journal, LastLinesAndRankLines) {
   EXPECT_EQ(last_lines("a\nb\nc\n", 2), "b\nc\n");
   EXPECT_EQ(last_lines("a\nb\nc", 2), "b\nc");
