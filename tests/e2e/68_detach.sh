@@ -113,6 +113,34 @@ jsize=$(cat "$XDG_STATE_HOME"/ferry/jobs/"$R"/console*.log | wc -c)
 ((jsize <= 65536 + 262144)) || fail "journal of $jsize bytes over --journal-max 64K (+ a few writes)"
 ((jsize >= 32768)) || fail "journal of only $jsize bytes: rotated too eagerly"
 
+# ferry attach --signal: USR1 reaches every rank through the front end; the job goes on.
+U=$("$FERRYRUN" --detach "${HOSTS[@]}" sh -c "trap 'echo usr1 \$RANK' USR1; echo up \$RANK; \
+  while :; do $sleeper 60 & wait; done" 2>/dev/null)
+wait_for "the signalled job's ranks are up" 20 sh -c "[ \$(grep -c '^\[.\]<stdout>:up' \"$XDG_STATE_HOME/ferry/jobs/$U/console.log\") = 2 ]"
+run_capture SG --timeout 10 -- "$FERRY" attach "$U" --signal USR1
+assert_eq 0 "$SG_rc" "ferry attach --signal USR1"
+wait_for "both ranks got USR1" 20 sh -c "[ \$(grep -c '^\[.\]<stdout>:usr1' \"$XDG_STATE_HOME/ferry/jobs/$U/console.log\") = 2 ]"
+run_capture SGP --timeout 10 -- "$FERRY" ps
+assert_match "$SGP_out" "$U +running " "the job goes on after USR1"
+"$FERRY" stop "$U" 2>/dev/null
+run_capture SGW --timeout 60 -- "$FERRY" wait "$U"
+assert_eq 143 "$SGW_rc" "then stopped"
+wait_gone "$tok" 20
+
+# A lost host ends a detached job as it ends an attached one: 255, the report in the journal.
+LH=$("$FERRYRUN" --detach --heartbeat 1 --kill-grace 1 "${HOSTS[@]}" "$sleeper" 1000 2>/dev/null)
+wait_procs "^$sleeper 1000" 2 30
+restore_link() { ip netns exec fnode2 ip link set eth0 up 2>/dev/null || true; }
+trap 'restore_link; _e2e_cleanup' EXIT
+ip netns exec fnode2 ip link set eth0 down
+run_capture LW --timeout 60 -- "$FERRY" wait "$LH"
+restore_link
+trap _e2e_cleanup EXIT
+assert_eq 255 "$LW_rc" "a detached job that lost a host"
+assert_contains "$(cat "$XDG_STATE_HOME/ferry/jobs/$LH/console.log")" "lost host fnode2" \
+  "the report in the journal names the lost host"
+wait_gone "$tok" 15
+
 # A full disk under the journal: the record says so, the job runs to its end.
 mkdir -p "$T/small"
 mount -t tmpfs -o size=256k ferry-e2e-small "$T/small" || fail "cannot mount a small tmpfs"
