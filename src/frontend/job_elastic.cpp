@@ -199,7 +199,8 @@ void Job::Impl::HorovodElastic::resume() {
   for (const auto& a : *w)
     if (hosts.empty() || hosts.back() != a.host) hosts.push_back(a.host);
   job_.diag_.raw(job_.diag_.program() + ": elastic: reset " + std::to_string(rounds_->resets()) +
-                 ": " + std::to_string(w->size()) + " workers on " + std::to_string(hosts.size()) +
+                 ": " + std::to_string(w->size()) +
+                 (w->size() == 1 ? " worker on " : " workers on ") + std::to_string(hosts.size()) +
                  (hosts.size() == 1 ? " host\n" : " hosts\n"));
   for (size_t m : job_.attempt_.members) {
     HostLink& h = *job_.hosts_[m];

@@ -1,5 +1,5 @@
 // `ferry ps|logs|attach|stop|wait`: everything reads the job's directory; stop and --signal
-// signal the front end whose pid (and start time) its record holds.
+// ask the job's front end through its control socket.
 #include "ferry/session/ferry_tool.hpp"
 
 #include <fcntl.h>
@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/session/control_socket.hpp"
 #include "ferry/session/job_session.hpp"
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
@@ -30,7 +31,6 @@ namespace ferry {
 namespace {
 
 constexpr auto kPollEvery = std::chrono::milliseconds(100);
-constexpr const char* kStopFile = "stop";
 
 std::atomic<bool> g_interrupted{false};
 
@@ -88,15 +88,7 @@ Result<Found> find_job(const std::string& id) {
   return Found{*jobs + "/" + r->id, std::move(*r)};
 }
 
-bool stop_requested(const std::string& dir) {
-  return ::access((dir + "/" + kStopFile).c_str(), F_OK) == 0;
-}
-
-std::string state_of(const Found& f) {
-  std::string s = f.record.effective_state();
-  if ((s == "running" || s == "starting") && stop_requested(f.dir)) return "stopping";
-  return s;
-}
+std::string state_of(const Found& f) { return f.record.effective_state(); }
 
 std::string clock_text(int64_t t) {
   if (t <= 0) return "-";
@@ -197,17 +189,35 @@ int cmd_logs(const std::string& id, bool follow_it, int rank) {
   return 0;
 }
 
-int cmd_attach(const std::string& id, const std::string& since, int signo) {
+// A request to the job's front end; its answer on stderr. A job that ended meanwhile (its
+// socket gone) is said so.
+int ask(const Found& f, const std::string& request) {
+  const std::string state = state_of(f);
+  if (state == "ended" || state == "lost") return refuse(ended_text(f.record, state));
+  auto answer = control_request(f.dir, request);
+  if (!answer) {
+    auto now = read_record(f.dir);
+    if (now && (now->effective_state() == "ended" || now->effective_state() == "lost"))
+      return refuse(ended_text(*now, now->effective_state()));
+    return refuse("job " + f.record.id + ": " + answer.error().message);
+  }
+  if (*answer == "already stopping") return refuse("job " + f.record.id + " is already stopping");
+  if (*answer == "stopping") {
+    std::fprintf(stderr,
+                 "ferry: job %s is stopping (SIGTERM to its ranks, SIGKILL after the grace); "
+                 "'ferry wait %s' gives its status\n",
+                 f.record.id.c_str(), f.record.id.c_str());
+    return 0;
+  }
+  if (answer->starts_with("sent ")) return 0;
+  return refuse("job " + f.record.id + ": " + *answer);
+}
+
+int cmd_attach(const std::string& id, const std::string& since, const std::string& signal_name) {
   auto f = find_job(id);
   if (!f) return refuse(f.error().message);
   const std::string state = state_of(*f);
-  if (signo > 0) {
-    if (state == "ended" || state == "lost") return refuse(ended_text(f->record, state));
-    if (::kill(f->record.pid, signo) != 0)
-      return refuse("job " + f->record.id +
-                    ": cannot signal its front end: " + std::strerror(errno));
-    return 0;
-  }
+  if (!signal_name.empty()) return ask(*f, "signal " + signal_name);
   if (state == "ended" || state == "lost")
     return refuse(ended_text(f->record, state) + "; 'ferry logs " + f->record.id +
                   "' shows its output");
@@ -241,19 +251,7 @@ int cmd_attach(const std::string& id, const std::string& since, int signo) {
 int cmd_stop(const std::string& id) {
   auto f = find_job(id);
   if (!f) return refuse(f.error().message);
-  const std::string state = state_of(*f);
-  if (state == "ended" || state == "lost") return refuse(ended_text(f->record, state));
-  const std::string marker = f->dir + "/" + kStopFile;
-  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == EEXIST) return refuse("job " + f->record.id + " is already stopping");
-  if (fd >= 0) ::close(fd);
-  if (::kill(f->record.pid, SIGTERM) != 0)
-    return refuse("job " + f->record.id + ": cannot signal its front end: " + std::strerror(errno));
-  std::fprintf(stderr,
-               "ferry: job %s is stopping (SIGTERM to its ranks, SIGKILL after the grace); "
-               "'ferry wait %s' gives its status\n",
-               f->record.id.c_str(), f->record.id.c_str());
-  return 0;
+  return ask(*f, "stop");
 }
 
 int cmd_wait(const std::string& id) {
@@ -276,17 +274,6 @@ int cmd_wait(const std::string& id) {
       return 255;
     }
   }
-}
-
-int signal_number(const std::string& name) {
-  std::string n = name;
-  if (n.starts_with("SIG")) n = n.substr(3);
-  const std::pair<const char*, int> known[] = {{"INT", SIGINT},   {"TERM", SIGTERM},
-                                               {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
-                                               {"HUP", SIGHUP},   {"QUIT", SIGQUIT}};
-  for (const auto& [k, v] : known)
-    if (n == k) return v;
-  return 0;
 }
 
 }  // namespace
@@ -312,8 +299,9 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   attach->add_option("id", id, "Job id (or its first characters)")->required();
   attach->add_option("--since", since, "Lines of past output first: a number (default 100) or all");
   attach->add_option("--signal", signal_name,
-                     "Send this signal instead (INT, TERM, USR1, USR2, HUP, QUIT): INT and TERM "
-                     "stop the job, USR1 and USR2 go to every rank");
+                     "Send this signal instead (INT, TERM, USR1, USR2, QUIT): INT and TERM stop "
+                     "the job, USR1 and USR2 go to every rank, QUIT writes the job's state report "
+                     "into the journal");
   auto* stop = app.add_subcommand("stop", "End a job as Ctrl-C would (SIGTERM, then SIGKILL)");
   stop->add_option("id", id, "Job id (or its first characters)")->required();
   auto* wait = app.add_subcommand("wait", "Wait for a job's end; exit with its status");
@@ -329,10 +317,10 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   if (ps->parsed()) return cmd_ps(prune);
   if (logs->parsed()) return cmd_logs(id, follow_it, rank);
   if (attach->parsed()) {
-    int signo = 0;
-    if (!signal_name.empty() && (signo = signal_number(signal_name)) == 0)
-      return refuse("--signal: unknown signal '" + signal_name + "'");
-    return cmd_attach(id, since, signo);
+    if (!signal_name.empty() && job_signal_number(signal_name) == 0)
+      return refuse("--signal: unknown signal '" + signal_name +
+                    "' (INT, TERM, USR1, USR2 or QUIT)");
+    return cmd_attach(id, since, signal_name);
   }
   if (stop->parsed()) return cmd_stop(id);
   return cmd_wait(id);

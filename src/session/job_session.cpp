@@ -97,10 +97,13 @@ Result<std::unique_ptr<JobSession>> JobSession::detach(SessionOptions opts) {
     std::_Exit(1);
   }
   opts.record.id = id;
+  const std::string program = opts.program;
   auto s =
       std::unique_ptr<JobSession>(new JobSession(std::move(opts), std::move(journal), ready[1]));
-  s->dir_ = *dir;
-  s->save();
+  if (Status st = s->open(*dir); !st) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), st.error().message.c_str());
+    std::_Exit(1);
+  }
   return s;
 }
 
@@ -115,9 +118,41 @@ Result<std::unique_ptr<JobSession>> JobSession::keep(SessionOptions opts) {
   if (Status st = pump->start(); !st) return st.error();
   opts.record.id = id;
   auto s = std::unique_ptr<JobSession>(new JobSession(std::move(opts), std::move(pump), -1));
-  s->dir_ = *dir;
-  s->save();
+  if (Status st = s->open(*dir); !st) return st.error();
   return s;
+}
+
+Status JobSession::open(const std::string& dir) {
+  dir_ = dir;
+  {
+    std::lock_guard lock(mutex_);
+    save();
+  }
+  auto server = ControlServer::start(dir_, [this](const std::string& r) { return control(r); });
+  if (!server) return server.error();
+  control_ = std::move(*server);
+  return {};
+}
+
+// One request of the control socket (its thread). The signals go through the front end's
+// own handling, as if sent from a terminal: SIGTERM's grace, USR1 and USR2 to every rank.
+std::string JobSession::control(const std::string& request) {
+  std::lock_guard lock(mutex_);
+  if (request == "state") return record_.state;
+  int signo = 0;
+  if (request == "stop")
+    signo = SIGTERM;
+  else if (request.starts_with("signal "))
+    signo = job_signal_number(request.substr(7));
+  if (signo == 0) return "unknown request '" + request + "'";
+  const bool stops = signo == SIGTERM || signo == SIGINT;
+  if (stops && record_.state == "stopping") return "already stopping";
+  if (stops) {
+    record_.state = "stopping";
+    save();
+  }
+  if (::kill(::getpid(), signo) != 0) return std::string("cannot: ") + std::strerror(errno);
+  return stops ? "stopping" : std::string("sent SIG") + ::sigabbrev_np(signo);
 }
 
 void JobSession::save() {
@@ -132,6 +167,7 @@ void JobSession::save() {
 }
 
 void JobSession::all_started() {
+  std::lock_guard lock(mutex_);
   if (record_.state != "starting") return;
   record_.state = "running";
   save();
@@ -146,9 +182,11 @@ void JobSession::all_started() {
 void JobSession::ended(int status, int console_error) {
   std::fflush(stdout);
   std::fflush(stderr);
+  control_.reset();  // no request after the end: `ferry stop` reads the record instead
   auto [error, dropped] = journal_->finish();
   if (error.empty() && console_error != 0)
     error = std::string("cannot write the journal: ") + std::strerror(console_error);
+  std::lock_guard lock(mutex_);
   record_.state = "ended";
   record_.exit_status = status;
   record_.ended = std::time(nullptr);
@@ -167,6 +205,19 @@ int prune_jobs(const std::string& jobs_dir, size_t keep) {
     if (std::filesystem::remove_all(jobs_dir + "/" + done[i].id, ec) > 0) ++removed;
   }
   return removed;
+}
+
+}  // namespace ferry
+
+namespace ferry {
+
+int job_signal_number(const std::string& name) {
+  const std::string n = name.starts_with("SIG") ? name.substr(3) : name;
+  const std::pair<const char*, int> known[] = {
+      {"INT", SIGINT}, {"TERM", SIGTERM}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"QUIT", SIGQUIT}};
+  for (const auto& [k, v] : known)
+    if (n == k) return v;
+  return 0;
 }
 
 }  // namespace ferry

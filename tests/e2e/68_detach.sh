@@ -3,7 +3,8 @@
 # a pseudo-terminal returns once every rank started, printing the job's id; the terminal then
 # goes away, and later `ferry logs` / `ferry attach` find every line the ranks wrote. `ferry
 # wait` exits with the status ferryrun would have (a failing rank's, with the failure report
-# in the journal); `ferry stop` ends a job with the SIGTERM grace of Ctrl-C; kill -9 of a
+# in the journal); `ferry stop` ends a job with the SIGTERM grace of Ctrl-C (asked through the
+# job's control socket, which another user cannot use); kill -9 of a
 # detached front end leaves nothing on any host and the job reads as lost; two jobs run at
 # once; a small --journal-max keeps the newest lines with a marker. `--nohup` keeps a job
 # through its terminal's hangup, its output going on into the journal. Bad input: one line,
@@ -162,10 +163,28 @@ run_capture RSW --timeout 60 -- "$FERRY" wait "$RS"
 assert_eq 0 "$RSW_rc" "the restarted job's status"
 assert_contains "$(cat "$XDG_STATE_HOME/ferry/jobs/$RS/console.log")" "ok 1" "the second attempt"
 
-# Another user can neither read the jobs nor stop one.
+# Another user can neither read the jobs nor stop one: the jobs directory keeps them from the
+# control socket, and the socket's peer check answers them even where the modes were opened.
 O=$("$FERRYRUN" --detach "${HOSTS[@]}" "$sleeper" 60 2>/dev/null)
+sock=$XDG_STATE_HOME/ferry/jobs/$O/control.sock
+[[ -S $sock ]] || fail "no control socket at $sock"
+assert_eq 600 "$(stat -c %a "$sock")" "the control socket's mode"
 run_capture NB --timeout 10 -- runuser -u nobody -- env XDG_STATE_HOME="$XDG_STATE_HOME" "$FERRY" stop "$O"
 assert_eq 2 "$NB_rc" "ferry stop as another user"
+run_capture NBS --timeout 10 -- runuser -u nobody -- env XDG_STATE_HOME="$XDG_STATE_HOME" "$FERRY" attach "$O" --signal TERM
+assert_eq 2 "$NBS_rc" "ferry attach --signal as another user"
+chmod 755 "$T" "$XDG_STATE_HOME" "$XDG_STATE_HOME/ferry" "$XDG_STATE_HOME/ferry/jobs" "$XDG_STATE_HOME/ferry/jobs/$O"
+chmod 666 "$sock"
+run_capture NBC --timeout 10 -- runuser -u nobody -- python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"stop\n")
+print(s.recv(200).decode().strip())' "$sock"
+assert_eq "refused: this job belongs to another user" "$NBC_out" "the peer check"
+chmod 700 "$XDG_STATE_HOME/ferry/jobs" "$XDG_STATE_HOME/ferry/jobs/$O"
+chmod 600 "$sock"
+run_capture OS --timeout 10 -- "$FERRY" attach "$O" --signal QUIT
+assert_eq 0 "$OS_rc" "its owner asks for the state report"
+wait_for "the state report in the journal" 20 grep -q "on request (SIGQUIT)" "$XDG_STATE_HOME/ferry/jobs/$O/console.log"
 run_capture NBP --timeout 10 -- "$FERRY" ps
 assert_match "$NBP_out" "$O +running " "the job runs on"
 "$FERRY" stop "$O" 2>/dev/null

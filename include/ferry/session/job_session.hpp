@@ -7,16 +7,21 @@
 /// exits 0) or the job ended before (prints the journal on stderr, exits with the job's
 /// status, as ferryrun would have). `--nohup` keeps the front end in the terminal and tees its
 /// console to the journal, so the job survives a hangup and `ferry attach` can take over.
-/// Either way the job's record (job_store.hpp) says its state, and its status once it ended.
+/// Either way the job's record (job_store.hpp) says its state, and its status once it ended,
+/// and the front end serves the job's control socket (control_socket.hpp): `stop` (the
+/// record says "stopping", the front end gets SIGTERM: Ctrl-C's grace), `signal NAME`
+/// (handled as that signal from a terminal would be), `state`.
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
 #include "ferry/common/result.hpp"
+#include "ferry/session/control_socket.hpp"
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
 
@@ -56,10 +61,15 @@ class JobSession {
 
  private:
   JobSession(SessionOptions opts, std::unique_ptr<ConsoleJournal> journal, int ready_fd);
-  void save();
+  /// Sets dir_, writes the first record and starts the control socket.
+  Status open(const std::string& dir);
+  void save();  // under mutex_
+  std::string control(const std::string& request);
 
   std::string dir_;
+  std::mutex mutex_;  // record_: the control socket's thread changes it too
   JobRecord record_;
+  std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ConsoleJournal> journal_;
   int ready_fd_ = -1;  // the parent waits on it (detach only)
 };
@@ -67,5 +77,9 @@ class JobSession {
 /// Removes the directories of ended (or lost) jobs under `jobs_dir` beyond the newest `keep`
 /// of them. Returns how many went.
 int prune_jobs(const std::string& jobs_dir, size_t keep);
+
+/// The signal `name` names ("USR1" or "SIGUSR1"; INT, TERM, USR1, USR2, QUIT: those a kept
+/// job takes; it ignores HUP), 0 for any other.
+int job_signal_number(const std::string& name);
 
 }  // namespace ferry

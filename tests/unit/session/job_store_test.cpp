@@ -82,9 +82,10 @@ TEST(JobStore, RecordsRoundTripAndIdsAreFoundByPrefix) {
   EXPECT_EQ(find_record(jobs, *b)->id, *b);
   EXPECT_EQ(find_record(jobs, b->substr(0, 7))->id, *b);
   EXPECT_EQ(find_record(jobs, "zz").error().message, "no job 'zz' (ferry ps lists them)");
-  if ((*a)[0] == (*b)[0])
+  if ((*a)[0] == (*b)[0]) {
     EXPECT_NE(find_record(jobs, a->substr(0, 1)).error().message.find("names 2 jobs"),
               std::string::npos);
+  }
   EXPECT_EQ(prune_jobs(jobs, 1), 1);  // ended jobs beyond the newest one
   EXPECT_EQ(list_records(jobs).size(), 1U);
   EXPECT_EQ(list_records(jobs)[0].id, *b);
