@@ -77,6 +77,9 @@ struct RawCli {
   bool detach = false;                     ///< --detach
   bool nohup = false;                      ///< --nohup
   std::optional<std::string> journal_max;  ///< --journal-max SIZE
+  std::vector<std::string> sync;           ///< --sync DIR[:DEST], in order
+  std::vector<std::string> sync_exclude;   ///< --sync-exclude PATTERN
+  std::optional<std::string> sync_max;     ///< --sync-max SIZE
 };
 
 /// A flag another launcher has and ferry cannot honour, with the reason given to the user.
@@ -248,6 +251,12 @@ void add_session_options(CLI::App& app, RawCli& raw);
 /// Their values into `cfg`: the journal's bound, no stdin for a detached job (--stdin N is
 /// refused: nothing would feed it).
 Status finish_session(FrontendConfig& cfg, const RawCli& raw);
+
+/// --sync, --sync-exclude and --sync-max (sync_options.cpp).
+void add_sync_options(CLI::App& app, RawCli& raw);
+/// The trees read (hashed) here, before any host is reached: job.sync. Refuses a bad DIR or
+/// DEST, a link out of a tree, a tree over --sync-max, and --sync in Horovod's elastic mode.
+Status finish_sync(JobOptions& job, RawCli& raw);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

@@ -12,6 +12,8 @@ namespace ferry::cli_detail {
 /// A decimal integer in [lo, hi]: optional '-' for negative bounds, digits only, nothing
 /// else (no spaces, no '+', no hex). nullopt otherwise.
 std::optional<long long> parse_int(std::string_view text, long long lo, long long hi);
+/// "256M", "1G", "65536", "64K" (K, M, G: powers of 1024): bytes. nullopt for anything else.
+std::optional<uint64_t> parse_size(const std::string& text);
 
 /// A finite decimal number in [lo, hi] ("1.5", "2", ".5", "1e3"); nullopt otherwise.
 std::optional<double> parse_number(std::string_view text, double lo, double hi);

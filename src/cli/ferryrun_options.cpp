@@ -51,6 +51,7 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Job");
   add_hang_options(app, cfg, raw);
   add_session_options(app, raw);
+  add_sync_options(app, raw);
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");
   app.add_flag("--no-pmi", job.no_pmi,
                "Serve no MPI rendezvous (PMI-1 for MPICH, PMIx for Open MPI): the ranks get "

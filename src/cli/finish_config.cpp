@@ -319,6 +319,7 @@ Status finish_config(FrontendConfig& cfg, RawCli& raw, std::vector<std::string> 
 
   if (Status st = finish_console(cfg, raw); !st) return st;
   if (Status st = finish_session(cfg, raw); !st) return st;
+  if (Status st = finish_sync(job, raw); !st) return st;
   auto items = export_items(raw, file, generated);
   if (!items) return items.error();
   auto ex = resolve_exports(*items, &env_lookup, raw.warnings);

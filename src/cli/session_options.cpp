@@ -7,37 +7,6 @@
 
 namespace ferry::cli_detail {
 
-namespace {
-
-// "256M", "1G", "65536", "64K": bytes. nullopt for anything else.
-std::optional<uint64_t> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  uint64_t unit = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'K':
-    case 'k':
-      unit = uint64_t{1} << 10;
-      break;
-    case 'M':
-    case 'm':
-      unit = uint64_t{1} << 20;
-      break;
-    case 'G':
-    case 'g':
-      unit = uint64_t{1} << 30;
-      break;
-    default:
-      break;
-  }
-  if (unit > 1) digits.pop_back();
-  auto n = parse_int(digits, 1, 1LL << 40);
-  if (!n) return std::nullopt;
-  return static_cast<uint64_t>(*n) * unit;
-}
-
-}  // namespace
-
 void add_session_options(CLI::App& app, RawCli& raw) {
   app.add_flag("--detach", raw.detach,
                "Start the job, print its id once every rank runs, and return; the job goes on "

@@ -31,6 +31,7 @@
 #include "rank_set.hpp"
 #include "state_collector.hpp"
 #include "stdin_feed.hpp"
+#include "sync_receiver.hpp"
 
 namespace ferry {
 namespace {
@@ -188,6 +189,8 @@ class Daemon::Impl {
             [this](wire::PmixStart& m) {
               if (!have_spec_) pmix_.start_early(m.node);
             },
+            [this](wire::SyncOffer& m) { sync_.offer(m); },
+            [this](wire::SyncData& m) { sync_.data(m); },
             [this](wire::StopRanks& m) {
               ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
             },
@@ -232,6 +235,15 @@ class Daemon::Impl {
     route_problem_.clear();
   }
 
+  // --sync: the ranks start in the job's copy; relative directories are taken inside it.
+  void in_synced_copy(wire::HostSpec& spec) const {
+    if (sync_.copy().empty()) return;
+    spec.wdir = sync_.inside_copy(spec.wdir);
+    spec.wdir_fallback = false;
+    for (wire::RankLaunch& r : spec.ranks)
+      if (!r.wdir.empty()) r.wdir = sync_.inside_copy(r.wdir);
+  }
+
   void on_host_spec(wire::HostSpec spec) {
     if (have_spec_ && !(finished_ && spec_.keep_serving))
       return fatal(finished_ ? "a second host spec arrived"
@@ -240,6 +252,7 @@ class Daemon::Impl {
     const bool first = !have_spec_;
     have_spec_ = true;
     spec_ = std::move(spec);
+    in_synced_copy(spec_);
     preflight_.close();  // the ranks' own MASTER_PORT from now on
     tell_route_problem();
     if (first && spec_.heartbeat_ms > 0) heartbeat();
@@ -471,6 +484,7 @@ class Daemon::Impl {
   std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
   PmixService pmix_;
   PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
+  SyncReceiver sync_{[this](const std::string& frame) { queue(frame); }};
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

@@ -124,6 +124,9 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::StateReport& r) { ev.on_state_report(i, r); },
                  [&](const wire::PreflightResult& r) { ev.on_preflight_result(i, r); },
                  [&](const wire::CheckReport& r) { ev.on_check_report(i, r); },
+                 [&](const wire::SyncNeed& m) { ev.on_sync_need(i, m); },
+                 [&](const wire::SyncAck& m) { ev.on_sync_ack(i, m); },
+                 [&](const wire::SyncReady& m) { ev.on_sync_ready(i, m); },
                  [&](const wire::Done& d) {
                    if (d.free_port) free_port = d.free_port;
                    ev.on_done(i, d);

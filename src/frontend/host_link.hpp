@@ -17,6 +17,7 @@
 #include "ferry/output/sink.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/rendezvous/nic_choice.hpp"
+#include "ferry/sync/tree_sender.hpp"
 #include "ferry/transport/link.hpp"
 #include "ferry/wire/messages.hpp"
 
@@ -42,6 +43,9 @@ class HostEvents {
   virtual void on_state_report(size_t host, const wire::StateReport& r) = 0;
   virtual void on_preflight_result(size_t host, const wire::PreflightResult& r) = 0;
   virtual void on_check_report(size_t host, const wire::CheckReport& r) = 0;
+  virtual void on_sync_need(size_t host, const wire::SyncNeed& m) = 0;
+  virtual void on_sync_ack(size_t host, const wire::SyncAck& m) = 0;
+  virtual void on_sync_ready(size_t host, const wire::SyncReady& m) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.
   virtual void on_broken(size_t host, const std::string& why) = 0;
   /// The link ended; `reason` is empty for a clean end of stream.
@@ -94,11 +98,13 @@ class HostLink {
   wire::Hello hello_msg;
   std::string start_error;  // set when the host failed to start
   bool spec_sent = false;
-  bool pmix_start_sent = false;  // PmixStart went out (before the first HostSpec)
-  bool done = false;             // ferryd said Done (for this attempt)
-  int attempt_index = -1;        // index in the running attempt's placement; -1: not in it
-  bool lost = false;             // the link ended while its ranks ran (or between attempts)
-  uint16_t free_port = 0;        // a port free on the host, from Hello then each Done
+  bool pmix_start_sent = false;      // PmixStart went out (before the first HostSpec)
+  std::unique_ptr<TreeSender> sync;  // --sync: the files on their way to this ferryd
+  bool synced = false;               // --sync: its copy of the tree is in place
+  bool done = false;                 // ferryd said Done (for this attempt)
+  int attempt_index = -1;            // index in the running attempt's placement; -1: not in it
+  bool lost = false;                 // the link ended while its ranks ran (or between attempts)
+  uint16_t free_port = 0;            // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
   /// When each of this host's ranks last printed (from its Started on), for the state report.
   std::map<int32_t, Clock::time_point> last_output;

@@ -89,6 +89,12 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.wdir = opts.wdir;
   // The default wdir is this machine's; a remote host may lack it. A local host cannot.
   spec.wdir_fallback = !opts.wdir_explicit && !host.local;
+  // --sync: the ranks start in the host's copy of the tree (ferryd takes a relative --wdir
+  // inside it).
+  if (opts.sync && !opts.wdir_explicit) {
+    spec.wdir.clear();
+    spec.wdir_fallback = false;
+  }
   spec.argv = opts.command;
   // Each rank's arguments are its own (rank_launch): the program alone is shared.
   if (opts.expand_args && !spec.argv.empty()) spec.argv.resize(1);

@@ -83,6 +83,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
   if (first) follow_up_->begin();
   choose_network();
+  if (want_sync()) return start_sync();
   if (first && want_preflight()) return start_preflight();
   send_specs();
 }

@@ -166,6 +166,16 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void arm_preflight_timer();
   PreflightFailure preflight_failure(size_t j, const PendingPreflight& p) const;
 
+  // ---- job_sync.cpp: --sync, before an attempt's ranks on hosts that lack the tree ----
+  bool want_sync() const;
+  void start_sync();
+  void on_sync_need(size_t i, const wire::SyncNeed& m) override;
+  void on_sync_ack(size_t i, const wire::SyncAck& m) override;
+  void on_sync_ready(size_t i, const wire::SyncReady& m) override;
+  void send_sync_pieces(size_t i);
+  void sync_failed(size_t i, const std::string& why);
+  void after_sync();
+
   // ---- job_check.cpp: ferryrun --check ----
   void start_check();
   void on_check_report(size_t i, const wire::CheckReport& r) override;

@@ -123,16 +123,18 @@ void ControlServer::serve() {
   }
 }
 
+// The request is read first, whoever sent it: a peer refused at once could find the socket
+// closed under its own write (EPIPE) and never read why.
 void ControlServer::answer(int conn) {
+  std::string request;
+  const bool whole = read_line(conn, request);
   ucred peer{};
   socklen_t len = sizeof peer;
   if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid()) {
     write_all(conn, "refused: this job belongs to another user\n");
     return;
   }
-  std::string request;
-  if (!read_line(conn, request)) return;
-  write_all(conn, handler_(request) + "\n");
+  if (whole) write_all(conn, handler_(request) + "\n");
 }
 
 Result<std::string> control_request(const std::string& dir, const std::string& request) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/common/read_text_file.hpp"
 
@@ -23,26 +24,6 @@ namespace ferry {
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
-
-// Makes `path` (and its parents) 0700 where missing; the last one is then checked.
-Status make_private_dir(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return make_error(path + ": cannot create: " + ec.message());
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return make_error(path + ": " + errno_text());
-  if (!S_ISDIR(st.st_mode)) return make_error(path + ": not a directory");
-  if (st.st_uid != ::geteuid())
-    return make_error(path + ": owned by uid " + std::to_string(st.st_uid) +
-                      ", not by you: ferry keeps jobs only in a directory of your own");
-  if ((st.st_mode & 022) != 0)
-    return make_error(path + ": writable by others (mode " + std::to_string((st.st_mode >> 6) & 7) +
-                      std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
-                      "); chmod 700 it");
-  if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0)
-    return make_error(path + ": cannot make it private: " + errno_text());
-  return {};
-}
 
 nlohmann::json to_json(const JobRecord& r) {
   return {{"id", r.id},
@@ -75,9 +56,9 @@ Result<std::string> jobs_directory(const std::string& home, const std::string& x
   else
     return make_error("no home directory to keep jobs in (set HOME or XDG_STATE_HOME)");
   const std::string dir = base + "/ferry/jobs";
-  if (Status st = make_private_dir(dir); !st) return st.error();
+  if (Status st = make_private_dir(dir, "jobs"); !st) return st.error();
   // The ferry directory above holds only jobs/: private too.
-  if (Status st = make_private_dir(base + "/ferry"); !st) return st.error();
+  if (Status st = make_private_dir(base + "/ferry", "jobs"); !st) return st.error();
   return dir;
 }
 

@@ -31,6 +31,11 @@ const Functions& get() {
     load(h, "EVP_DecryptFinal_ex", f.decrypt_final);
     load(h, "EVP_CIPHER_CTX_ctrl", f.ctrl);
     load(h, "SHA256", f.sha256_digest);
+    load(h, "EVP_MD_CTX_new", f.md_ctx_new);
+    load(h, "EVP_MD_CTX_free", f.md_ctx_free);
+    load(h, "EVP_DigestInit_ex", f.digest_init);
+    load(h, "EVP_DigestUpdate", f.digest_update);
+    load(h, "EVP_DigestFinal_ex", f.digest_final);
     return f;
   }();
   return fns;

@@ -22,6 +22,11 @@ using UpdateFn = int (*)(void* ctx, unsigned char* out, int* out_len, const unsi
                          int in_len);
 using FinalFn = int (*)(void* ctx, unsigned char* out, int* out_len);
 using CtrlFn = int (*)(void* ctx, int type, int arg, void* ptr);
+using MdCtxNewFn = void* (*)();
+using MdCtxFreeFn = void (*)(void* ctx);
+using DigestInitFn = int (*)(void* ctx, const void* md, void* engine);
+using DigestUpdateFn = int (*)(void* ctx, const void* data, size_t len);
+using DigestFinalFn = int (*)(void* ctx, unsigned char* out, unsigned int* len);
 
 // EVP_CIPHER_CTX_ctrl commands (openssl/evp.h).
 inline constexpr int kGcmGetTag = 0x10;
@@ -41,8 +46,16 @@ struct Functions {
   FinalFn decrypt_final = nullptr;
   CtrlFn ctrl = nullptr;
   Sha256Fn sha256_digest = nullptr;  ///< SHA256(): a whole buffer at once
+  MdCtxNewFn md_ctx_new = nullptr;   ///< EVP_MD_CTX_new and the digest in parts
+  MdCtxFreeFn md_ctx_free = nullptr;
+  DigestInitFn digest_init = nullptr;
+  DigestUpdateFn digest_update = nullptr;
+  DigestFinalFn digest_final = nullptr;
 
   bool have_hmac() const { return hmac && sha256; }
+  bool have_digest() const {
+    return sha256 && md_ctx_new && md_ctx_free && digest_init && digest_update && digest_final;
+  }
   bool have_gcm() const {
     return aes_128_gcm && ctx_new && ctx_free && encrypt_init && encrypt_update && encrypt_final &&
            decrypt_init && decrypt_update && decrypt_final && ctrl;

@@ -74,6 +74,16 @@ const char* name_of(MsgType t) {
       return "check report";
     case MsgType::kPmixStart:
       return "PMIx start";
+    case MsgType::kSyncOffer:
+      return "sync offer";
+    case MsgType::kSyncNeed:
+      return "sync need";
+    case MsgType::kSyncData:
+      return "sync data";
+    case MsgType::kSyncAck:
+      return "sync ack";
+    case MsgType::kSyncReady:
+      return "sync ready";
   }
   return "unknown";
 }
@@ -225,6 +235,11 @@ FERRY_WIRE_MESSAGE(PreflightResult)
 FERRY_WIRE_MESSAGE(CheckRequest)
 FERRY_WIRE_MESSAGE(CheckReport)
 FERRY_WIRE_MESSAGE(PmixStart)
+FERRY_WIRE_MESSAGE(SyncOffer)
+FERRY_WIRE_MESSAGE(SyncNeed)
+FERRY_WIRE_MESSAGE(SyncData)
+FERRY_WIRE_MESSAGE(SyncAck)
+FERRY_WIRE_MESSAGE(SyncReady)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

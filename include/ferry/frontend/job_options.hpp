@@ -3,6 +3,7 @@
 /// What one job is, once the command line, hostfiles and job file are read.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "ferry/mpmd/app_placement.hpp"
 #include "ferry/mpmd/rank_file.hpp"
 #include "ferry/plan/placement.hpp"
+#include "ferry/sync/tree.hpp"
 
 namespace ferry {
 
@@ -55,6 +57,9 @@ struct JobOptions {
   /// --rankfile: each rank's host and cores as the file gives them (instead of the
   /// placement policy and the binding policy's cores).
   std::optional<RankFile> rank_file;
+  /// --sync: the tree every host gets before its ranks start, which they start in (relative
+  /// working directories are taken inside it); null: none.
+  std::shared_ptr<const SyncTree> sync;
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"

@@ -30,6 +30,7 @@ inline void put(Encoder& e, uint8_t v) { e.u8(v); }
 inline void put(Encoder& e, uint16_t v) { e.u16(v); }
 inline void put(Encoder& e, uint32_t v) { e.u32(v); }
 inline void put(Encoder& e, int32_t v) { e.i32(v); }
+inline void put(Encoder& e, uint64_t v) { e.u64(v); }
 inline void put(Encoder& e, std::string_view v) { e.str(v); }
 inline void put(Encoder& e, const std::string& v) { e.str(v); }
 
@@ -60,6 +61,7 @@ inline void get(Decoder& d, uint8_t& v) { v = d.u8(); }
 inline void get(Decoder& d, uint16_t& v) { v = d.u16(); }
 inline void get(Decoder& d, uint32_t& v) { v = d.u32(); }
 inline void get(Decoder& d, int32_t& v) { v = d.i32(); }
+inline void get(Decoder& d, uint64_t& v) { v = d.u64(); }
 inline void get(Decoder& d, std::string& v) { v = d.str(); }
 /// Points into the decoder's input: valid as long as the frame is.
 inline void get(Decoder& d, std::string_view& v) { v = d.raw(d.u32()); }

@@ -58,6 +58,23 @@ TEST(WireHang, PmixStartCarriesTheNodeName) {
   EXPECT_EQ(to_daemon(PmixStart{"node7#2"}).node, "node7#2");
 }
 
+TEST(WireHang, SyncMessagesBothWays) {
+  SyncOffer o;
+  o.items.push_back({"src/run.py", 1, 0755, 5000000000ULL, std::string(64, 'a'), ""});
+  o.items.push_back({"src/cfg", 2, 0777, 0, "", "../conf"});
+  SyncOffer ob = to_daemon(o);
+  ASSERT_EQ(ob.items.size(), 2u);
+  EXPECT_EQ(ob.items[0].size, 5000000000ULL);
+  EXPECT_EQ(ob.items[0].mode, 0755u);
+  EXPECT_EQ(ob.items[1].target, "../conf");
+  SyncData d = to_daemon(SyncData{std::string(64, 'b'), "bytes", true});
+  EXPECT_TRUE(d.last);
+  EXPECT_EQ(d.data, "bytes");
+  EXPECT_EQ(to_front(SyncNeed{{"h1", "h2"}, ""}).hashes.size(), 2u);
+  EXPECT_EQ(to_front(SyncAck{1ULL << 40}).bytes, 1ULL << 40);
+  EXPECT_EQ(to_front(SyncReady{"", "no room"}).error, "no room");
+}
+
 TEST(WireHang, CheckRequestAndReport) {
   to_daemon(CheckRequest{});
   CheckReport c;

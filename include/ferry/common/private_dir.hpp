@@ -1,0 +1,19 @@
+#pragma once
+/// \file
+/// Directories only their user may use (the jobs of --detach, the cache of --sync): made 0700
+/// where missing, and refused when another user owns them or may write them.
+
+#include <string>
+#include <string_view>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+/// Makes `path` (and its parents) 0700 where missing, then checks the last one: a directory,
+/// this user's, not writable by group or others (readable ones are made private). Error, one
+/// line naming it: "PATH: owned by uid N, not by you: ferry keeps WHAT only in a directory of
+/// your own", "PATH: writable by others (mode 777); chmod 700 it".
+Status make_private_dir(const std::string& path, std::string_view what);
+
+}  // namespace ferry

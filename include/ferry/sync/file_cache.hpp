@@ -1,0 +1,72 @@
+#pragma once
+/// \file
+/// A host's side of `--sync` (docs/sync.md): the per-user cache of synced files, named by their
+/// SHA-256 (`BASE/files/HASH`, BASE = `${XDG_CACHE_HOME:-~/.cache}/ferry/sync`, 0700, the
+/// user's own), and the jobs' copies made from it (`BASE/jobs/NAME/`). A file is received under
+/// a name of its own (`.HASH.part-PID`), checked against its hash, then renamed into place, so
+/// two jobs receiving it at once both end with the one good copy. A job's copy is built under a
+/// temporary name and renamed whole: ranks never see half a tree. Files are copied out of the
+/// cache, not linked: a rank that writes into its copy leaves the cache as it was. A cached file
+/// is checked against its name each time a job wants it; one that does not match (damaged,
+/// tampered with) is removed and asked for again.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+#include "ferry/sync/tree.hpp"
+
+namespace ferry {
+
+struct CacheUsage {
+  uint64_t bytes = 0;  ///< of the cached files
+  size_t files = 0;
+  size_t copies = 0;  ///< jobs' copies present
+};
+
+class FileCache {
+ public:
+  /// `${XDG_CACHE_HOME:-$HOME/.cache}/ferry/sync` for this process's environment.
+  static std::string default_base();
+  /// Opens (makes, 0700) the cache at `base`. Error, one line naming the directory: it is not
+  /// the user's own, or others may write it.
+  static Result<FileCache> open(const std::string& base);
+
+  const std::string& base() const { return base_; }
+  /// The hashes of `entries`' files that the cache lacks, each once, in the entries' order. A
+  /// cached file that does not match its hash is removed and listed.
+  std::vector<std::string> missing(const std::vector<TreeEntry>& entries) const;
+  /// The next `bytes` of the file `hash` (in order; the first call starts it). With `last`,
+  /// the file is checked and put in place. Error: a write failed, or the bytes do not match
+  /// the hash (the partial file is removed either way).
+  Status receive(const std::string& hash, std::string_view bytes, bool last);
+  /// Builds the job copy `name` (under jobs/) from `entries`, every file already cached, and
+  /// returns its path. Error: one line naming the entry.
+  Result<std::string> materialize(const std::vector<TreeEntry>& entries,
+                                  const std::string& name) const;
+  /// Removes a copy materialize() made (any modes its ranks left).
+  static void remove_copy(const std::string& path);
+
+  CacheUsage usage() const;
+  /// Removes cached files not used for `max_age_s` seconds, then the least recently used ones
+  /// until the rest hold at most `max_bytes` (0: no size bound), and the copies of jobs whose
+  /// ferryd is gone (killed before it could remove them). Returns the bytes removed.
+  uint64_t evict(int64_t max_age_s, uint64_t max_bytes) const;
+
+ private:
+  explicit FileCache(std::string base) : base_(std::move(base)) {}
+  std::string file_path(const std::string& hash) const { return base_ + "/files/" + hash; }
+  std::string part_path(const std::string& hash) const;
+
+  std::string base_;
+};
+
+/// A name for a job's copy on this host: this ferryd's pid (evict() removes the copies of dead
+/// ones) and a random part.
+std::string fresh_copy_name();
+
+}  // namespace ferry

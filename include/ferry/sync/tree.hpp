@@ -1,0 +1,88 @@
+#pragma once
+/// \file
+/// The trees `ferryrun --sync DIR[:DEST]` puts on every host (docs/sync.md): what is in them,
+/// read here, before anything is sent. A tree is its directories, regular files (with their
+/// permission bits and SHA-256) and the symlinks that stay inside it; a symlink that points
+/// outside is refused, a device, socket or FIFO is skipped (each said in one line). Paths are
+/// left out by `--sync-exclude` patterns and by the tree's `.ferryignore`, or else its
+/// `.gitignore` (the top-level file only), read as git reads one: `#` comments, `!` to take
+/// a path back, a trailing `/` for directories only, a pattern with a `/` anchored at the top,
+/// `**` across directories; the last pattern that matches decides, and a directory left out is
+/// not entered.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+struct TreeEntry {
+  enum class Kind : uint8_t { kDirectory = 0, kFile = 1, kSymlink = 2 };
+  std::string path;  ///< relative, '/'-separated, parents before children
+  Kind kind = Kind::kFile;
+  uint32_t mode = 0;   ///< permission bits (07777)
+  uint64_t size = 0;   ///< a file's bytes
+  std::string hash;    ///< a file's SHA-256, hex
+  std::string target;  ///< a symlink's target, as written
+  std::string source;  ///< where a file was read on this machine (not sent)
+  bool operator==(const TreeEntry&) const = default;
+};
+
+/// The patterns that leave paths out (see the file comment).
+class IgnoreRules {
+ public:
+  /// One pattern (a line of an ignore file, or --sync-exclude's). Blank lines and comments
+  /// are ignored.
+  void add(const std::string& pattern);
+  /// The lines of an ignore file.
+  void add_file_text(const std::string& text);
+  /// Whether `path` (relative; `directory` when it is one) is left out.
+  bool excluded(const std::string& path, bool directory) const;
+  bool empty() const { return rules_.empty(); }
+
+ private:
+  struct Rule {
+    std::string pattern;
+    bool negate = false;
+    bool directory_only = false;
+    bool anchored = false;  // matched against the whole path, not the last name
+  };
+  std::vector<Rule> rules_;
+};
+
+struct SyncSpec {
+  std::string source;  ///< DIR, as given
+  std::string dest;    ///< DEST inside the job's copy ("" = its top)
+};
+
+/// Parses `DIR[:DEST]`. DEST must be a relative path without `..` (the job's copy is private
+/// to the job). Error: one line naming the argument.
+Result<SyncSpec> parse_sync_spec(const std::string& text);
+
+struct SyncRules {
+  std::vector<std::string> excludes;  ///< --sync-exclude
+  uint64_t max_bytes = 0;             ///< --sync-max; 0: no limit
+};
+
+struct SyncTree {
+  std::vector<TreeEntry> entries;  ///< DEST's parents, then the tree under DEST
+  uint64_t bytes = 0;              ///< of the files
+  size_t files = 0;
+  std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
+  std::string ignore_file;           ///< the ignore file read ("" none)
+};
+
+/// Reads the tree of `spec` with `rules`. Error, one line naming the path: DIR is not a
+/// directory, a symlink points outside it, a file cannot be read, or the files' bytes are
+/// over `max_bytes` (said before any file is read).
+Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules);
+
+/// "512 B", "3.4 MiB": bytes for messages.
+std::string bytes_text(uint64_t bytes);
+
+/// Several trees (repeated --sync) as one: later entries replace earlier ones of the same path.
+SyncTree merge_trees(std::vector<SyncTree> trees);
+
+}  // namespace ferry

@@ -1,0 +1,33 @@
+// Directories of the user's own.
+#include "ferry/common/private_dir.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace ferry {
+
+Status make_private_dir(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return make_error(path + ": cannot create: " + ec.message());
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return make_error(path + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return make_error(path + ": not a directory");
+  if (st.st_uid != ::geteuid())
+    return make_error(path + ": owned by uid " + std::to_string(st.st_uid) +
+                      ", not by you: ferry keeps " + std::string(what) +
+                      " only in a directory of your own");
+  if ((st.st_mode & 022) != 0)
+    return make_error(path + ": writable by others (mode " + std::to_string((st.st_mode >> 6) & 7) +
+                      std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
+                      "); chmod 700 it");
+  if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0)
+    return make_error(path + ": cannot make it private: " + std::strerror(errno));
+  return {};
+}
+
+}  // namespace ferry

@@ -1,0 +1,72 @@
+// ferryd's side of --sync.
+#include "sync_receiver.hpp"
+
+namespace ferry {
+
+namespace {
+
+// What the cache keeps: files a job used in the last two weeks, 10 GiB at most.
+constexpr int64_t kKeepSeconds = int64_t{14} * 24 * 3600;
+constexpr uint64_t kKeepBytes = uint64_t{10} << 30;
+
+}  // namespace
+
+SyncReceiver::~SyncReceiver() {
+  if (!copy_.empty()) FileCache::remove_copy(copy_);
+}
+
+void SyncReceiver::offer(const wire::SyncOffer& o) {
+  if (cache_ || failed_) return fail("a second sync offer");
+  auto c = FileCache::open(FileCache::default_base());
+  if (!c) {
+    failed_ = true;
+    send_(wire::encode(wire::SyncNeed{{}, c.error().message}));
+    return;
+  }
+  cache_.emplace(std::move(*c));
+  cache_->evict(kKeepSeconds, kKeepBytes);
+  entries_.reserve(o.items.size());
+  for (const wire::SyncItem& i : o.items) {
+    TreeEntry e;
+    e.path = i.path;
+    e.kind = static_cast<TreeEntry::Kind>(i.kind);
+    e.mode = i.mode;
+    e.size = i.size;
+    e.hash = i.hash;
+    e.target = i.target;
+    entries_.push_back(std::move(e));
+  }
+  std::vector<std::string> need = cache_->missing(entries_);
+  pending_.insert(need.begin(), need.end());
+  send_(wire::encode(wire::SyncNeed{std::move(need), ""}));
+  if (pending_.empty()) ready();
+}
+
+void SyncReceiver::data(const wire::SyncData& d) {
+  if (!cache_ || failed_) return;
+  if (!pending_.contains(d.hash)) return fail("sync data for a file not asked for");
+  if (Status st = cache_->receive(d.hash, d.data, d.last); !st) return fail(st.error().message);
+  send_(wire::encode(wire::SyncAck{d.data.size()}));
+  if (!d.last) return;
+  pending_.erase(d.hash);
+  if (pending_.empty()) ready();
+}
+
+void SyncReceiver::ready() {
+  auto made = cache_->materialize(entries_, fresh_copy_name());
+  if (!made) return fail(made.error().message);
+  copy_ = *made;
+  send_(wire::encode(wire::SyncReady{copy_, ""}));
+}
+
+void SyncReceiver::fail(const std::string& why) {
+  failed_ = true;
+  send_(wire::encode(wire::SyncReady{"", why}));
+}
+
+std::string SyncReceiver::inside_copy(const std::string& wdir) const {
+  if (copy_.empty() || (!wdir.empty() && wdir.front() == '/')) return wdir;
+  return wdir.empty() ? copy_ : copy_ + "/" + wdir;
+}
+
+}  // namespace ferry

@@ -1,0 +1,46 @@
+#pragma once
+// ferryd's side of --sync: the offered tree checked against this host's cache (FileCache), the
+// files it lacks received, the job's copy made, and removed when ferryd ends.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ferry/sync/file_cache.hpp"
+#include "ferry/wire/messages.hpp"
+
+namespace ferry {
+
+class SyncReceiver {
+ public:
+  /// `send` gets each encoded frame (SyncNeed, SyncAck, SyncReady).
+  explicit SyncReceiver(std::function<void(const std::string&)> send) : send_(std::move(send)) {}
+  /// Removes the job's copy.
+  ~SyncReceiver();
+  SyncReceiver(const SyncReceiver&) = delete;
+  SyncReceiver& operator=(const SyncReceiver&) = delete;
+
+  void offer(const wire::SyncOffer& o);
+  void data(const wire::SyncData& d);
+  /// The job's copy ("" before SyncReady, or without --sync).
+  const std::string& copy() const { return copy_; }
+  /// `wdir` taken inside the copy when relative ("" = the copy itself); unchanged when
+  /// absolute or without a copy.
+  std::string inside_copy(const std::string& wdir) const;
+
+ private:
+  void ready();
+  void fail(const std::string& why);
+
+  std::function<void(const std::string&)> send_;
+  std::optional<FileCache> cache_;
+  std::vector<TreeEntry> entries_;
+  std::set<std::string> pending_;  // hashes still to come
+  std::string copy_;
+  bool failed_ = false;
+};
+
+}  // namespace ferry

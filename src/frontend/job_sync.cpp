@@ -1,0 +1,86 @@
+// --sync: before an attempt's ranks start, every host of it that lacks the job's tree gets it.
+// Each host says which files its cache lacks; they go to all hosts at once, a window of bytes
+// per host (TreeSender); once a host's copy is in place, it is synced for as long as its ferryd
+// lives (a restart on the same connection keeps the copy). Then the attempt goes on as without
+// --sync: the preflight, the HostSpecs.
+#include "ferry/sync/tree_sender.hpp"
+#include "job_impl.hpp"
+
+namespace ferry {
+
+bool Job::Impl::want_sync() const {
+  if (!opts_.sync || opts_.check) return false;
+  for (size_t m : attempt_.members)
+    if (!hosts_[m]->synced) return true;
+  return false;
+}
+
+void Job::Impl::start_sync() {
+  wire::SyncOffer offer;
+  offer.items.reserve(opts_.sync->entries.size());
+  for (const TreeEntry& e : opts_.sync->entries)
+    offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
+  const std::string frame = wire::encode(offer);
+  diag_.verbose("sync: " + std::to_string(opts_.sync->files) + " files, " +
+                bytes_text(opts_.sync->bytes) + ", to the hosts that lack them");
+  for (size_t m : attempt_.members) {
+    HostLink& h = *hosts_[m];
+    if (h.synced) continue;
+    h.sync = std::make_unique<TreeSender>(opts_.sync);
+    h.link->send(frame);
+  }
+}
+
+void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
+  HostLink& h = *hosts_[i];
+  if (!h.sync) return on_broken(i, "a sync answer it was not asked for");
+  if (!m.error.empty()) return sync_failed(i, m.error);
+  if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
+  diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
+                std::to_string(opts_.sync->files) + " files (" +
+                bytes_text(h.sync->bytes_wanted()) + ")");
+  send_sync_pieces(i);
+}
+
+void Job::Impl::on_sync_ack(size_t i, const wire::SyncAck& m) {
+  HostLink& h = *hosts_[i];
+  if (!h.sync) return;
+  h.sync->acked(m.bytes);
+  send_sync_pieces(i);
+}
+
+void Job::Impl::send_sync_pieces(size_t i) {
+  HostLink& h = *hosts_[i];
+  auto pieces = h.sync->next();
+  if (!pieces) return sync_failed(i, pieces.error().message);
+  for (TreeSender::Piece& p : *pieces)
+    h.link->send(wire::encode(wire::SyncData{std::move(p.hash), std::move(p.data), p.last}));
+}
+
+void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
+  HostLink& h = *hosts_[i];
+  if (!h.sync) return on_broken(i, "a synced copy it was not asked for");
+  if (!m.error.empty()) return sync_failed(i, m.error);
+  const size_t sent = h.sync->files_sent();
+  diag_.verbose("sync: " + h.name() + ": sent " + std::to_string(sent) +
+                (sent == 1 ? " file (" : " files (") + bytes_text(h.sync->bytes_wanted()) +
+                "); the ranks start in " + m.path);
+  h.sync.reset();
+  h.synced = true;
+  if (!want_sync()) after_sync();
+}
+
+void Job::Impl::sync_failed(size_t i, const std::string& why) {
+  hosts_[i]->sync.reset();
+  if (phase_ == Phase::kFinishing) return;
+  diag_.error("--sync: " + hosts_[i]->name() + ": " + why);
+  attempt_.end.start_failed();
+  finish_job();
+}
+
+void Job::Impl::after_sync() {
+  if (attempt_.number == 0 && want_preflight()) return start_preflight();
+  send_specs();
+}
+
+}  // namespace ferry

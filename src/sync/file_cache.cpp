@@ -1,0 +1,237 @@
+// A host's cache of synced files, and the jobs' copies made from it.
+#include "ferry/sync/file_cache.hpp"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <set>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/common/private_dir.hpp"
+#include "ferry/common/random_bytes.hpp"
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+bool is_hash(const std::string& h) {
+  return h.size() == 64 && std::all_of(h.begin(), h.end(),
+                                       [](char c) { return std::isxdigit(c) && !std::isupper(c); });
+}
+
+Status copy_out(const std::string& from, const std::string& to, uint32_t mode) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::none, ec);
+  if (ec) return make_error(to + ": " + ec.message());
+  if (::chmod(to.c_str(), mode) != 0) return make_error(to + ": " + errno_text());
+  // The cached file's mtime says when a job last used it (evict()).
+  ::utimensat(AT_FDCWD, from.c_str(), nullptr, 0);
+  return {};
+}
+
+// Gives `dir` and everything under it its owner's write and search bits, so a copy whose ranks
+// made parts read-only can still be removed.
+void open_up(const std::string& dir) {
+  std::error_code ec;
+  ::chmod(dir.c_str(), 0700);
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) ::chmod(it->path().c_str(), 0700);
+  }
+}
+
+}  // namespace
+
+std::string FileCache::default_base() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+    return std::string(x) + "/ferry/sync";
+  std::string home;
+  if (const char* h = std::getenv("HOME"); h && *h) home = h;
+  if (home.empty())
+    if (const passwd* pw = ::getpwuid(::geteuid())) home = pw->pw_dir;
+  return home + "/.cache/ferry/sync";
+}
+
+Result<FileCache> FileCache::open(const std::string& base) {
+  for (const std::string& d : {base, base + "/files", base + "/jobs"})
+    if (Status st = make_private_dir(d, "synced files"); !st) return st.error();
+  return FileCache(base);
+}
+
+std::string FileCache::part_path(const std::string& hash) const {
+  return base_ + "/files/." + hash + ".part-" + std::to_string(::getpid());
+}
+
+std::vector<std::string> FileCache::missing(const std::vector<TreeEntry>& entries) const {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const TreeEntry& e : entries) {
+    if (e.kind != TreeEntry::Kind::kFile || !seen.insert(e.hash).second) continue;
+    const std::string path = file_path(e.hash);
+    if (::access(path.c_str(), F_OK) == 0) {
+      auto h = file_sha256(path);
+      if (h && *h == e.hash) continue;
+      ::unlink(path.c_str());  // damaged or tampered with: asked for again
+    }
+    out.push_back(e.hash);
+  }
+  return out;
+}
+
+Status FileCache::receive(const std::string& hash, std::string_view bytes, bool last) {
+  if (!is_hash(hash)) return make_error("a synced file named '" + hash + "', not a SHA-256");
+  const std::string part = part_path(hash);
+  UniqueFd fd(::open(part.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!fd) return make_error(part + ": " + errno_text());
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = part + ": " + errno_text();
+      ::unlink(part.c_str());
+      return make_error(why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  fd.reset();
+  if (!last) return {};
+  auto h = file_sha256(part);
+  if (!h || *h != hash) {
+    ::unlink(part.c_str());
+    return make_error("synced file " + hash.substr(0, 12) +
+                      "...: " + (h ? "the bytes received do not match it" : h.error().message));
+  }
+  ::chmod(part.c_str(), 0400);
+  if (::rename(part.c_str(), file_path(hash).c_str()) != 0) {
+    const std::string why = file_path(hash) + ": " + errno_text();
+    ::unlink(part.c_str());
+    return make_error(why);
+  }
+  return {};
+}
+
+Result<std::string> FileCache::materialize(const std::vector<TreeEntry>& entries,
+                                           const std::string& name) const {
+  const std::string final_dir = base_ + "/jobs/" + name;
+  const std::string tmp = final_dir + ".part";
+  remove_copy(tmp);
+  if (::mkdir(tmp.c_str(), 0700) != 0) return make_error(tmp + ": " + errno_text());
+  auto fail = [&](const std::string& why) -> Result<std::string> {
+    remove_copy(tmp);
+    return make_error(why);
+  };
+  std::vector<const TreeEntry*> dirs;
+  for (const TreeEntry& e : entries) {
+    const std::string to = tmp + "/" + e.path;
+    switch (e.kind) {
+      case TreeEntry::Kind::kDirectory:
+        if (::mkdir(to.c_str(), 0700) != 0 && errno != EEXIST)
+          return fail(to + ": " + errno_text());
+        dirs.push_back(&e);
+        break;
+      case TreeEntry::Kind::kSymlink:
+        if (::symlink(e.target.c_str(), to.c_str()) != 0) return fail(to + ": " + errno_text());
+        break;
+      case TreeEntry::Kind::kFile:
+        if (Status st = copy_out(file_path(e.hash), to, e.mode); !st)
+          return fail(st.error().message);
+        break;
+    }
+  }
+  // Directories' own modes last, children first: a read-only one is filled before it is.
+  std::reverse(dirs.begin(), dirs.end());
+  for (const TreeEntry* d : dirs) ::chmod((tmp + "/" + d->path).c_str(), d->mode);
+  if (::rename(tmp.c_str(), final_dir.c_str()) != 0) return fail(final_dir + ": " + errno_text());
+  return final_dir;
+}
+
+void FileCache::remove_copy(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return;
+  open_up(path);
+  fs::remove_all(path, ec);
+}
+
+CacheUsage FileCache::usage() const {
+  CacheUsage u;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(base_ + "/files", ec)) {
+    if (!is_hash(f.path().filename().string())) continue;
+    u.bytes += f.file_size(ec);
+    ++u.files;
+  }
+  for (const auto& j : fs::directory_iterator(base_ + "/jobs", ec)) {
+    (void)j;
+    ++u.copies;
+  }
+  return u;
+}
+
+uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
+  struct Cached {
+    std::string path;
+    uint64_t size;
+    time_t used;
+  };
+  std::vector<Cached> files;
+  uint64_t total = 0, removed = 0;
+  const time_t now = std::time(nullptr);
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(base_ + "/files", ec)) {
+    struct stat st {};
+    if (::lstat(f.path().c_str(), &st) != 0) continue;
+    const std::string name = f.path().filename().string();
+    // A part left by a ferryd that died while receiving.
+    if (name.starts_with(".") && name.find(".part-") != std::string::npos) {
+      const pid_t owner = std::atoi(name.substr(name.rfind('-') + 1).c_str());
+      if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) {
+        removed += static_cast<uint64_t>(st.st_size);
+        ::unlink(f.path().c_str());
+      }
+      continue;
+    }
+    if (!is_hash(name)) continue;
+    files.push_back({f.path().string(), static_cast<uint64_t>(st.st_size), st.st_mtime});
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  std::sort(files.begin(), files.end(),
+            [](const Cached& a, const Cached& b) { return a.used < b.used; });
+  for (const Cached& c : files) {
+    const bool old = max_age_s > 0 && now - c.used > max_age_s;
+    const bool over = max_bytes > 0 && total > max_bytes;
+    if (!old && !over) continue;
+    if (::unlink(c.path.c_str()) == 0) {
+      total -= c.size;
+      removed += c.size;
+    }
+  }
+  // Copies of ferryds that are gone: NAME starts with their pid.
+  for (const auto& j : fs::directory_iterator(base_ + "/jobs", ec)) {
+    const std::string name = j.path().filename().string();
+    const pid_t owner = std::atoi(name.c_str());
+    if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_copy(j.path().string());
+  }
+  return removed;
+}
+
+std::string fresh_copy_name() {
+  auto b = random_bytes(4);
+  return std::to_string(::getpid()) + "-" + (b ? hex_text(*b) : std::string("0"));
+}
+
+}  // namespace ferry

@@ -1,0 +1,283 @@
+// A synced tree read from disk: the walk, the ignore patterns, the limits, the hashes.
+#include "ferry/sync/tree.hpp"
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '/');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+// Pattern segments against path segments; "**" takes any number of segments.
+bool match_segments(const std::vector<std::string>& pat, size_t i,
+                    const std::vector<std::string>& path, size_t j) {
+  if (i == pat.size()) return j == path.size();
+  if (pat[i] == "**") {
+    // A trailing "**" is what is inside: one segment at least ("data/**" leaves "data" in).
+    const size_t from = i + 1 == pat.size() ? j + 1 : j;
+    for (size_t k = from; k <= path.size(); ++k)
+      if (match_segments(pat, i + 1, path, k)) return true;
+    return false;
+  }
+  if (j == path.size()) return false;
+  if (::fnmatch(pat[i].c_str(), path[j].c_str(), 0) != 0) return false;
+  return match_segments(pat, i + 1, path, j + 1);
+}
+
+// Whether the link at `rel` (inside the tree) with `target` resolves, lexically, inside it.
+bool link_inside(const std::string& rel, const std::string& target) {
+  if (target.empty() || target.front() == '/') return false;
+  const std::filesystem::path parent = std::filesystem::path(rel).parent_path();
+  const std::string norm = (parent / target).lexically_normal().generic_string();
+  return norm != ".." && !norm.starts_with("../") && norm != ".";
+}
+
+const char* special_kind(mode_t m) {
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return nullptr;
+}
+
+class Walker {
+ public:
+  Walker(std::string root, const IgnoreRules& rules, SyncTree& tree)
+      : root_(std::move(root)), rules_(rules), tree_(tree) {}
+
+  // Every entry under `rel` ("" the top), sorted by name; files without their hashes yet.
+  Status walk(const std::string& rel) {
+    const std::string abs = rel.empty() ? root_ : root_ + "/" + rel;
+    DirPtr d = open_dir(abs);
+    if (!d) return make_error(abs + ": " + std::strerror(errno));
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d.get())) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    d.reset();
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names)
+      if (Status st = visit(rel.empty() ? n : rel + "/" + n); !st) return st;
+    return {};
+  }
+
+ private:
+  Status visit(const std::string& rel) {
+    const std::string abs = root_ + "/" + rel;
+    struct stat st {};
+    if (::lstat(abs.c_str(), &st) != 0) return make_error(abs + ": " + std::strerror(errno));
+    const bool dir = S_ISDIR(st.st_mode);
+    if (rules_.excluded(rel, dir)) return {};
+    TreeEntry e;
+    e.path = rel;
+    e.mode = st.st_mode & 07777;
+    if (dir) {
+      e.kind = TreeEntry::Kind::kDirectory;
+      tree_.entries.push_back(e);
+      return walk(rel);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+      const ssize_t n = ::readlink(abs.c_str(), target.data(), target.size());
+      if (n < 0) return make_error(abs + ": " + std::strerror(errno));
+      target.resize(static_cast<size_t>(n));
+      if (!link_inside(rel, target))
+        return make_error(abs + ": a symlink to " + target +
+                          ", outside the tree (only links inside it are synced; leave it out "
+                          "with --sync-exclude)");
+      e.kind = TreeEntry::Kind::kSymlink;
+      e.target = target;
+      tree_.entries.push_back(e);
+      return {};
+    }
+    if (const char* what = special_kind(st.st_mode)) {
+      tree_.skipped.push_back("skipped " + abs + ": " + what + " is not synced");
+      return {};
+    }
+    e.kind = TreeEntry::Kind::kFile;
+    e.size = static_cast<uint64_t>(st.st_size);
+    tree_.bytes += e.size;
+    ++tree_.files;
+    tree_.entries.push_back(e);
+    return {};
+  }
+
+  std::string root_;
+  const IgnoreRules& rules_;
+  SyncTree& tree_;
+};
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string bytes_text(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  auto v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+void IgnoreRules::add(const std::string& pattern) {
+  std::string p = pattern;
+  while (!p.empty() && (p.back() == ' ' || p.back() == '\t' || p.back() == '\r')) p.pop_back();
+  if (p.empty() || p.front() == '#') return;
+  Rule r;
+  if (p.front() == '!') {
+    r.negate = true;
+    p.erase(0, 1);
+  } else if (p.starts_with("\\!") || p.starts_with("\\#")) {
+    p.erase(0, 1);
+  }
+  if (!p.empty() && p.back() == '/') {
+    r.directory_only = true;
+    p.pop_back();
+  }
+  r.anchored = p.find('/') != std::string::npos;
+  while (p.starts_with("/")) p.erase(0, 1);
+  if (p.empty()) return;
+  r.pattern = p;
+  rules_.push_back(std::move(r));
+}
+
+void IgnoreRules::add_file_text(const std::string& text) {
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) add(line);
+}
+
+bool IgnoreRules::excluded(const std::string& path, bool directory) const {
+  const std::vector<std::string> segs = split_path(path);
+  if (segs.empty()) return false;
+  bool out = false;
+  for (const Rule& r : rules_) {
+    if (r.directory_only && !directory) continue;
+    const bool hit = r.anchored ? match_segments(split_path(r.pattern), 0, segs, 0)
+                                : ::fnmatch(r.pattern.c_str(), segs.back().c_str(), 0) == 0;
+    if (hit) out = !r.negate;
+  }
+  return out;
+}
+
+Result<SyncSpec> parse_sync_spec(const std::string& text) {
+  SyncSpec s;
+  const size_t colon = text.find(':');
+  s.source = text.substr(0, colon);
+  if (colon != std::string::npos) s.dest = text.substr(colon + 1);
+  if (s.source.empty()) return make_error("--sync " + text + ": no directory before ':'");
+  if (s.dest.starts_with("/"))
+    return make_error("--sync " + text + ": DEST must be relative (inside the job's own copy)");
+  std::string dest;
+  for (const std::string& seg : split_path(s.dest)) {
+    if (seg == "..") return make_error("--sync " + text + ": DEST may not hold '..'");
+    if (seg != ".") dest += (dest.empty() ? "" : "/") + seg;
+  }
+  s.dest = dest;
+  return s;
+}
+
+Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
+  struct stat st {};
+  if (::stat(spec.source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return make_error("--sync " + spec.source + ": not a directory");
+  std::string root = spec.source;
+  while (root.size() > 1 && root.ends_with("/")) root.pop_back();
+  SyncTree tree;
+  IgnoreRules ignore;
+  for (const char* name : {".ferryignore", ".gitignore"}) {
+    const std::string f = root + "/" + name;
+    if (::access(f.c_str(), R_OK) == 0) {
+      ignore.add_file_text(read_small_file(f));
+      tree.ignore_file = f;
+      break;
+    }
+  }
+  for (const std::string& p : rules.excludes) ignore.add(p);
+  // DEST's own directories first: the tree's top goes there.
+  std::string prefix;
+  for (const std::string& seg : split_path(spec.dest)) {
+    prefix += (prefix.empty() ? "" : "/") + seg;
+    TreeEntry d;
+    d.path = prefix;
+    d.kind = TreeEntry::Kind::kDirectory;
+    d.mode = prefix == spec.dest ? (st.st_mode & 07777) : 0755;
+    tree.entries.push_back(d);
+  }
+  const size_t first = tree.entries.size();
+  Walker w(root, ignore, tree);
+  if (Status s = w.walk(""); !s) return s.error();
+  if (rules.max_bytes > 0 && tree.bytes > rules.max_bytes)
+    return make_error("--sync " + spec.source + ": " + bytes_text(tree.bytes) + " in " +
+                      std::to_string(tree.files) + " files, over --sync-max " +
+                      bytes_text(rules.max_bytes) +
+                      " (leave some out with --sync-exclude or a .ferryignore, or raise it)");
+  for (size_t i = first; i < tree.entries.size(); ++i) {
+    TreeEntry& e = tree.entries[i];
+    if (e.kind == TreeEntry::Kind::kFile) {
+      e.source = root + "/" + e.path;
+      auto h = file_sha256(e.source);
+      if (!h) return make_error("--sync: " + h.error().message);
+      e.hash = *h;
+    }
+    if (!prefix.empty()) e.path = prefix + "/" + e.path;
+  }
+  return tree;
+}
+
+SyncTree merge_trees(std::vector<SyncTree> trees) {
+  if (trees.size() == 1) return std::move(trees.front());
+  std::map<std::string, TreeEntry> by_path;
+  SyncTree out;
+  for (SyncTree& t : trees) {
+    for (TreeEntry& e : t.entries) by_path[e.path] = std::move(e);
+    for (std::string& s : t.skipped) out.skipped.push_back(std::move(s));
+  }
+  for (auto& [path, e] : by_path) {
+    // Under a path a later tree made a file or link: gone with the directory it was in.
+    const auto parent = std::filesystem::path(path).parent_path().generic_string();
+    if (!parent.empty()) {
+      auto it = by_path.find(parent);
+      if (it == by_path.end() || it->second.kind != TreeEntry::Kind::kDirectory) continue;
+    }
+    if (e.kind == TreeEntry::Kind::kFile) {
+      out.bytes += e.size;
+      ++out.files;
+    }
+    out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace ferry

@@ -1,0 +1,75 @@
+// SHA-256 through libcrypto's EVP digest calls, in pieces.
+#include "ferry/transport/content_hash.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "ferry/common/posix_handles.hpp"
+#include "libcrypto.hpp"
+
+namespace ferry {
+
+void ContentHash::Free::operator()(void* ctx) const {
+  if (ctx) libcrypto::get().md_ctx_free(ctx);
+}
+
+ContentHash::~ContentHash() = default;
+
+Result<ContentHash> ContentHash::start() {
+  const auto& c = libcrypto::get();
+  if (!c.have_digest()) return make_error("cannot compute SHA-256 here (libcrypto.so.3 not found)");
+  void* ctx = c.md_ctx_new();
+  if (!ctx || c.digest_init(ctx, c.sha256(), nullptr) != 1) {
+    if (ctx) c.md_ctx_free(ctx);
+    return make_error("cannot compute SHA-256 here (libcrypto refused the digest)");
+  }
+  return ContentHash(ctx);
+}
+
+void ContentHash::update(std::string_view bytes) {
+  if (!bytes.empty()) libcrypto::get().digest_update(ctx_.get(), bytes.data(), bytes.size());
+}
+
+std::string ContentHash::hex() {
+  std::array<unsigned char, 32> md{};
+  unsigned int len = 0;
+  libcrypto::get().digest_final(ctx_.get(), md.data(), &len);
+  ctx_.reset();
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (unsigned int i = 0; i < len && i < md.size(); ++i) {
+    out += kDigits[md[i] >> 4];
+    out += kDigits[md[i] & 15];
+  }
+  return out;
+}
+
+Result<std::string> file_sha256(const std::string& path) {
+  auto h = ContentHash::start();
+  if (!h) return h.error();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return make_error(path + ": " + std::strerror(errno));
+  std::array<char, 1 << 16> buf{};
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(path + ": " + std::strerror(errno));
+    if (n == 0) break;
+    h->update({buf.data(), static_cast<size_t>(n)});
+  }
+  return h->hex();
+}
+
+Result<std::string> bytes_sha256(std::string_view bytes) {
+  auto h = ContentHash::start();
+  if (!h) return h.error();
+  h->update(bytes);
+  return h->hex();
+}
+
+}  // namespace ferry

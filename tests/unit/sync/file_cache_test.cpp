@@ -1,0 +1,149 @@
+// A host's cache of synced files: what it lacks, a file received and checked, a damaged one
+// asked for again, a job's copy built whole and private, and eviction.
+#include "ferry/sync/file_cache.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "synccache-" + name;
+  if (fs::exists(dir)) FileCache::remove_copy(dir);
+  return dir;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TreeEntry file(const std::string& path, const std::string& bytes, uint32_t mode = 0644) {
+  TreeEntry e;
+  e.path = path;
+  e.kind = TreeEntry::Kind::kFile;
+  e.mode = mode;
+  e.size = bytes.size();
+  e.hash = *bytes_sha256(bytes);
+  return e;
+}
+
+TreeEntry dir(const std::string& path, uint32_t mode = 0755) {
+  TreeEntry e;
+  e.path = path;
+  e.kind = TreeEntry::Kind::kDirectory;
+  e.mode = mode;
+  return e;
+}
+
+TEST(FileCache, AFileReceivedInPiecesIsCheckedAndKept) {
+  auto c = FileCache::open(fresh("receive"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(c->base().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700U);
+  const std::vector<TreeEntry> tree = {file("a", "hello world"), file("b", "hello world"),
+                                       file("c", "other")};
+  const auto want = c->missing(tree);
+  ASSERT_EQ(want.size(), 2U);  // one per content
+  EXPECT_EQ(want[0], tree[0].hash);
+  ASSERT_TRUE(c->receive(want[0], "hello ", false).ok());
+  ASSERT_TRUE(c->receive(want[0], "world", true).ok());
+  // Bytes that do not match the name: refused, nothing kept.
+  auto bad = c->receive(want[1], "not other", true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("do not match"), std::string::npos);
+  EXPECT_EQ(c->missing(tree), std::vector<std::string>{tree[2].hash});
+  ASSERT_TRUE(c->receive(want[1], "other", true).ok());
+  EXPECT_TRUE(c->missing(tree).empty());
+  EXPECT_EQ(c->usage().files, 2U);
+  EXPECT_EQ(c->usage().bytes, 16U);
+  EXPECT_FALSE(c->receive("../../etc/x", "x", true).ok());
+}
+
+TEST(FileCache, ADamagedCachedFileIsAskedForAgain) {
+  auto c = FileCache::open(fresh("damaged"));
+  ASSERT_TRUE(c.ok());
+  const std::vector<TreeEntry> tree = {file("a", "good bytes")};
+  ASSERT_TRUE(c->receive(tree[0].hash, "good bytes", true).ok());
+  const std::string cached = c->base() + "/files/" + tree[0].hash;
+  ::chmod(cached.c_str(), 0600);
+  std::ofstream(cached) << "evil bytes";
+  EXPECT_EQ(c->missing(tree), std::vector<std::string>{tree[0].hash});
+  EXPECT_FALSE(fs::exists(cached));
+}
+
+TEST(FileCache, AJobsCopyIsWholeWithModesAndLeavesTheCacheAlone) {
+  auto c = FileCache::open(fresh("copy"));
+  ASSERT_TRUE(c.ok());
+  TreeEntry link;
+  link.path = "src/cfg";
+  link.kind = TreeEntry::Kind::kSymlink;
+  link.target = "../conf";
+  const std::vector<TreeEntry> tree = {dir("conf", 0500), file("conf/a.yaml", "a: 1\n", 0400),
+                                       dir("src"), link, file("src/run.sh", "#!/bin/sh\n", 0755)};
+  ASSERT_TRUE(c->receive(tree[1].hash, "a: 1\n", true).ok());
+  ASSERT_TRUE(c->receive(tree[4].hash, "#!/bin/sh\n", true).ok());
+  auto copy = c->materialize(tree, "123-ab");
+  ASSERT_TRUE(copy.ok()) << copy.error().message;
+  EXPECT_EQ(*copy, c->base() + "/jobs/123-ab");
+  EXPECT_FALSE(fs::exists(*copy + ".part"));
+  EXPECT_EQ(read(*copy + "/src/cfg/a.yaml"), "a: 1\n");
+  EXPECT_EQ(fs::read_symlink(*copy + "/src/cfg"), "../conf");
+  struct stat st {};
+  ASSERT_EQ(::stat((*copy + "/src/run.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755U);
+  ASSERT_EQ(::stat((*copy + "/conf").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0500U);
+  // A rank writing into its copy: the cache keeps its bytes.
+  std::ofstream(*copy + "/src/run.sh") << "changed";
+  EXPECT_TRUE(c->missing(tree).empty());
+  EXPECT_EQ(read(c->base() + "/files/" + tree[4].hash), "#!/bin/sh\n");
+  FileCache::remove_copy(*copy);
+  EXPECT_FALSE(fs::exists(*copy));
+}
+
+TEST(FileCache, EvictionByAgeBySizeAndCopiesOfDeadFerryds) {
+  auto c = FileCache::open(fresh("evict"));
+  ASSERT_TRUE(c.ok());
+  const auto a = file("a", std::string(100, 'a')), b = file("b", std::string(200, 'b'));
+  ASSERT_TRUE(c->receive(a.hash, std::string(100, 'a'), true).ok());
+  ASSERT_TRUE(c->receive(b.hash, std::string(200, 'b'), true).ok());
+  // a was used long ago, b just now.
+  const std::string pa = c->base() + "/files/" + a.hash;
+  timespec old[2] = {{1000000, 0}, {1000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, pa.c_str(), old, 0), 0);
+  fs::create_directories(c->base() + "/jobs/999999999-dead");
+  fs::create_directories(c->base() + "/jobs/" + std::to_string(::getpid()) + "-live");
+  EXPECT_EQ(c->evict(3600, 0), 100U);
+  EXPECT_FALSE(fs::exists(pa));
+  EXPECT_FALSE(fs::exists(c->base() + "/jobs/999999999-dead"));
+  EXPECT_TRUE(fs::exists(c->base() + "/jobs/" + std::to_string(::getpid()) + "-live"));
+  EXPECT_EQ(c->evict(0, 150), 200U);  // over the size bound: the least recently used go
+  EXPECT_EQ(c->usage().files, 0U);
+}
+
+TEST(FileCache, ACacheOthersMayWriteIsRefused) {
+  const std::string base = fresh("open");
+  ASSERT_TRUE(FileCache::open(base).ok());
+  ::chmod(base.c_str(), 0777);
+  auto c = FileCache::open(base);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, base + ": writable by others (mode 777); chmod 700 it");
+}
+
+}  // namespace
+}  // namespace ferry
