@@ -11,9 +11,15 @@
 namespace ferry {
 
 Status make_private_dir(const std::string& path, std::string_view what) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return make_error(path + ": cannot create: " + ec.message());
+  // Each missing directory made 0700 (not the umask's 0755): ~/.cache/ferry made here is then
+  // as private as shipping ferryd wants it.
+  std::string prefix;
+  for (const auto& part : std::filesystem::path(path)) {
+    prefix =
+        prefix.empty() || prefix == "/" ? prefix + part.string() : prefix + "/" + part.string();
+    if (prefix.empty() || ::mkdir(prefix.c_str(), 0700) == 0 || errno == EEXIST) continue;
+    return make_error(path + ": cannot create: " + std::strerror(errno));
+  }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return make_error(path + ": " + std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) return make_error(path + ": not a directory");

@@ -136,6 +136,22 @@ TEST(FileCache, EvictionByAgeBySizeAndCopiesOfDeadFerryds) {
   EXPECT_EQ(c->usage().files, 0U);
 }
 
+TEST(FileCache, MissingParentsAreMadePrivateToo) {
+  // Shipping ferryd refuses a ~/.cache/ferry others may read: one made here must not be.
+  const std::string top = fresh("parents");
+  fs::remove_all(top);
+  const mode_t old = ::umask(022);
+  auto c = FileCache::open(top + "/ferry/sync");
+  ::umask(old);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  for (const std::string& d :
+       {top, top + "/ferry", top + "/ferry/sync", top + "/ferry/sync/files"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(d.c_str(), &st), 0) << d;
+    EXPECT_EQ(st.st_mode & 0777, 0700U) << d;
+  }
+}
+
 TEST(FileCache, ACacheOthersMayWriteIsRefused) {
   const std::string base = fresh("open");
   ASSERT_TRUE(FileCache::open(base).ok());
