@@ -80,6 +80,8 @@ struct RawCli {
   std::vector<std::string> sync;           ///< --sync DIR[:DEST], in order
   std::vector<std::string> sync_exclude;   ///< --sync-exclude PATTERN
   std::optional<std::string> sync_max;     ///< --sync-max SIZE
+  bool preload_binary = false;             ///< mpirun -s/--preload-binary
+  std::string preload_files;               ///< mpirun --preload-files A,B
 };
 
 /// A flag another launcher has and ferry cannot honour, with the reason given to the user.
@@ -254,6 +256,8 @@ Status finish_session(FrontendConfig& cfg, const RawCli& raw);
 
 /// --sync, --sync-exclude and --sync-max (sync_options.cpp).
 void add_sync_options(CLI::App& app, RawCli& raw);
+/// mpirun's -s/--preload-binary and --preload-files (sync_options.cpp).
+void add_preload_options(CLI::App& app, RawCli& raw);
 /// The trees read (hashed) here, before any host is reached: job.sync. Refuses a bad DIR or
 /// DEST, a link out of a tree, a tree over --sync-max, and --sync in Horovod's elastic mode.
 Status finish_sync(JobOptions& job, RawCli& raw);

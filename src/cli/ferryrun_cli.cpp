@@ -104,6 +104,7 @@ std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {
       break;
     case Personality::kMpirun:
       cli_detail::add_mpirun_options(*app, cfg, raw);
+      cli_detail::add_preload_options(*app, raw);  // --sync in mpirun's words
       break;
     case Personality::kFerryrun:
       cli_detail::add_ferryrun_options(*app, cfg, raw);

@@ -33,9 +33,6 @@ const Refusal mpirun_refusals[] = {
      "a failed rank ends the job; --max-restarts N runs it again, --min-hosts M goes on "
      "without a lost host"},
     {"--continuous", 0, "a job ends when its ranks do (--max-restarts N restarts it)"},
-    {"--preload-binary,-s", 0,
-     "give --sync DIR: the program's folder goes to every host, the ranks start in it"},
-    {"--preload-files", 1, "give --sync DIR: the folder of the files goes to every host"},
     {"--path", 1, "give the program's full path, or -x PATH=... for the ranks"},
     {"--launch-agent", 1, "ferry starts ferryd on the hosts, not orted (see --ferryd)"},
     {"--debug,--tv", 0,

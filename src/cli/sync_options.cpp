@@ -1,10 +1,14 @@
 // --sync, --sync-exclude, --sync-max: the user's tree on every host before the ranks start
 // (sync part, docs/sync.md).
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/sync/tree.hpp"
 
 namespace ferry::cli_detail {
@@ -21,22 +25,61 @@ void add_sync_options(CLI::App& app, RawCli& raw) {
                  "the job's copy of it (DEST: where in the copy); only files a host's cache "
                  "lacks are sent. Repeatable")
       ->allow_extra_args(false)
-      ->type_name("DIR[:DEST]")
       ->group("Job");
   app.add_option("--sync-exclude", raw.sync_exclude,
                  "Leave paths matching PATTERN out of --sync (as a .gitignore line; the tree's "
                  ".ferryignore, else its .gitignore, is read too). Repeatable")
       ->allow_extra_args(false)
-      ->type_name("PATTERN")
       ->group("Job");
   app.add_option("--sync-max", raw.sync_max,
                  "Refuse to --sync trees whose files hold more than this (default 1G)")
-      ->type_name("SIZE")
       ->group("Job");
 }
 
+// The program as this machine's PATH finds it (mpirun --preload-binary). Error: not found.
+Result<std::string> program_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : split(path ? path : "", ':')) {
+    const std::string p = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return make_error("--preload-binary: " + name + " is not on this machine's PATH");
+}
+
+// mpirun's --preload-files and --preload-binary, as trees of single files; the program then
+// runs as the copy's ./NAME.
+Status preload_trees(JobOptions& job, const RawCli& raw, std::vector<SyncTree>& trees) {
+  if (!raw.preload_files.empty()) {
+    auto t = scan_files(split(raw.preload_files, ','), "--preload-files");
+    if (!t) return t.error();
+    trees.push_back(std::move(*t));
+  }
+  if (!raw.preload_binary) return {};
+  if (!job.apps.empty())
+    return make_error("--preload-binary with MPMD parts: give --sync DIR of their programs");
+  auto program = program_path(job.command.front());
+  if (!program) return program.error();
+  auto t = scan_files({*program}, "--preload-binary");
+  if (!t) return t.error();
+  job.command.front() = "./" + t->entries.front().path;
+  trees.push_back(std::move(*t));
+  return {};
+}
+
+void add_preload_options(CLI::App& app, RawCli& raw) {
+  app.add_flag("-s,--preload-binary", raw.preload_binary,
+               "Send the program to every host (as --sync): the ranks run the copy, in the "
+               "job's own directory there")
+      ->group("Start");
+  app.add_option("--preload-files", raw.preload_files,
+                 "Send these files (A,B,...) to every host (as --sync), into the ranks' "
+                 "directory there")
+      ->group("Start");
+}
+
 Status finish_sync(JobOptions& job, RawCli& raw) {
-  if (raw.sync.empty()) {
+  if (raw.sync.empty() && raw.preload_files.empty() && !raw.preload_binary) {
     if (!raw.sync_exclude.empty()) return make_error("--sync-exclude needs --sync DIR");
     if (raw.sync_max) return make_error("--sync-max needs --sync DIR");
     return {};
@@ -53,10 +96,13 @@ Status finish_sync(JobOptions& job, RawCli& raw) {
   }
   if (job.elastic.on())
     return make_error(
-        "--sync and Horovod's elastic mode: hosts that join later would not get the tree "
+        "--sync (or --preload-*) and Horovod's elastic mode: hosts that join later would not get "
+        "the tree "
         "(not supported)");
   std::vector<SyncTree> trees;
+  if (Status st = preload_trees(job, raw, trees); !st) return st;
   uint64_t total = 0;
+  for (const SyncTree& t : trees) total += t.bytes;
   for (const std::string& text : raw.sync) {
     auto spec = parse_sync_spec(text);
     if (!spec) return spec.error();

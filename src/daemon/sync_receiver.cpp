@@ -13,6 +13,9 @@ constexpr uint64_t kKeepBytes = uint64_t{10} << 30;
 
 SyncReceiver::~SyncReceiver() {
   if (!copy_.empty()) FileCache::remove_copy(copy_);
+  // Files half received when ferryrun went away.
+  if (cache_)
+    for (const std::string& h : pending_) cache_->discard(h);
 }
 
 void SyncReceiver::offer(const wire::SyncOffer& o) {
@@ -38,7 +41,8 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
   }
   std::vector<std::string> need = cache_->missing(entries_);
   pending_.insert(need.begin(), need.end());
-  send_(wire::encode(wire::SyncNeed{std::move(need), ""}));
+  const CacheUsage u = cache_->usage();
+  send_(wire::encode(wire::SyncNeed{std::move(need), "", u.bytes, static_cast<uint32_t>(u.files)}));
   if (pending_.empty()) ready();
 }
 

@@ -173,6 +173,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_sync_ack(size_t i, const wire::SyncAck& m) override;
   void on_sync_ready(size_t i, const wire::SyncReady& m) override;
   void send_sync_pieces(size_t i);
+  void show_sync_progress(bool now);
   void sync_failed(size_t i, const std::string& why);
   void after_sync();
 
@@ -237,6 +238,11 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
   Clock::time_point stall_reported_at_{};
   std::optional<PendingPreflight> preflight_;
+  struct SyncProgress {
+    uint64_t wanted = 0, acked = 0;  // bytes, over every host
+    size_t hosts = 0, ready = 0;
+    Clock::time_point drawn{};
+  } sync_progress_;
   asio::steady_timer preflight_timer_{io_};
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;

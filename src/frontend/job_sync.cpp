@@ -21,6 +21,7 @@ void Job::Impl::start_sync() {
   for (const TreeEntry& e : opts_.sync->entries)
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
   const std::string frame = wire::encode(offer);
+  sync_progress_ = {};
   diag_.verbose("sync: " + std::to_string(opts_.sync->files) + " files, " +
                 bytes_text(opts_.sync->bytes) + ", to the hosts that lack them");
   for (size_t m : attempt_.members) {
@@ -28,6 +29,7 @@ void Job::Impl::start_sync() {
     if (h.synced) continue;
     h.sync = std::make_unique<TreeSender>(opts_.sync);
     h.link->send(frame);
+    ++sync_progress_.hosts;
   }
 }
 
@@ -38,7 +40,10 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
   if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
   diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
                 std::to_string(opts_.sync->files) + " files (" +
-                bytes_text(h.sync->bytes_wanted()) + ")");
+                bytes_text(h.sync->bytes_wanted()) + "); its cache keeps " +
+                std::to_string(m.cache_files) + " files, " + bytes_text(m.cache_bytes));
+  sync_progress_.wanted += h.sync->bytes_wanted();
+  show_sync_progress(true);
   send_sync_pieces(i);
 }
 
@@ -46,7 +51,21 @@ void Job::Impl::on_sync_ack(size_t i, const wire::SyncAck& m) {
   HostLink& h = *hosts_[i];
   if (!h.sync) return;
   h.sync->acked(m.bytes);
+  sync_progress_.acked += m.bytes;
+  show_sync_progress(false);
   send_sync_pieces(i);
+}
+
+// On a terminal (without --verbose), one line redrawn at most every 100 ms: "sync: 12.0 MiB
+// of 40.0 MiB sent, 1 of 4 hosts ready".
+void Job::Impl::show_sync_progress(bool now) {
+  const auto t = Clock::now();
+  if (!now && t - sync_progress_.drawn < std::chrono::milliseconds(100)) return;
+  sync_progress_.drawn = t;
+  diag_.progress(diag_.program() + ": sync: " + bytes_text(sync_progress_.acked) + " of " +
+                 bytes_text(sync_progress_.wanted) + " sent, " +
+                 std::to_string(sync_progress_.ready) + " of " +
+                 std::to_string(sync_progress_.hosts) + " hosts ready");
 }
 
 void Job::Impl::send_sync_pieces(size_t i) {
@@ -67,6 +86,8 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
                 "); the ranks start in " + m.path);
   h.sync.reset();
   h.synced = true;
+  ++sync_progress_.ready;
+  show_sync_progress(true);
   if (!want_sync()) after_sync();
 }
 
@@ -79,6 +100,7 @@ void Job::Impl::sync_failed(size_t i, const std::string& why) {
 }
 
 void Job::Impl::after_sync() {
+  diag_.end_progress();
   if (attempt_.number == 0 && want_preflight()) return start_preflight();
   send_specs();
 }

@@ -125,6 +125,10 @@ Status FileCache::receive(const std::string& hash, std::string_view bytes, bool 
   return {};
 }
 
+void FileCache::discard(const std::string& hash) const {
+  if (is_hash(hash)) ::unlink(part_path(hash).c_str());
+}
+
 Result<std::string> FileCache::materialize(const std::vector<TreeEntry>& entries,
                                            const std::string& name) const {
   const std::string final_dir = base_ + "/jobs/" + name;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ferry/common/posix_handles.hpp"
@@ -129,6 +130,28 @@ class Walker {
   SyncTree& tree_;
 };
 
+// A link that leads, through links of the tree, back to itself: refused, as the host would
+// find it dangling. Followed on the links' text, as link_inside() judges them.
+Status check_link_loops(const std::string& root, const std::vector<TreeEntry>& entries) {
+  std::map<std::string, std::string> links;
+  for (const TreeEntry& e : entries)
+    if (e.kind == TreeEntry::Kind::kSymlink) links[e.path] = e.target;
+  for (const auto& [path, target] : links) {
+    std::string cur = path, chain = path;
+    std::set<std::string> seen{path};
+    for (auto it = links.find(cur); it != links.end(); it = links.find(cur)) {
+      cur = (std::filesystem::path(cur).parent_path() / it->second)
+                .lexically_normal()
+                .generic_string();
+      chain += " -> " + cur;
+      if (!seen.insert(cur).second)
+        return make_error(root + "/" + path + ": a symlink loop (" + chain +
+                          "); leave it out with --sync-exclude");
+    }
+  }
+  return {};
+}
+
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -238,6 +261,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   const size_t first = tree.entries.size();
   Walker w(root, ignore, tree);
   if (Status s = w.walk(""); !s) return s.error();
+  if (Status s = check_link_loops(root, tree.entries); !s) return s.error();
   if (rules.max_bytes > 0 && tree.bytes > rules.max_bytes)
     return make_error("--sync " + spec.source + ": " + bytes_text(tree.bytes) + " in " +
                       std::to_string(tree.files) + " files, over --sync-max " +
@@ -253,6 +277,32 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
     }
     if (!prefix.empty()) e.path = prefix + "/" + e.path;
   }
+  return tree;
+}
+
+Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::string& option) {
+  SyncTree tree;
+  std::set<std::string> names;
+  for (const std::string& f : files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return make_error(option + " " + f + ": not a file");
+    TreeEntry e;
+    e.path = std::filesystem::path(f).filename().string();
+    if (!names.insert(e.path).second) return make_error(option + ": two files named " + e.path);
+    e.kind = TreeEntry::Kind::kFile;
+    e.mode = st.st_mode & 07777;
+    e.size = static_cast<uint64_t>(st.st_size);
+    e.source = f;
+    auto h = file_sha256(f);
+    if (!h) return make_error(option + ": " + h.error().message);
+    e.hash = *h;
+    tree.bytes += e.size;
+    ++tree.files;
+    tree.entries.push_back(std::move(e));
+  }
+  std::sort(tree.entries.begin(), tree.entries.end(),
+            [](const TreeEntry& a, const TreeEntry& b) { return a.path < b.path; });
   return tree;
 }
 

@@ -44,6 +44,8 @@ class FileCache {
   /// the file is checked and put in place. Error: a write failed, or the bytes do not match
   /// the hash (the partial file is removed either way).
   Status receive(const std::string& hash, std::string_view bytes, bool last);
+  /// Removes what receive() holds of `hash` so far (a file left half-received).
+  void discard(const std::string& hash) const;
   /// Builds the job copy `name` (under jobs/) from `entries`, every file already cached, and
   /// returns its path. Error: one line naming the entry.
   Result<std::string> materialize(const std::vector<TreeEntry>& entries,

@@ -79,6 +79,11 @@ struct SyncTree {
 /// over `max_bytes` (said before any file is read).
 Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules);
 
+/// mpirun's --preload-files and --preload-binary: single files, each at the top of the job's
+/// copy under its own name, mode and SHA-256 kept. `option` names them in errors. Error, one
+/// line: a path that is not a regular file, or cannot be read; two files of one name.
+Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::string& option);
+
 /// "512 B", "3.4 MiB": bytes for messages.
 std::string bytes_text(uint64_t bytes);
 

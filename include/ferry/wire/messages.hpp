@@ -370,9 +370,11 @@ struct SyncNeed {
   static constexpr MsgType kType = MsgType::kSyncNeed;
   std::vector<std::string> hashes;  ///< in the order they are wanted; empty: all there
   std::string error;                ///< the cache cannot be used here (one line); "" none
+  uint64_t cache_bytes = 0;         ///< what the host's cache keeps (after its eviction)
+  uint32_t cache_files = 0;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.hashes, m.error);
+    return std::tie(m.hashes, m.error, m.cache_bytes, m.cache_files);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "ferry/cli/ferryrun_cli.hpp"
@@ -327,9 +328,6 @@ TEST(CliMpirun, FlagsFerryCannotHonourAreRefusedWithTheReason) {
                                                          {"--display-topo"},
                                                          {"--enable-recovery"},
                                                          {"--continuous"},
-                                                         {"--preload-binary"},
-                                                         {"-s"},
-                                                         {"--preload-files", "f"},
                                                          {"--path", "/p"},
                                                          {"--launch-agent", "x"},
                                                          {"--debug"},
@@ -414,6 +412,31 @@ TEST(CliMpirun, HwthreadsAsCpusBindToHwthreadsUnlessBindToSaysOtherwise) {
   EXPECT_EQ(core.config->job.binding.bind_to, BindTo::kCore);
   EXPECT_EQ(mpi({"--bind-to", "none", "--use-hwthread-cpus", "true"}).config->job.binding.bind_to,
             BindTo::kNone);
+}
+
+TEST(CliMpirun, PreloadsAreSyncedFilesAndTheProgramRunsAsItsCopy) {
+  const std::string dir = ::testing::TempDir() + "preload";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/in.txt") << "input";
+  std::ofstream(dir + "/solver") << "#!/bin/sh\n";
+  ::chmod((dir + "/solver").c_str(), 0755);
+  auto r = mpi({"-H", "a,b", "-s", "--preload-files", dir + "/in.txt", dir + "/solver", "x"});
+  ASSERT_TRUE(r.config.has_value());
+  const auto& job = r.config->job;
+  ASSERT_NE(job.sync, nullptr);
+  ASSERT_EQ(job.sync->entries.size(), 2u);
+  EXPECT_EQ(job.sync->entries[0].path, "in.txt");
+  EXPECT_EQ(job.sync->entries[1].path, "solver");
+  EXPECT_EQ(job.sync->entries[1].mode, 0755u);
+  EXPECT_EQ(job.command, (std::vector<std::string>{"./solver", "x"}));
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(mpi({"-H", "a", "--preload-files", dir + "/nope", "true"}).exit_code, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "mpirun: --preload-files " + dir + "/nope: not a file\n");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(mpi({"-H", "a", "-s", "no-such-program-here", "x"}).exit_code, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "mpirun: --preload-binary: no-such-program-here is not on this machine's PATH\n");
 }
 
 TEST(CliMpirun, DoNotLaunchIsFerrysCheck) {

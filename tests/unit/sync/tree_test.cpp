@@ -91,6 +91,20 @@ TEST(SyncTree, ALinkOutsideTheTreeIsRefusedNamingIt) {
   EXPECT_TRUE(scan_tree({d, ""}, {{"up"}, 0}).ok());
 }
 
+TEST(SyncTree, ASymlinkLoopIsRefusedNamingIt) {
+  const std::string d = fresh("loop");
+  fs::create_directories(d + "/x");
+  fs::create_symlink("b", d + "/x/a");
+  fs::create_symlink("a", d + "/x/b");
+  auto t = scan_tree({d, ""}, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, d + "/x/a: a symlink loop (x/a -> x/b -> x/a); leave it out with "
+                                   "--sync-exclude");
+  fs::remove(d + "/x/b");
+  fs::create_symlink("../x/a", d + "/x/c");  // a chain to a dangling end is no loop
+  EXPECT_TRUE(scan_tree({d, ""}, {}).ok());
+}
+
 TEST(SyncTree, ASocketIsSkippedWithALine) {
   const std::string d = fresh("socket");
   write(d + "/a", "a");
