@@ -20,6 +20,7 @@ TITLES = {
     "scale": "Launch at scale over SSH: `true`, one rank per host",
     "scale-slurm": "Launch inside a Slurm allocation: `true`, one rank per node",
     "horovod": "Real Horovod: one training job, real horovodrun and ferry's horovodrun personality",
+    "sync": "A tree on every host: ferryrun --sync against rsync over SSH (parallel) and pdcp",
     "docker": "Docker layouts: ferryrun in fnode1, 4 ranks on 2 hosts x 2 (containers or namespaces)",
 }
 

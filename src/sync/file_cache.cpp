@@ -39,9 +39,32 @@ Status copy_out(const std::string& from, const std::string& to, uint32_t mode) {
   fs::copy_file(from, to, fs::copy_options::none, ec);
   if (ec) return make_error(to + ": " + ec.message());
   if (::chmod(to.c_str(), mode) != 0) return make_error(to + ": " + errno_text());
-  // The cached file's mtime says when a job last used it (evict()).
-  ::utimensat(AT_FDCWD, from.c_str(), nullptr, 0);
+  // The cached file's access time says when a job last used it (evict()); its modification
+  // time stays, part of its stamp.
+  const timespec used[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+  ::utimensat(AT_FDCWD, from.c_str(), used, 0);
   return {};
+}
+
+// What a checked file looked like: size, modification time and inode. A write changes it.
+std::string stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino);
+}
+
+std::string read_stamp(const std::string& path) {
+  char buf[96];
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return "";
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+void write_stamp(const std::string& path, const std::string& stamp) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd) (void)!::write(fd.get(), stamp.data(), stamp.size());
 }
 
 // Gives `dir` and everything under it its owner's write and search bits, so a copy whose ranks
@@ -83,10 +106,17 @@ std::vector<std::string> FileCache::missing(const std::vector<TreeEntry>& entrie
   for (const TreeEntry& e : entries) {
     if (e.kind != TreeEntry::Kind::kFile || !seen.insert(e.hash).second) continue;
     const std::string path = file_path(e.hash);
-    if (::access(path.c_str(), F_OK) == 0) {
+    const std::string stamp = stamp_of(path);
+    if (!stamp.empty()) {
+      // Unchanged since it was last checked: no need to read it again.
+      if (read_stamp(ok_path(e.hash)) == stamp) continue;
       auto h = file_sha256(path);
-      if (h && *h == e.hash) continue;
+      if (h && *h == e.hash) {
+        write_stamp(ok_path(e.hash), stamp);
+        continue;
+      }
       ::unlink(path.c_str());  // damaged or tampered with: asked for again
+      ::unlink(ok_path(e.hash).c_str());
     }
     out.push_back(e.hash);
   }
@@ -117,11 +147,13 @@ Status FileCache::receive(const std::string& hash, std::string_view bytes, bool 
                       "...: " + (h ? "the bytes received do not match it" : h.error().message));
   }
   ::chmod(part.c_str(), 0400);
+  const std::string stamp = stamp_of(part);
   if (::rename(part.c_str(), file_path(hash).c_str()) != 0) {
     const std::string why = file_path(hash) + ": " + errno_text();
     ::unlink(part.c_str());
     return make_error(why);
   }
+  write_stamp(ok_path(hash), stamp);
   return {};
 }
 
@@ -209,8 +241,15 @@ uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
       }
       continue;
     }
+    // A stamp whose file is gone.
+    if (name.starts_with(".") && name.ends_with(".ok")) {
+      if (!is_hash(name.substr(1, name.size() - 4)) ||
+          ::access(file_path(name.substr(1, name.size() - 4)).c_str(), F_OK) != 0)
+        ::unlink(f.path().c_str());
+      continue;
+    }
     if (!is_hash(name)) continue;
-    files.push_back({f.path().string(), static_cast<uint64_t>(st.st_size), st.st_mtime});
+    files.push_back({f.path().string(), static_cast<uint64_t>(st.st_size), st.st_atime});
     total += static_cast<uint64_t>(st.st_size);
   }
   std::sort(files.begin(), files.end(),
@@ -222,6 +261,8 @@ uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
     if (::unlink(c.path.c_str()) == 0) {
       total -= c.size;
       removed += c.size;
+      const std::string name = fs::path(c.path).filename().string();
+      ::unlink(ok_path(name).c_str());
     }
   }
   // Copies of ferryds that are gone: NAME starts with their pid.

@@ -4,11 +4,13 @@
 /// SHA-256 (`BASE/files/HASH`, BASE = `${XDG_CACHE_HOME:-~/.cache}/ferry/sync`, 0700, the
 /// user's own), and the jobs' copies made from it (`BASE/jobs/NAME/`). A file is received under
 /// a name of its own (`.HASH.part-PID`), checked against its hash, then renamed into place, so
-/// two jobs receiving it at once both end with the one good copy. A job's copy is built under a
-/// temporary name and renamed whole: ranks never see half a tree. Files are copied out of the
-/// cache, not linked: a rank that writes into its copy leaves the cache as it was. A cached file
-/// is checked against its name each time a job wants it; one that does not match (damaged,
-/// tampered with) is removed and asked for again.
+/// two jobs receiving it at once both end with the one good copy. `.HASH.ok` holds the stamp
+/// (size, modification time, inode) of the file when it was last checked. A job's copy is built
+/// under a temporary name and renamed whole: ranks never see half a tree. Files are copied out of
+/// the cache, not linked: a rank that writes into its copy leaves the cache as it was. A cached
+/// file whose stamp changed since it was checked (written to: damaged, tampered with) is read and
+/// checked against its name again when a job wants it; one that does not match is removed and
+/// asked for again. A job's use sets its access time: eviction goes by that.
 
 #include <sys/types.h>
 
@@ -63,6 +65,7 @@ class FileCache {
   explicit FileCache(std::string base) : base_(std::move(base)) {}
   std::string file_path(const std::string& hash) const { return base_ + "/files/" + hash; }
   std::string part_path(const std::string& hash) const;
+  std::string ok_path(const std::string& hash) const { return base_ + "/files/." + hash + ".ok"; }
 
   std::string base_;
 };

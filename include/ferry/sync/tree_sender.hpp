@@ -24,8 +24,10 @@ class TreeSender {
     std::string data;
     bool last = false;
   };
-  /// Bytes a host may have unacknowledged, and the size of a piece.
-  static constexpr uint64_t kWindow = uint64_t{4} << 20;
+  /// Bytes a host may have unacknowledged, and the size of a piece. 1 MiB: over SSH a larger
+  /// window made a first sync 4 times slower (20 MB to one host: 1.48 s with 4 MiB, 0.37 s
+  /// with 1 MiB), the SSH session's write path stalling once the channel's window is spent.
+  static constexpr uint64_t kWindow = uint64_t{1} << 20;
   static constexpr size_t kPiece = size_t{256} << 10;
 
   explicit TreeSender(std::shared_ptr<const SyncTree> tree);

@@ -81,9 +81,26 @@ TEST(FileCache, ADamagedCachedFileIsAskedForAgain) {
   ASSERT_TRUE(c->receive(tree[0].hash, "good bytes", true).ok());
   const std::string cached = c->base() + "/files/" + tree[0].hash;
   ::chmod(cached.c_str(), 0600);
-  std::ofstream(cached) << "evil bytes";
+  std::ofstream(cached) << "evil bytes!";  // written: its stamp (size, mtime) changes
   EXPECT_EQ(c->missing(tree), std::vector<std::string>{tree[0].hash});
   EXPECT_FALSE(fs::exists(cached));
+}
+
+TEST(FileCache, AFileWhoseStampChangedIsCheckedAgainAndKeptWhenGood) {
+  auto c = FileCache::open(fresh("stamp"));
+  ASSERT_TRUE(c.ok());
+  const std::vector<TreeEntry> tree = {file("a", "same bytes")};
+  ASSERT_TRUE(c->receive(tree[0].hash, "same bytes", true).ok());
+  const std::string stamp = c->base() + "/files/." + tree[0].hash + ".ok";
+  ASSERT_TRUE(fs::exists(stamp));
+  const std::string before = read(stamp);
+  // Touched (a new mtime), its bytes the same: read again, still good, stamped anew.
+  const std::string cached = c->base() + "/files/" + tree[0].hash;
+  const timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, cached.c_str(), later, 0), 0);
+  EXPECT_TRUE(c->missing(tree).empty());
+  EXPECT_NE(read(stamp), before);
+  EXPECT_EQ(c->usage().files, 1U);  // the stamp is not a cached file
 }
 
 TEST(FileCache, AJobsCopyIsWholeWithModesAndLeavesTheCacheAlone) {

@@ -1,0 +1,169 @@
+"""A tree on every host: `ferryrun --sync` next to `rsync -a` over SSH and pdsh's `pdcp`.
+
+A tree of many small files and a few large ones (2,000 files, 200 MB; --quick: 200 files,
+20 MB) goes to every host of the simulated cluster, whose hosts each keep their own cache of
+synced files (ferry-cluster gives each a private ~/.cache/ferry/sync). Three cases, each
+tool in turn, rounds interleaved:
+
+- first sync: every host's copy emptied first (ferry's cache, rsync's and pdcp's target
+  folders); ferryrun runs `true` in the synced copy, rsync copies to each host in parallel
+  (one `rsync -a -e "ssh -F cluster"` per host, all at once), pdcp to every host in one call.
+- one file changed: a small file edited between rounds; every tool brings each host up to
+  date.
+- launch of a job whose tree is already everywhere, against the same launch without
+  `--sync` (goal: within 10%).
+
+rsync's and pdcp's targets are folders of their own per host (the simulated hosts share this
+machine's file system outside ferry's cache). pdcp runs only where pdsh is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .context import Context
+
+SECTION = "sync"
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+
+
+COLUMNS = [Column("ferryrun", "ferryrun --sync"), Column("rsync", "rsync -a (parallel)"),
+           Column("pdcp", "pdcp -r"), Column("no-sync", "ferryrun, no --sync (launch only)")]
+
+
+def make_tree(root: Path, files: int, total_mb: int) -> None:
+    """`files` files: 4 large ones holding most of `total_mb`, the rest 1-4 KB sources."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    big = total_mb * 1_000_000 // 5
+    for i in range(4):
+        with open(root / f"weights-{i}.bin", "wb") as f:
+            f.write(os.urandom(big))
+    small = files - 4
+    for i in range(small):
+        d = root / f"pkg{i % 40}"
+        d.mkdir(exist_ok=True)
+        with open(d / f"mod{i}.py", "wb") as f:
+            f.write(os.urandom(512 + (i % 7) * 512).hex().encode())
+
+
+def run(ctx: Context) -> None:
+    rsync = shutil.which("rsync")
+    pdcp = shutil.which("pdcp")
+    if not rsync:
+        ctx.results.notes.append("sync skipped: rsync is not installed")
+        return
+    columns = [c for c in COLUMNS if c.key != "pdcp" or pdcp]
+    ctx.results.columns[SECTION] = columns
+    ctx.results.legends[SECTION] = (
+        "`ferryrun --sync TREE true` against rsync over SSH to every host at once and pdcp, "
+        "median [min-max] over the rounds; ratios are peer / ferryrun (above 1: ferryrun is "
+        "faster). The launch case compares ferryrun with and without --sync.")
+    quick = ctx.sizes.throughput_rounds <= 1
+    files, mb = (200, 20) if quick else (2000, 200)
+    rounds = 2 if quick else 3
+    hosts_cases = [4] if quick else [4, 32]
+    tree = ctx.work / "sync-tree"
+    make_tree(tree, files, mb)
+    try:
+        for n in hosts_cases:
+            with ctx.cluster.session(n, "synced trees") as cluster:
+                if cluster.nodes < n:
+                    ctx.results.notes.append(f"sync: {n} hosts skipped (cluster has {cluster.nodes})")
+                    continue
+                one_case(ctx, cluster, tree, n, files, mb, rounds, columns)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(ctx.work / "sync-targets", ignore_errors=True)
+
+
+def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rounds: int,
+             columns: list[Column]) -> None:
+    ferry = ctx.ferry()
+    cfg = str(cluster.ssh_config)
+    hosts = [f"fnode{i + 1}" for i in range(n)]
+    ferryrun = [str(ferry.bin_dir / "ferryrun"), "--ssh-config", cfg, "-H",
+                ",".join(f"{h}:1" for h in hosts)]
+    targets = ctx.work / "sync-targets"
+    env = dict(cluster.env(), PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS_APPEND=f"-F {cfg}")
+    case = f"{n} hosts, {files} files, {mb} MB"
+    first = ctx.results.metric(SECTION, case, "first sync", "s")
+    change = ctx.results.metric(SECTION, case, "one file changed", "s")
+
+    def clean(col: str) -> None:
+        if col == "ferryrun":
+            subprocess.run(ferryrun + ["sh", "-c", "rm -rf ~/.cache/ferry/sync/files"],
+                           env=env, capture_output=True, timeout=120)
+        else:
+            shutil.rmtree(targets / col, ignore_errors=True)
+        for h in hosts:
+            (targets / col / h).mkdir(parents=True, exist_ok=True)
+
+    def sync(col: str) -> int:
+        if col == "ferryrun":
+            return subprocess.run(ferryrun + ["--sync", str(tree), "true"], env=env,
+                                  capture_output=True, timeout=ctx.sizes.run_timeout_s).returncode
+        if col == "rsync":
+            procs = [subprocess.Popen(["rsync", "-a", "-e", f"ssh -F {cfg}", f"{tree}/",
+                                       f"{h}:{targets / col / h}/"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     for h in hosts]
+            return max(p.wait(timeout=ctx.sizes.run_timeout_s) for p in procs)
+        # pdcp has no per-host target: every host writes the same folder (the simulated hosts
+        # share it, so pdcp's hosts race on one folder: a fair cost, not a fair result).
+        return subprocess.run(["pdcp", "-r", "-w", ",".join(hosts), str(tree),
+                               str(targets / col / "all")], env=env, capture_output=True,
+                              timeout=ctx.sizes.run_timeout_s).returncode
+
+    edited = tree / "pkg0" / "mod0.py"
+    for rnd in range(rounds):
+        copiers = [c for c in columns if c.key != "no-sync"]
+        for col in (copiers if rnd % 2 == 0 else copiers[::-1]):
+            ctx.log(f"  sync: {case}: round {rnd + 1}/{rounds} {col.key}")
+            clean(col.key)
+            start = time.monotonic()
+            rc = sync(col.key)
+            secs = time.monotonic() - start
+            if rc != 0:
+                ctx.fail(f"{col.label} exited {rc} in sync {case} (first), round {rnd + 1}")
+                continue
+            first.add(col.key, rnd, secs)
+            with open(edited, "ab") as f:
+                f.write(f"# round {rnd} {col.key}\n".encode())
+            start = time.monotonic()
+            rc = sync(col.key)
+            secs = time.monotonic() - start
+            if rc != 0:
+                ctx.fail(f"{col.label} exited {rc} in sync {case} (one file), round {rnd + 1}")
+                continue
+            change.add(col.key, rnd, secs)
+            ctx.check_idle(f"sync {col.key}")
+    launch(ctx, case, ferryrun, tree, env, rounds)
+
+
+def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds: int) -> None:
+    """A job whose tree is everywhere already, against the same job without --sync."""
+    m = ctx.results.metric(SECTION, case, "launch, tree already there (ferryrun alone)", "s")
+    runs = 5
+    for rnd in range(rounds):
+        for key, extra in (("ferryrun", ["--sync", str(tree)]), ("no-sync", [])):
+            times = []
+            for _ in range(runs):
+                start = time.monotonic()
+                rc = subprocess.run(ferryrun + extra + ["true"], env=env, capture_output=True,
+                                    timeout=ctx.sizes.run_timeout_s).returncode
+                times.append(time.monotonic() - start)
+                if rc != 0:
+                    ctx.fail(f"ferryrun {' '.join(extra)} exited {rc} in sync launch")
+            times.sort()
+            m.add(key, rnd, times[len(times) // 2])
