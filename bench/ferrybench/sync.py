@@ -125,29 +125,27 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
                                str(targets / col / "all")], env=env, capture_output=True,
                               timeout=ctx.sizes.run_timeout_s).returncode
 
+    def timed(col: Column, metric, what: str, rnd: int) -> bool:
+        start = time.monotonic()
+        rc = sync(col.key)
+        if rc != 0:
+            ctx.fail(f"{col.label} exited {rc} in sync {case} ({what}), round {rnd + 1}")
+            return False
+        metric.add(col.key, rnd, time.monotonic() - start)
+        return True
+
     edited = tree / "pkg0" / "mod0.py"
     for rnd in range(rounds):
         copiers = [c for c in columns if c.key != "no-sync"]
         for col in (copiers if rnd % 2 == 0 else copiers[::-1]):
             ctx.log(f"  sync: {case}: round {rnd + 1}/{rounds} {col.key}")
             clean(col.key)
-            start = time.monotonic()
-            rc = sync(col.key)
-            secs = time.monotonic() - start
-            if rc != 0:
-                ctx.fail(f"{col.label} exited {rc} in sync {case} (first), round {rnd + 1}")
+            if not timed(col, first, "first", rnd):
                 continue
-            first.add(col.key, rnd, secs)
             with open(edited, "ab") as f:
                 f.write(f"# round {rnd} {col.key}\n".encode())
-            start = time.monotonic()
-            rc = sync(col.key)
-            secs = time.monotonic() - start
-            if rc != 0:
-                ctx.fail(f"{col.label} exited {rc} in sync {case} (one file), round {rnd + 1}")
-                continue
-            change.add(col.key, rnd, secs)
-            ctx.check_idle(f"sync {col.key}")
+            if timed(col, change, "one file", rnd):
+                ctx.check_idle(f"sync {col.key}")
     launch(ctx, case, ferryrun, tree, env, rounds)
 
 
