@@ -73,6 +73,9 @@ def run(ctx: Context) -> None:
     files, mb = (200, 20) if quick else (2000, 200)
     rounds = 2 if quick else 3
     hosts_cases = [4] if quick else [4, 32]
+    # FERRY_BENCH_SYNC_HOSTS=4,32: these host counts instead (a quick tree at 32 hosts).
+    if os.environ.get("FERRY_BENCH_SYNC_HOSTS"):
+        hosts_cases = [int(n) for n in os.environ["FERRY_BENCH_SYNC_HOSTS"].split(",")]
     tree = ctx.work / "sync-tree"
     make_tree(tree, files, mb)
     try:
