@@ -9,6 +9,7 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/common/text.hpp"
+#include "ferry/sync/file_cache.hpp"
 #include "ferry/sync/tree.hpp"
 
 namespace ferry::cli_detail {
@@ -87,6 +88,7 @@ Status finish_sync(JobOptions& job, RawCli& raw) {
   SyncRules rules;
   rules.excludes = raw.sync_exclude;
   rules.max_bytes = kDefaultSyncMax;
+  rules.hash_index_dir = FileCache::default_base() + "/hashes";
   if (raw.sync_max) {
     auto size = parse_size(*raw.sync_max);
     if (!size)

@@ -175,6 +175,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void send_sync_pieces(size_t i);
   void show_sync_progress(bool now);
   void sync_failed(size_t i, const std::string& why);
+  void watch_sync();
   void after_sync();
 
   // ---- job_check.cpp: ferryrun --check ----
@@ -243,7 +244,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
     size_t hosts = 0, ready = 0;
     Clock::time_point drawn{};
   } sync_progress_;
-  asio::steady_timer preflight_timer_{io_};
+  asio::steady_timer preflight_timer_{io_}, sync_timer_{io_};
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;
   asio::steady_timer check_timer_{io_};

@@ -2,11 +2,19 @@
 // Each host says which files its cache lacks; they go to all hosts at once, a window of bytes
 // per host (TreeSender); once a host's copy is in place, it is synced for as long as its ferryd
 // lives (a restart on the same connection keeps the copy). Then the attempt goes on as without
-// --sync: the preflight, the HostSpecs.
+// --sync: the preflight, the HostSpecs. A host that leaves --start-timeout seconds between two
+// answers fails the start (a large tree may take longer than that in all, never that long
+// without a word).
 #include "ferry/sync/tree_sender.hpp"
 #include "job_impl.hpp"
 
 namespace ferry {
+
+namespace {
+
+std::string files_text(size_t n) { return std::to_string(n) + (n == 1 ? " file" : " files"); }
+
+}  // namespace
 
 bool Job::Impl::want_sync() const {
   if (!opts_.sync || opts_.check) return false;
@@ -22,15 +30,40 @@ void Job::Impl::start_sync() {
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
   const std::string frame = wire::encode(offer);
   sync_progress_ = {};
-  diag_.verbose("sync: " + std::to_string(opts_.sync->files) + " files, " +
-                bytes_text(opts_.sync->bytes) + ", to the hosts that lack them");
+  diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " +
+                bytes_text(opts_.sync->bytes) + " (" + std::to_string(opts_.sync->files_read) +
+                " read for their hashes, the others unchanged since a launch read them), to "
+                "the hosts that lack them");
   for (size_t m : attempt_.members) {
     HostLink& h = *hosts_[m];
     if (h.synced) continue;
     h.sync = std::make_unique<TreeSender>(opts_.sync);
+    h.sync_heard = Clock::now();
     h.link->send(frame);
     ++sync_progress_.hosts;
   }
+  watch_sync();
+}
+
+// Once a second while files are on their way: a host silent for --start-timeout fails.
+void Job::Impl::watch_sync() {
+  sync_timer_.expires_after(std::chrono::seconds(1));
+  sync_timer_.async_wait([this](std::error_code ec) {
+    if (ec || phase_ == Phase::kFinishing) return;
+    const auto limit = std::chrono::seconds(opts_.start_timeout_s);
+    bool waiting = false;
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      HostLink& h = *hosts_[i];
+      if (!h.sync) continue;
+      if (Clock::now() - h.sync_heard < limit) {
+        waiting = true;
+        continue;
+      }
+      return sync_failed(i, "no answer for " + std::to_string(opts_.start_timeout_s) +
+                                " s (--start-timeout) while its tree was on its way");
+    }
+    if (waiting) watch_sync();
+  });
 }
 
 void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
@@ -38,10 +71,11 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
   if (!h.sync) return on_broken(i, "a sync answer it was not asked for");
   if (!m.error.empty()) return sync_failed(i, m.error);
   if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
+  h.sync_heard = Clock::now();
   diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
-                std::to_string(opts_.sync->files) + " files (" +
-                bytes_text(h.sync->bytes_wanted()) + "); its cache keeps " +
-                std::to_string(m.cache_files) + " files, " + bytes_text(m.cache_bytes));
+                files_text(opts_.sync->files) + " (" + bytes_text(h.sync->bytes_wanted()) +
+                "); its cache keeps " + files_text(m.cache_files) + ", " +
+                bytes_text(m.cache_bytes));
   sync_progress_.wanted += h.sync->bytes_wanted();
   show_sync_progress(true);
   send_sync_pieces(i);
@@ -50,6 +84,7 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
 void Job::Impl::on_sync_ack(size_t i, const wire::SyncAck& m) {
   HostLink& h = *hosts_[i];
   if (!h.sync) return;
+  h.sync_heard = Clock::now();
   h.sync->acked(m.bytes);
   sync_progress_.acked += m.bytes;
   show_sync_progress(false);
@@ -81,9 +116,8 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
   if (!h.sync) return on_broken(i, "a synced copy it was not asked for");
   if (!m.error.empty()) return sync_failed(i, m.error);
   const size_t sent = h.sync->files_sent();
-  diag_.verbose("sync: " + h.name() + ": sent " + std::to_string(sent) +
-                (sent == 1 ? " file (" : " files (") + bytes_text(h.sync->bytes_wanted()) +
-                "); the ranks start in " + m.path);
+  diag_.verbose("sync: " + h.name() + ": sent " + files_text(sent) + " (" +
+                bytes_text(h.sync->bytes_wanted()) + "); the ranks start in " + m.path);
   h.sync.reset();
   h.synced = true;
   ++sync_progress_.ready;
@@ -100,6 +134,7 @@ void Job::Impl::sync_failed(size_t i, const std::string& why) {
 }
 
 void Job::Impl::after_sync() {
+  sync_timer_.cancel();
   diag_.end_progress();
   if (attempt_.number == 0 && want_preflight()) return start_preflight();
   send_specs();

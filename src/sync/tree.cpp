@@ -267,16 +267,19 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
                       std::to_string(tree.files) + " files, over --sync-max " +
                       bytes_text(rules.max_bytes) +
                       " (leave some out with --sync-exclude or a .ferryignore, or raise it)");
+  HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
   for (size_t i = first; i < tree.entries.size(); ++i) {
     TreeEntry& e = tree.entries[i];
     if (e.kind == TreeEntry::Kind::kFile) {
       e.source = root + "/" + e.path;
-      auto h = file_sha256(e.source);
+      auto h = index.hash(e.path, e.source);
       if (!h) return make_error("--sync: " + h.error().message);
       e.hash = *h;
     }
     if (!prefix.empty()) e.path = prefix + "/" + e.path;
   }
+  index.save();
+  tree.files_read = index.files_read();
   return tree;
 }
 
@@ -297,6 +300,7 @@ Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::st
     auto h = file_sha256(f);
     if (!h) return make_error(option + ": " + h.error().message);
     e.hash = *h;
+    ++tree.files_read;
     tree.bytes += e.size;
     ++tree.files;
     tree.entries.push_back(std::move(e));
@@ -313,6 +317,7 @@ SyncTree merge_trees(std::vector<SyncTree> trees) {
   for (SyncTree& t : trees) {
     for (TreeEntry& e : t.entries) by_path[e.path] = std::move(e);
     for (std::string& s : t.skipped) out.skipped.push_back(std::move(s));
+    out.files_read += t.files_read;
   }
   for (auto& [path, e] : by_path) {
     // Under a path a later tree made a file or link: gone with the directory it was in.

@@ -7,8 +7,9 @@
 # left out); a second run sends nothing, an edited file alone is sent again (counted by
 # --verbose); a cached file tampered with is sent again; two jobs with different trees at once
 # each see their own; a rank writing into its copy does not change the cache; kill -9 of
-# ferryrun in the middle of a sync leaves no copy, no half file and no process; the copies are
-# gone when the jobs end; on a terminal a progress line shows the bytes sent; mpirun's --preload-binary and --preload-files. Bad input: one line,
+# ferryrun in the middle of a sync leaves no copy, no half file and no process; a host that
+# stops answering mid-sync fails the start after --start-timeout; the copies are gone when the
+# jobs end; on a terminal a progress line shows the bytes sent; mpirun's --preload-binary and --preload-files. Bad input: one line,
 # exit 2.
 # shellcheck disable=SC2154 # X_rc etc. come from run_capture
 # shellcheck source=lib.sh
@@ -142,6 +143,22 @@ on_hosts "echo copies \$(ls $CACHE/jobs | wc -l) parts \$(ls -A $CACHE/files | g
 for r in 0 1; do
   assert_eq "copies 0 parts 0" "$(rank_lines "$T/KL.out" "$r" stdout)" "nothing half-made on fnode$((r + 1))"
 done
+
+# A host that stops answering in the middle of a sync (its ferryd stopped): the start fails
+# after --start-timeout seconds without a word from it, one line naming it; nothing is left.
+start_bg ST -- "$in_ns" "$T/tree2" "$FERRYRUN" --verbose --start-timeout 3 "${HOSTS[@]}" --sync "$MNT" "$sleeper" 30
+wait_for "the sync to begin" 30 grep -q "lacks [0-9]* of 6 files" "$T/ST.err"
+stopped=$(pgrep -f 'ferryd' | tr '\n' ' ')
+# shellcheck disable=SC2086 # one pid a word
+kill -STOP $stopped 2>/dev/null
+wait_bg ST 30
+# shellcheck disable=SC2086 # (some were the shells that started them, gone since)
+kill -CONT $stopped 2>/dev/null
+assert_ne 0 "$ST_rc" "a sync that stalls fails the start"
+assert_match "$(cat "$T/ST.err")" "ferryrun: --sync: fnode[12]: no answer for 3 s \(--start-timeout\) while its tree was on its way" \
+  "the silent host named"
+wait_cluster_idle 20
+wait_gone "$tok" 10
 rm "$T/tree2/big.bin"
 
 # Bad input: one line, exit 2, before any host is reached.

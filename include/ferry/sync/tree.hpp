@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ferry/common/result.hpp"
+#include "ferry/sync/hash_index.hpp"
 
 namespace ferry {
 
@@ -64,6 +65,10 @@ Result<SyncSpec> parse_sync_spec(const std::string& text);
 struct SyncRules {
   std::vector<std::string> excludes;  ///< --sync-exclude
   uint64_t max_bytes = 0;             ///< --sync-max; 0: no limit
+  /// Where the hashes of files are remembered between launches (HashIndex; "": nowhere).
+  std::string hash_index_dir;
+  /// How soon after a file's change its remembered hash is not trusted (HashIndex).
+  int64_t hash_racy_ns = HashIndex::kDefaultRacyNs;
 };
 
 struct SyncTree {
@@ -72,11 +77,13 @@ struct SyncTree {
   size_t files = 0;
   std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
   std::string ignore_file;           ///< the ignore file read ("" none)
+  size_t files_read = 0;  ///< files read for their hashes (the others' were remembered)
 };
 
 /// Reads the tree of `spec` with `rules`. Error, one line naming the path: DIR is not a
 /// directory, a symlink points outside it, a file cannot be read, or the files' bytes are
-/// over `max_bytes` (said before any file is read).
+/// over `max_bytes` (said before any file is read). A file unchanged since a launch that read
+/// it is not read again (SyncRules::hash_index_dir).
 Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules);
 
 /// mpirun's --preload-files and --preload-binary: single files, each at the top of the job's

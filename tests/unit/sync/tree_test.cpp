@@ -31,6 +31,13 @@ void write(const std::string& path, const std::string& text, mode_t mode = 0644)
   ::chmod(path.c_str(), mode);
 }
 
+SyncRules rules_with(std::vector<std::string> excludes, uint64_t max_bytes = 0) {
+  SyncRules r;
+  r.excludes = std::move(excludes);
+  r.max_bytes = max_bytes;
+  return r;
+}
+
 std::vector<std::string> paths(const SyncTree& t) {
   std::vector<std::string> out;
   for (const auto& e : t.entries) out.push_back(e.path);
@@ -88,7 +95,7 @@ TEST(SyncTree, ALinkOutsideTheTreeIsRefusedNamingIt) {
   fs::create_symlink("../../x", d + "/sub/up");
   EXPECT_FALSE(scan_tree({d, ""}, {}).ok());
   // Left out, it no longer matters.
-  EXPECT_TRUE(scan_tree({d, ""}, {{"up"}, 0}).ok());
+  EXPECT_TRUE(scan_tree({d, ""}, rules_with({"up"})).ok());
 }
 
 TEST(SyncTree, ASymlinkLoopIsRefusedNamingIt) {
@@ -135,7 +142,7 @@ TEST(SyncTree, TheFerryignoreAndExcludesLeavePathsOut) {
   write(d + "/top.log", "l");
   write(d + "/src/top.log", "l");
   write(d + "/data/big.bin", "b");
-  auto t = scan_tree({d, ""}, {{"data/**"}, 0});
+  auto t = scan_tree({d, ""}, rules_with({"data/**"}));
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->ignore_file, d + "/.ferryignore");
   EXPECT_EQ(paths(*t), (std::vector<std::string>{".ferryignore", ".gitignore", "a.py", "data",
@@ -157,7 +164,7 @@ TEST(SyncTree, ATreeOverTheLimitIsRefusedBeforeItIsRead) {
   const std::string d = fresh("limit");
   write(d + "/a", std::string(3000, 'a'));
   write(d + "/b", std::string(3000, 'b'));
-  auto t = scan_tree({d, ""}, {{}, 4096});
+  auto t = scan_tree({d, ""}, rules_with({}, 4096));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, "--sync " + d +
                                    ": 5.9 KiB in 2 files, over --sync-max 4.0 KiB (leave some "

@@ -1,0 +1,67 @@
+#pragma once
+/// \file
+/// What ferryrun remembers of a synced tree's hashes (docs/sync.md): for each file, its
+/// SHA-256 and the stamp it had when read (size, modification and change times, inode). A file
+/// whose stamp is the same at the next launch is not read again. A stamp taken within
+/// `racy_ns` of the file's last change is not trusted (a write in the same clock tick would
+/// leave the stamp as it was, as git's index knows): such a file is read again next time. One
+/// index per tree (by its real path), under the user's cache (`BASE/hashes/`, 0700);
+/// indexes not written for 14 days are removed.
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "ferry/common/result.hpp"
+
+namespace ferry {
+
+class HashIndex {
+ public:
+  /// Two seconds: the change times of files on a network file system come from its server's
+  /// clock, which may be behind this one's.
+  static constexpr int64_t kDefaultRacyNs = 2'000'000'000;
+
+  /// The index of the tree at `root` kept under `dir` ("": none kept; every file is read).
+  /// An index that cannot be read or is not this tree's is started afresh.
+  static HashIndex open(const std::string& dir, const std::string& root,
+                        int64_t racy_ns = kDefaultRacyNs);
+
+  /// The SHA-256 of the file `rel` of the tree (read at `full`): the one remembered if its
+  /// stamp is unchanged, else read. Error: one line naming the file.
+  Result<std::string> hash(const std::string& rel, const std::string& full);
+  /// Writes the files hashed since open() (only those: the tree as it is now) for next time.
+  /// Errors are ignored: without an index the next launch reads every file.
+  void save() const;
+
+  size_t files_read() const { return read_; }
+  size_t files_remembered() const { return remembered_; }
+
+ private:
+  struct Stamp {
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+    int64_t ctime_ns = 0;
+    uint64_t ino = 0;
+    int64_t hashed_ns = 0;  ///< the clock just before the file was read
+    bool operator==(const Stamp&) const = default;
+  };
+  struct Known {
+    Stamp stamp;
+    std::string hash;
+  };
+  static Stamp stamp_of(const struct stat& st);
+  bool trusted(const Known& k, const Stamp& now) const;
+
+  std::string file_;  ///< "": none kept
+  std::string root_;
+  int64_t racy_ns_ = kDefaultRacyNs;
+  std::map<std::string, Known> before_;
+  std::map<std::string, Known> now_;
+  size_t read_ = 0;
+  size_t remembered_ = 0;
+};
+
+}  // namespace ferry

@@ -1,0 +1,138 @@
+// ferryrun's memory of a tree's hashes: an unchanged file is not read again, a changed one is
+// (even when its size and modification time were put back), a file changed in the clock tick
+// it was read in is read again, and a tree scanned twice gives the same hashes either way.
+#include "ferry/sync/hash_index.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ferry/sync/tree.hpp"
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "hashindex-" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/tree");
+  return dir;
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
+// racy 0: a stamp is trusted however soon after its change it was taken (files here are
+// written just before they are hashed).
+HashIndex open(const std::string& dir, int64_t racy_ns = 0) {
+  return HashIndex::open(dir + "/index", dir + "/tree", racy_ns);
+}
+
+TEST(HashIndex, AnUnchangedFileIsNotReadAgain) {
+  const std::string d = fresh("unchanged");
+  write(d + "/tree/a", "alpha");
+  write(d + "/tree/b", "beta");
+  {
+    HashIndex i = open(d);
+    EXPECT_EQ(*i.hash("a", d + "/tree/a"), *bytes_sha256("alpha"));
+    EXPECT_EQ(*i.hash("b", d + "/tree/b"), *bytes_sha256("beta"));
+    EXPECT_EQ(i.files_read(), 2U);
+    i.save();
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat((d + "/index").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700U);
+  HashIndex again = open(d);
+  EXPECT_EQ(*again.hash("a", d + "/tree/a"), *bytes_sha256("alpha"));
+  EXPECT_EQ(*again.hash("b", d + "/tree/b"), *bytes_sha256("beta"));
+  EXPECT_EQ(again.files_read(), 0U);
+  EXPECT_EQ(again.files_remembered(), 2U);
+}
+
+TEST(HashIndex, AChangedFileIsReadAgainEvenWithItsSizeAndTimePutBack) {
+  const std::string d = fresh("changed");
+  const std::string a = d + "/tree/a";
+  write(a, "alpha");
+  struct stat before {};
+  ASSERT_EQ(::stat(a.c_str(), &before), 0);
+  {
+    HashIndex i = open(d);
+    ASSERT_TRUE(i.hash("a", a).ok());
+    i.save();
+  }
+  write(a, "ALPHA");  // same size
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, a.c_str(), times, 0), 0);
+  HashIndex again = open(d);
+  EXPECT_EQ(*again.hash("a", a), *bytes_sha256("ALPHA"));
+  EXPECT_EQ(again.files_read(), 1U);
+}
+
+TEST(HashIndex, AStampTakenInTheTickOfAChangeIsNotTrusted) {
+  const std::string d = fresh("racy");
+  write(d + "/tree/a", "alpha");
+  {
+    HashIndex i = open(d, HashIndex::kDefaultRacyNs);
+    ASSERT_TRUE(i.hash("a", d + "/tree/a").ok());
+    i.save();
+  }
+  HashIndex again = open(d, HashIndex::kDefaultRacyNs);
+  EXPECT_EQ(*again.hash("a", d + "/tree/a"), *bytes_sha256("alpha"));
+  EXPECT_EQ(again.files_read(), 1U);
+}
+
+TEST(HashIndex, AnIndexOfAnotherTreeOrDamagedIsStartedAfresh) {
+  const std::string d = fresh("other");
+  write(d + "/tree/a", "alpha");
+  {
+    HashIndex i = open(d);
+    ASSERT_TRUE(i.hash("a", d + "/tree/a").ok());
+    i.save();
+  }
+  for (const auto& f : fs::directory_iterator(d + "/index")) {
+    std::ofstream(f.path(), std::ios::app) << "garbage line\nnot a hash 1 2\n";
+  }
+  HashIndex again = open(d);
+  EXPECT_EQ(*again.hash("a", d + "/tree/a"), *bytes_sha256("alpha"));
+  EXPECT_EQ(again.files_read(), 0U);
+  fs::create_directories(d + "/tree2");
+  write(d + "/tree2/a", "alpha");
+  HashIndex other = HashIndex::open(d + "/index", d + "/tree2", 0);
+  EXPECT_EQ(*other.hash("a", d + "/tree2/a"), *bytes_sha256("alpha"));
+  EXPECT_EQ(other.files_read(), 1U);
+}
+
+TEST(HashIndex, AScanRemembersAndGivesTheSameTree) {
+  const std::string d = fresh("scan");
+  for (int i = 0; i < 5; ++i) write(d + "/tree/f" + std::to_string(i), std::to_string(i));
+  SyncRules rules;
+  rules.hash_index_dir = d + "/index";
+  rules.hash_racy_ns = 0;
+  auto first = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->files_read, 5U);
+  auto second = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->entries, first->entries);
+  EXPECT_EQ(second->files_read, 0U);
+  write(d + "/tree/f3", "three");
+  auto third = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->files_read, 1U);
+  EXPECT_NE(third->entries, first->entries);
+  rules.hash_index_dir.clear();
+  auto none = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->files_read, 5U);
+  EXPECT_EQ(none->entries, third->entries);
+}
+
+}  // namespace
+}  // namespace ferry
