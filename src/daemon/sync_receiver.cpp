@@ -3,14 +3,6 @@
 
 namespace ferry {
 
-namespace {
-
-// What the cache keeps: files a job used in the last two weeks, 10 GiB at most.
-constexpr int64_t kKeepSeconds = int64_t{14} * 24 * 3600;
-constexpr uint64_t kKeepBytes = uint64_t{10} << 30;
-
-}  // namespace
-
 SyncReceiver::~SyncReceiver() {
   if (!copy_.empty()) FileCache::remove_copy(copy_);
   // Files half received when ferryrun went away.
@@ -27,7 +19,7 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     return;
   }
   cache_.emplace(std::move(*c));
-  cache_->evict(kKeepSeconds, kKeepBytes);
+  cache_->evict(FileCache::kKeepSeconds, FileCache::kKeepBytes);
   entries_.reserve(o.items.size());
   for (const wire::SyncItem& i : o.items) {
     TreeEntry e;

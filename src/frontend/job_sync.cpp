@@ -30,8 +30,8 @@ void Job::Impl::start_sync() {
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
   const std::string frame = wire::encode(offer);
   sync_progress_ = {};
-  diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " +
-                bytes_text(opts_.sync->bytes) + " (" + std::to_string(opts_.sync->files_read) +
+  diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
+                " (" + std::to_string(opts_.sync->files_read) +
                 " read for their hashes, the others unchanged since a launch read them), to "
                 "the hosts that lack them");
   for (size_t m : attempt_.members) {

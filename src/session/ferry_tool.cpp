@@ -25,6 +25,7 @@
 #include "ferry/session/job_session.hpp"
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
+#include "ferry/sync/file_cache.hpp"
 
 namespace ferry {
 
@@ -278,15 +279,35 @@ int cmd_wait(const std::string& id) {
 
 }  // namespace
 
+// This machine's cache of synced trees (docs/sync.md): what it keeps, and --clear.
+int cmd_cache(bool clear) {
+  auto c = FileCache::open(FileCache::default_base());
+  if (!c) return refuse(c.error().message);
+  if (clear) {
+    const CacheUsage r = c->clear();
+    print("removed " + std::to_string(r.files) + (r.files == 1 ? " file, " : " files, ") +
+          bytes_text(r.bytes) + " from " + c->base() + "\n");
+  }
+  const CacheUsage u = c->usage();
+  print(c->base() + ": " + std::to_string(u.files) + (u.files == 1 ? " file, " : " files, ") +
+        bytes_text(u.bytes) + "; " + std::to_string(u.copies) +
+        (u.copies == 1 ? " copy" : " copies") + " of running jobs\n" +
+        "kept: files no job used for " + std::to_string(FileCache::kKeepSeconds / 86400) +
+        " days go, then the least recently used beyond " + bytes_text(FileCache::kKeepBytes) +
+        ", at each sync that reaches this host\n");
+  return 0;
+}
+
 int run_ferry_tool(const std::vector<std::string>& args_in) {
-  CLI::App app("ferry: the jobs ferryrun keeps (--detach, --nohup)", "ferry");
+  CLI::App app("ferry: the jobs ferryrun keeps (--detach, --nohup), and its cache of synced trees",
+               "ferry");
   app.require_subcommand(1);
   app.footer(
       "A job's id may be shortened to its first characters. Jobs live in "
       "$XDG_STATE_HOME/ferry/jobs (else ~/.local/state/ferry/jobs), yours only.\n"
       "Exit status: 0; 'ferry wait' and 'ferry attach' the job's own once it ended (255: its "
       "front end died); 2 for bad input (an unknown id, stopping an ended job).");
-  bool prune = false, follow_it = false;
+  bool prune = false, follow_it = false, clear = false;
   int rank = -1;
   std::string id, since, signal_name;
   auto* ps = app.add_subcommand("ps", "List your jobs: id, state, status, ranks, hosts, command");
@@ -306,6 +327,9 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   stop->add_option("id", id, "Job id (or its first characters)")->required();
   auto* wait = app.add_subcommand("wait", "Wait for a job's end; exit with its status");
   wait->add_option("id", id, "Job id (or its first characters)")->required();
+  auto* cache = app.add_subcommand(
+      "cache", "Say what this machine's cache of synced trees (ferryrun --sync) keeps");
+  cache->add_flag("--clear", clear, "Remove every cached file first");
   std::vector<std::string> args(args_in.begin() + (args_in.empty() ? 0 : 1), args_in.end());
   std::reverse(args.begin(), args.end());
   try {
@@ -323,6 +347,7 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
     return cmd_attach(id, since, signal_name);
   }
   if (stop->parsed()) return cmd_stop(id);
+  if (cache->parsed()) return cmd_cache(clear);
   return cmd_wait(id);
 }
 

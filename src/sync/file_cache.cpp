@@ -274,6 +274,24 @@ uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
   return removed;
 }
 
+CacheUsage FileCache::clear() const {
+  CacheUsage removed;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(base_ + "/files", ec)) {
+    const std::string name = f.path().filename().string();
+    if (!is_hash(name)) continue;
+    const uint64_t size = f.file_size(ec);
+    if (::unlink(f.path().c_str()) != 0) continue;
+    ::unlink(ok_path(name).c_str());
+    removed.bytes += size;
+    ++removed.files;
+  }
+  const CacheUsage before = usage();
+  evict(0, 0);  // stamps left, parts and copies of ferryds that are gone
+  removed.copies = before.copies - usage().copies;
+  return removed;
+}
+
 std::string fresh_copy_name() {
   auto b = random_bytes(4);
   return std::to_string(::getpid()) + "-" + (b ? hex_text(*b) : std::string("0"));

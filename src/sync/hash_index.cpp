@@ -21,7 +21,7 @@ namespace ferry {
 namespace {
 
 constexpr const char* kHeader = "ferry-hashes 1 ";
-constexpr int64_t kKeepS = 14 * 24 * 3600;
+constexpr int64_t kKeepS = int64_t{14} * 24 * 3600;
 
 int64_t ns_of(const struct timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
 
@@ -91,8 +91,7 @@ bool HashIndex::trusted(const Known& k, const Stamp& now) const {
 
 Result<std::string> HashIndex::hash(const std::string& rel, const std::string& full) {
   struct stat st {};
-  if (::stat(full.c_str(), &st) != 0)
-    return make_error(full + ": " + std::strerror(errno));
+  if (::stat(full.c_str(), &st) != 0) return make_error(full + ": " + std::strerror(errno));
   Stamp s = stamp_of(st);
   if (auto it = before_.find(rel); it != before_.end() && trusted(it->second, s)) {
     ++remembered_;
@@ -105,8 +104,8 @@ Result<std::string> HashIndex::hash(const std::string& rel, const std::string& f
   ++read_;
   // A file that changed while it was read: its stamp is not the hash's.
   struct stat after {};
-  if (::stat(full.c_str(), &after) == 0 && stamp_of(after) == Stamp{s.size, s.mtime_ns,
-                                                                     s.ctime_ns, s.ino, 0})
+  if (::stat(full.c_str(), &after) == 0 &&
+      stamp_of(after) == Stamp{s.size, s.mtime_ns, s.ctime_ns, s.ino, 0})
     if (rel.find('\n') == std::string::npos) now_[rel] = {s, *h};
   return h;
 }

@@ -72,6 +72,12 @@ assert_contains "$S1_err" "sync: 5 files," "the tree's files (build/ and *.log l
 for h in fnode1 fnode2; do
   assert_contains "$S1_err" "sync: $h lacks 5 of 5 files" "$h's cache is its own: it lacks every file"
 done
+# `ferry cache` on a host says what its cache keeps.
+on_hosts "$FERRY_BIN/ferry cache" >"$T/C1.out"
+for r in 0 1; do
+  assert_match "$(rank_lines "$T/C1.out" "$r" stdout)" "^$HOME/\.cache/ferry/sync: 5 files, 2\.9 MiB; 0 copies of running jobs" \
+    "ferry cache on fnode$((r + 1))"
+done
 
 # Again: each host lacks nothing. Then one file edited: that file alone goes to each.
 run_capture S2 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --verbose "${HOSTS[@]}" --sync "$MNT" true
@@ -202,6 +208,11 @@ assert_eq 2 "$(grep -cx "the notes" "$T/P.out")" "both ranks read the preloaded 
 on_hosts "echo copies \$(ls $CACHE/jobs | wc -l)" >"$T/END.out"
 for r in 0 1; do
   assert_eq "copies 0" "$(rank_lines "$T/END.out" "$r" stdout)" "no job's copy is left on fnode$((r + 1))"
+done
+# `ferry cache --clear` empties a host's cache.
+on_hosts "$FERRY_BIN/ferry cache --clear >/dev/null; ls -A $CACHE/files | wc -l" >"$T/CL.out"
+for r in 0 1; do
+  assert_eq 0 "$(rank_lines "$T/CL.out" "$r" stdout)" "ferry cache --clear on fnode$((r + 1))"
 done
 wait_cluster_idle 10
 pass

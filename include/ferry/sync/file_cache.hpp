@@ -32,6 +32,11 @@ struct CacheUsage {
 
 class FileCache {
  public:
+  /// What each sync that reaches a host leaves in its cache (evict()): files a job used in the
+  /// last two weeks, 10 GiB at most.
+  static constexpr int64_t kKeepSeconds = int64_t{14} * 24 * 3600;
+  static constexpr uint64_t kKeepBytes = uint64_t{10} << 30;
+
   /// `${XDG_CACHE_HOME:-$HOME/.cache}/ferry/sync` for this process's environment.
   static std::string default_base();
   /// Opens (makes, 0700) the cache at `base`. Error, one line naming the directory: it is not
@@ -60,6 +65,9 @@ class FileCache {
   /// until the rest hold at most `max_bytes` (0: no size bound), and the copies of jobs whose
   /// ferryd is gone (killed before it could remove them). Returns the bytes removed.
   uint64_t evict(int64_t max_age_s, uint64_t max_bytes) const;
+  /// Removes every cached file (`ferry cache --clear`) and the copies of ferryds that are gone;
+  /// returns what was removed. A sync running at the time asks for its files again next time.
+  CacheUsage clear() const;
 
  private:
   explicit FileCache(std::string base) : base_(std::move(base)) {}

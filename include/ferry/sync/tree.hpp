@@ -77,7 +77,7 @@ struct SyncTree {
   size_t files = 0;
   std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
   std::string ignore_file;           ///< the ignore file read ("" none)
-  size_t files_read = 0;  ///< files read for their hashes (the others' were remembered)
+  size_t files_read = 0;             ///< files read for their hashes (the others' were remembered)
 };
 
 /// Reads the tree of `spec` with `rules`. Error, one line naming the path: DIR is not a

@@ -153,6 +153,23 @@ TEST(FileCache, EvictionByAgeBySizeAndCopiesOfDeadFerryds) {
   EXPECT_EQ(c->usage().files, 0U);
 }
 
+TEST(FileCache, ClearRemovesEveryFileButTheCopiesOfLiveFerryds) {
+  auto c = FileCache::open(fresh("clear"));
+  ASSERT_TRUE(c.ok());
+  const auto a = file("a", "alpha"), b = file("b", "beta!");
+  ASSERT_TRUE(c->receive(a.hash, "alpha", true).ok());
+  ASSERT_TRUE(c->receive(b.hash, "beta!", true).ok());
+  ASSERT_TRUE(c->missing({a}).empty());  // its stamp written
+  fs::create_directories(c->base() + "/jobs/999999999-dead");
+  fs::create_directories(c->base() + "/jobs/" + std::to_string(::getpid()) + "-live");
+  const CacheUsage removed = c->clear();
+  EXPECT_EQ(removed.files, 2U);
+  EXPECT_EQ(removed.bytes, 10U);
+  EXPECT_EQ(removed.copies, 1U);
+  EXPECT_TRUE(fs::is_empty(c->base() + "/files"));
+  EXPECT_EQ(c->usage().copies, 1U);
+}
+
 TEST(FileCache, MissingParentsAreMadePrivateToo) {
   // Shipping ferryd refuses a ~/.cache/ferry others may read: one made here must not be.
   const std::string top = fresh("parents");
