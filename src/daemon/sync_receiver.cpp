@@ -4,7 +4,8 @@
 namespace ferry {
 
 SyncReceiver::~SyncReceiver() {
-  if (!copy_.empty()) FileCache::remove_copy(copy_);
+  // Kept for the next job of this tree here (its ranks are gone by now).
+  if (!copy_.empty()) cache_->keep_spare(copy_, tree_digest(entries_), stamps_);
   // Files half received when ferryrun went away.
   if (cache_)
     for (const std::string& h : pending_) cache_->discard(h);
@@ -49,9 +50,14 @@ void SyncReceiver::data(const wire::SyncData& d) {
 }
 
 void SyncReceiver::ready() {
-  auto made = cache_->materialize(entries_, fresh_copy_name());
-  if (!made) return fail(made.error().message);
-  copy_ = *made;
+  const std::string name = fresh_copy_name();
+  copy_ = cache_->reuse_spare(entries_, tree_digest(entries_), name);
+  if (copy_.empty()) {
+    auto made = cache_->materialize(entries_, name);
+    if (!made) return fail(made.error().message);
+    copy_ = *made;
+  }
+  stamps_ = FileCache::stamp_copy(copy_, entries_);
   send_(wire::encode(wire::SyncReady{copy_, ""}));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // ferryd's side of --sync: the offered tree checked against this host's cache (FileCache), the
-// files it lacks received, the job's copy made, and removed when ferryd ends.
+// files it lacks received, the job's copy made (or a spare copy of the same tree mended), and
+// kept as a spare when ferryd ends.
 
 #include <cstdint>
 #include <functional>
@@ -18,7 +19,7 @@ class SyncReceiver {
  public:
   /// `send` gets each encoded frame (SyncNeed, SyncAck, SyncReady).
   explicit SyncReceiver(std::function<void(const std::string&)> send) : send_(std::move(send)) {}
-  /// Removes the job's copy.
+  /// Keeps the job's copy as a spare for the next job of the same tree.
   ~SyncReceiver();
   SyncReceiver(const SyncReceiver&) = delete;
   SyncReceiver& operator=(const SyncReceiver&) = delete;
@@ -40,6 +41,7 @@ class SyncReceiver {
   std::vector<TreeEntry> entries_;
   std::set<std::string> pending_;  // hashes still to come
   std::string copy_;
+  FileCache::CopyStamps stamps_;  // the copy as made
   bool failed_ = false;
 };
 

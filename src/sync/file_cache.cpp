@@ -20,6 +20,7 @@
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/transport/content_hash.hpp"
+#include "copy_out.hpp"
 
 namespace ferry {
 
@@ -34,7 +35,9 @@ bool is_hash(const std::string& h) {
                                        [](char c) { return std::isxdigit(c) && !std::isupper(c); });
 }
 
-Status copy_out(const std::string& from, const std::string& to, uint32_t mode) {
+}  // namespace
+
+Status sync_detail::copy_out(const std::string& from, const std::string& to, uint32_t mode) {
   std::error_code ec;
   fs::copy_file(from, to, fs::copy_options::none, ec);
   if (ec) return make_error(to + ": " + ec.message());
@@ -45,6 +48,8 @@ Status copy_out(const std::string& from, const std::string& to, uint32_t mode) {
   ::utimensat(AT_FDCWD, from.c_str(), used, 0);
   return {};
 }
+
+namespace {
 
 // What a checked file looked like: size, modification time and inode. A write changes it.
 std::string stamp_of(const std::string& path) {
@@ -184,7 +189,7 @@ Result<std::string> FileCache::materialize(const std::vector<TreeEntry>& entries
         if (::symlink(e.target.c_str(), to.c_str()) != 0) return fail(to + ": " + errno_text());
         break;
       case TreeEntry::Kind::kFile:
-        if (Status st = copy_out(file_path(e.hash), to, e.mode); !st)
+        if (Status st = sync_detail::copy_out(file_path(e.hash), to, e.mode); !st)
           return fail(st.error().message);
         break;
     }
@@ -215,6 +220,8 @@ CacheUsage FileCache::usage() const {
     (void)j;
     ++u.copies;
   }
+  for (const auto& j : fs::directory_iterator(base_ + "/spares", ec))
+    u.spares += j.path().filename().string().ends_with(".stamps");
   return u;
 }
 
@@ -271,6 +278,7 @@ uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
     const pid_t owner = std::atoi(name.c_str());
     if (owner > 0 && ::kill(owner, 0) != 0 && errno == ESRCH) remove_copy(j.path().string());
   }
+  evict_spares(max_age_s, false);
   return removed;
 }
 
@@ -288,7 +296,9 @@ CacheUsage FileCache::clear() const {
   }
   const CacheUsage before = usage();
   evict(0, 0);  // stamps left, parts and copies of ferryds that are gone
+  evict_spares(0, true);
   removed.copies = before.copies - usage().copies;
+  removed.spares = before.spares;
   return removed;
 }
 

@@ -109,6 +109,20 @@ run_capture S5 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --ssh-config "$SSHCF
 assert_eq 0 "$S5_rc" "a rank writing into its copy"
 run_capture S5C --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -H fnode2 sh -c "cat $CACHE/files/$hash"
 assert_eq "a: 2" "$(rank_lines "$T/S5C.out" 0 stdout)" "the cache keeps its bytes"
+# The next job of that tree on fnode2 takes the copy S5 left (a spare: data.bin is the same
+# file, not copied again), mended: the scribbled file is the tree's again, a name S5's rank
+# added is gone.
+run_capture S6 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --ssh-config "$SSHCFG" -H fnode2 --sync "$MNT" \
+  sh -c 'stat -c "inode %i changed %z" data.bin; cat conf/a.yaml; echo stray >stray.txt'
+assert_eq 0 "$S6_rc" "a job taking a spare copy"
+assert_contains "$(cat "$T/S6.out")" "a: 2" "the spare mended: the file the last job wrote"
+run_capture S7 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --ssh-config "$SSHCFG" -H fnode2 --sync "$MNT" \
+  sh -c 'stat -c "inode %i changed %z" data.bin; ls; ./manifest.sh'
+assert_eq 0 "$S7_rc" "a second job taking the spare"
+assert_eq "$(grep inode "$T/S6.out")" "$(grep inode "$T/S7.out")" "the spare is taken, not copied again"
+assert_not_contains "$(cat "$T/S7.out")" "stray.txt" "what the last job added is gone"
+now=$(cd "$tree" && ./manifest.sh | grep -v -e '^file ./build/' -e '\.log ')
+assert_eq "$now" "$(rank_lines "$T/S7.out" 0 stdout | grep -e '^file ' -e '^link ')" "the spare is the tree"
 
 # Two jobs at once, each with its own version of a file, on the same hosts.
 tok=$(unique_token)

@@ -28,6 +28,7 @@ struct CacheUsage {
   uint64_t bytes = 0;  ///< of the cached files
   size_t files = 0;
   size_t copies = 0;  ///< jobs' copies present
+  size_t spares = 0;  ///< spare copies kept for the next job of the same tree
 };
 
 class FileCache {
@@ -60,6 +61,29 @@ class FileCache {
   /// Removes a copy materialize() made (any modes its ranks left).
   static void remove_copy(const std::string& path);
 
+  /// What a job's copy looked like when it was made: each entry's change time, inode and size,
+  /// in the entries' order. Any write, chmod, link, or file added or removed below a directory
+  /// changes one of them.
+  using CopyStamps = std::vector<std::string>;
+  /// The stamps of the copy at `path` of `entries`, taken once the clock has moved past the
+  /// last change (a write in the same tick would keep a stamp as it was).
+  static CopyStamps stamp_copy(const std::string& path, const std::vector<TreeEntry>& entries);
+  /// Keeps the copy `path` (no process uses it any more) as a spare for the next job of the
+  /// same tree (`digest`: tree_digest()), at most kSpares of them; removes it where it cannot.
+  void keep_spare(const std::string& path, const std::string& digest,
+                  const CopyStamps& stamps) const;
+  /// A spare copy of the tree `entries` (`digest`) taken as the job copy `name`, brought back
+  /// to exactly what materialize() would make (what its job changed is made again, what it
+  /// added removed), or "" when there is none (or it cannot be mended). `mended` counts the
+  /// entries made again.
+  std::string reuse_spare(const std::vector<TreeEntry>& entries, const std::string& digest,
+                          const std::string& name, size_t* mended = nullptr) const;
+  /// Spares kept at most: each is a whole copy of its tree.
+  static constexpr size_t kSpares = 2;
+  /// Removes spares kept more than `max_age_s` ago (0: none for their age), or `all`, and
+  /// what a keep_spare() cut short left.
+  void evict_spares(int64_t max_age_s, bool all) const;
+
   CacheUsage usage() const;
   /// Removes cached files not used for `max_age_s` seconds, then the least recently used ones
   /// until the rest hold at most `max_bytes` (0: no size bound), and the copies of jobs whose
@@ -77,6 +101,10 @@ class FileCache {
 
   std::string base_;
 };
+
+/// A name for a tree as a whole: the SHA-256 of its entries (paths, kinds, modes, hashes,
+/// targets).
+std::string tree_digest(const std::vector<TreeEntry>& entries);
 
 /// A name for a job's copy on this host: this ferryd's pid (evict() removes the copies of dead
 /// ones) and a random part.

@@ -1,0 +1,189 @@
+// Spare copies: a job's copy kept and taken by the next job of the same tree, mended back to
+// exactly the tree whatever its job did to it (a file written or chmod'ed, one removed, names
+// added, a directory replaced or made unreadable), taken by one job only, and bounded.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ferry/sync/file_cache.hpp"
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ino_t inode(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+mode_t mode(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+struct Spares : ::testing::Test {
+  void SetUp() override {
+    const std::string base = ::testing::TempDir() + "spares-" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (fs::exists(base)) FileCache::remove_copy(base);
+    auto c = FileCache::open(base);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    cache.emplace(std::move(*c));
+    add_dir("conf", 0755);
+    add_file("conf/a.yaml", "a: 1\n", 0600);
+    add_file("run.py", "print(1)\n", 0755);
+    add_dir("data", 0555);
+    add_file("data/x.bin", std::string(5000, 'x'), 0644);
+    TreeEntry link;
+    link.path = "cfg";
+    link.kind = TreeEntry::Kind::kSymlink;
+    link.target = "conf";
+    entries.push_back(link);
+    digest = tree_digest(entries);
+    ASSERT_EQ(digest.size(), 64U);
+  }
+  void add_dir(const std::string& path, uint32_t m) {
+    TreeEntry e;
+    e.path = path;
+    e.kind = TreeEntry::Kind::kDirectory;
+    e.mode = m;
+    entries.push_back(e);
+  }
+  void add_file(const std::string& path, const std::string& bytes, uint32_t m) {
+    TreeEntry e;
+    e.path = path;
+    e.kind = TreeEntry::Kind::kFile;
+    e.mode = m;
+    e.size = bytes.size();
+    e.hash = *bytes_sha256(bytes);
+    ASSERT_TRUE(cache->receive(e.hash, bytes, true).ok());
+    entries.push_back(e);
+    contents[path] = bytes;
+  }
+  // A job's copy made, stamped and kept, as ferryd does.
+  void kept_copy(const std::string& name) {
+    auto made = cache->materialize(entries, name);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    first = *made;
+    stamps = FileCache::stamp_copy(first, entries);
+    ASSERT_EQ(stamps.size(), entries.size());
+    inode_x = inode(first + "/data/x.bin");
+  }
+  void keep() { cache->keep_spare(first, digest, stamps); }
+  // The copy at `root` is the tree, exactly.
+  void expect_tree(const std::string& root) {
+    std::set<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::end(it); ++it)
+      found.insert(it->path().lexically_relative(root).generic_string());
+    std::set<std::string> want;
+    for (const TreeEntry& e : entries) want.insert(e.path);
+    EXPECT_EQ(found, want);
+    for (const auto& [path, bytes] : contents) EXPECT_EQ(read(root + "/" + path), bytes) << path;
+    for (const TreeEntry& e : entries) {
+      if (e.kind != TreeEntry::Kind::kSymlink) {
+        EXPECT_EQ(mode(root + "/" + e.path), e.mode) << e.path;
+      }
+    }
+    EXPECT_EQ(fs::read_symlink(root + "/cfg"), "conf");
+  }
+
+  std::optional<FileCache> cache;
+  std::vector<TreeEntry> entries;
+  std::map<std::string, std::string> contents;
+  std::string digest, first;
+  FileCache::CopyStamps stamps;
+  ino_t inode_x = 0;
+};
+
+TEST_F(Spares, AnUntouchedCopyIsTakenAsItIs) {
+  kept_copy("1-a");
+  keep();
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_EQ(cache->usage().spares, 1U);
+  size_t mended = 99;
+  const std::string again = cache->reuse_spare(entries, digest, "2-b", &mended);
+  ASSERT_EQ(again, cache->base() + "/jobs/2-b");
+  EXPECT_EQ(mended, 0U);
+  EXPECT_EQ(inode(again + "/data/x.bin"), inode_x);  // not copied again
+  expect_tree(again);
+  EXPECT_EQ(cache->usage().spares, 0U);
+  // Taken: a second job of the tree finds none.
+  EXPECT_EQ(cache->reuse_spare(entries, digest, "3-c"), "");
+}
+
+TEST_F(Spares, WhatItsJobChangedIsMadeAgain) {
+  kept_copy("1-a");
+  // A write of the same size, a chmod, a file removed, names added, a directory made
+  // unreadable with something inside, a link pointed elsewhere.
+  { std::ofstream(first + "/run.py", std::ios::in | std::ios::out) << "PRINT"; }
+  ::chmod((first + "/conf/a.yaml").c_str(), 0644);
+  fs::remove(first + "/conf/a.yaml");
+  std::ofstream(first + "/conf/extra") << "x";
+  ::chmod((first + "/data").c_str(), 0755);
+  fs::create_directories(first + "/data/__pycache__/deep");
+  ::chmod((first + "/data/__pycache__/deep").c_str(), 0);
+  ::chmod((first + "/data").c_str(), 0);
+  std::ofstream(first + "/output.log") << "log";
+  fs::remove(first + "/cfg");
+  fs::create_directory_symlink("/etc", first + "/cfg");
+  keep();
+  size_t mended = 0;
+  const std::string again = cache->reuse_spare(entries, digest, "2-b", &mended);
+  ASSERT_FALSE(again.empty());
+  EXPECT_GT(mended, 0U);
+  expect_tree(again);
+  EXPECT_EQ(inode(again + "/data/x.bin"), inode_x);  // untouched: kept
+}
+
+TEST_F(Spares, AReplacedDirectoryIsMadeAgainWhole) {
+  kept_copy("1-a");
+  fs::rename(first + "/conf", first + "/old-conf");
+  fs::create_directories(first + "/conf");
+  std::ofstream(first + "/conf/a.yaml") << "a: 1\n";  // same bytes, not the same file
+  keep();
+  const std::string again = cache->reuse_spare(entries, digest, "2-b");
+  ASSERT_FALSE(again.empty());
+  expect_tree(again);
+}
+
+TEST_F(Spares, AnotherTreeDoesNotTakeItAndOldOnesGo) {
+  kept_copy("1-a");
+  keep();
+  std::vector<TreeEntry> other = entries;
+  other.pop_back();
+  EXPECT_EQ(cache->reuse_spare(other, tree_digest(other), "2-b"), "");
+  for (int i = 0; i < 3; ++i) {
+    kept_copy("9-" + std::to_string(i));
+    keep();
+  }
+  EXPECT_EQ(cache->usage().spares, FileCache::kSpares);
+  const CacheUsage removed = cache->clear();
+  EXPECT_EQ(removed.spares, FileCache::kSpares);
+  EXPECT_TRUE(fs::is_empty(cache->base() + "/spares"));
+}
+
+TEST_F(Spares, StampsOfACopyWithAnEntryMissingAreNone) {
+  kept_copy("1-a");
+  fs::remove(first + "/run.py");
+  EXPECT_TRUE(FileCache::stamp_copy(first, entries).empty());
+  cache->keep_spare(first, digest, {});  // nothing to keep it by: removed
+  EXPECT_FALSE(fs::exists(first));
+  EXPECT_EQ(cache->usage().spares, 0U);
+}
+
+}  // namespace
+}  // namespace ferry
