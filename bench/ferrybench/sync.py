@@ -105,7 +105,7 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
 
     def clean(col: str) -> None:
         if col == "ferryrun":
-            subprocess.run(ferryrun + ["sh", "-c", "rm -rf ~/.cache/ferry/sync/files"],
+            subprocess.run(ferryrun + ["sh", "-c", "rm -rf ~/.cache/ferry/sync/files ~/.cache/ferry/sync/spares"],
                            env=env, capture_output=True, timeout=120)
         else:
             shutil.rmtree(targets / col, ignore_errors=True)

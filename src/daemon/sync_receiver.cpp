@@ -6,9 +6,10 @@ namespace ferry {
 SyncReceiver::~SyncReceiver() {
   // Kept for the next job of this tree here (its ranks are gone by now).
   if (!copy_.empty()) cache_->keep_spare(copy_, tree_digest(entries_), stamps_);
-  // Files half received when ferryrun went away.
+  // Files half received when ferryrun went away; a spare taken but not yet mended.
   if (cache_)
     for (const std::string& h : pending_) cache_->discard(h);
+  if (spare_) FileCache::remove_copy(spare_->path);
 }
 
 void SyncReceiver::offer(const wire::SyncOffer& o) {
@@ -20,7 +21,7 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     return;
   }
   cache_.emplace(std::move(*c));
-  cache_->evict(FileCache::kKeepSeconds, FileCache::kKeepBytes);
+  cache_->evict_hourly(FileCache::kKeepSeconds, FileCache::kKeepBytes);
   entries_.reserve(o.items.size());
   for (const wire::SyncItem& i : o.items) {
     TreeEntry e;
@@ -32,9 +33,20 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     e.target = i.target;
     entries_.push_back(std::move(e));
   }
-  std::vector<std::string> need = cache_->missing(entries_);
+  // A spare copy of this tree here: the files it needs again are all the cache must hold.
+  copy_name_ = fresh_copy_name();
+  spare_ = cache_->take_spare(entries_, tree_digest(entries_), copy_name_);
+  std::vector<std::string> need;
+  if (spare_) {
+    std::vector<TreeEntry> changed;
+    for (size_t i : spare_->changed) changed.push_back(entries_[i]);
+    need = cache_->missing(changed);
+  } else {
+    need = cache_->missing(entries_);
+  }
   pending_.insert(need.begin(), need.end());
-  const CacheUsage u = cache_->usage();
+  // What the cache keeps costs a stat per cached file: said only when files are sent.
+  const CacheUsage u = need.empty() ? CacheUsage{} : cache_->usage();
   send_(wire::encode(wire::SyncNeed{std::move(need), "", u.bytes, static_cast<uint32_t>(u.files)}));
   if (pending_.empty()) ready();
 }
@@ -50,14 +62,18 @@ void SyncReceiver::data(const wire::SyncData& d) {
 }
 
 void SyncReceiver::ready() {
-  const std::string name = fresh_copy_name();
-  copy_ = cache_->reuse_spare(entries_, tree_digest(entries_), name);
-  if (copy_.empty()) {
-    auto made = cache_->materialize(entries_, name);
+  if (spare_) {
+    if (Status st = cache_->mend_spare(*spare_, entries_); !st) return fail(st.error().message);
+    copy_ = spare_->path;
+    stamps_ = spare_->changed.empty() ? std::move(spare_->stamps)
+                                      : FileCache::stamp_copy(copy_, entries_);
+    spare_.reset();
+  } else {
+    auto made = cache_->materialize(entries_, copy_name_);
     if (!made) return fail(made.error().message);
     copy_ = *made;
+    stamps_ = FileCache::stamp_copy(copy_, entries_);
   }
-  stamps_ = FileCache::stamp_copy(copy_, entries_);
   send_(wire::encode(wire::SyncReady{copy_, ""}));
 }
 

@@ -40,6 +40,8 @@ class SyncReceiver {
   std::optional<FileCache> cache_;
   std::vector<TreeEntry> entries_;
   std::set<std::string> pending_;  // hashes still to come
+  std::string copy_name_;
+  std::optional<FileCache::SpareCopy> spare_;  // taken, until it is mended
   std::string copy_;
   FileCache::CopyStamps stamps_;  // the copy as made
   bool failed_ = false;

@@ -33,7 +33,8 @@ void Job::Impl::start_sync() {
   diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
                 " (" + std::to_string(opts_.sync->files_read) +
                 " read for their hashes, the others unchanged since a launch read them), to "
-                "the hosts that lack them");
+                "the hosts that lack them (after " +
+                since_start() + ")");
   for (size_t m : attempt_.members) {
     HostLink& h = *hosts_[m];
     if (h.synced) continue;
@@ -73,9 +74,11 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
   if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
   h.sync_heard = Clock::now();
   diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
-                files_text(opts_.sync->files) + " (" + bytes_text(h.sync->bytes_wanted()) +
-                "); its cache keeps " + files_text(m.cache_files) + ", " +
-                bytes_text(m.cache_bytes));
+                files_text(opts_.sync->files) + " (" + bytes_text(h.sync->bytes_wanted()) + ")" +
+                (m.hashes.empty() ? std::string()
+                                  : "; its cache keeps " + files_text(m.cache_files) + ", " +
+                                        bytes_text(m.cache_bytes)) +
+                " (after " + since_start() + ")");
   sync_progress_.wanted += h.sync->bytes_wanted();
   show_sync_progress(true);
   send_sync_pieces(i);
@@ -117,7 +120,8 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
   if (!m.error.empty()) return sync_failed(i, m.error);
   const size_t sent = h.sync->files_sent();
   diag_.verbose("sync: " + h.name() + ": sent " + files_text(sent) + " (" +
-                bytes_text(h.sync->bytes_wanted()) + "); the ranks start in " + m.path);
+                bytes_text(h.sync->bytes_wanted()) + "); the ranks start in " + m.path +
+                " (after " + since_start() + ")");
   h.sync.reset();
   h.synced = true;
   ++sync_progress_.ready;

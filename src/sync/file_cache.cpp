@@ -16,11 +16,11 @@
 #include <filesystem>
 #include <set>
 
+#include "copy_out.hpp"
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/transport/content_hash.hpp"
-#include "copy_out.hpp"
 
 namespace ferry {
 
@@ -76,6 +76,8 @@ void write_stamp(const std::string& path, const std::string& stamp) {
 // made parts read-only can still be removed.
 void open_up(const std::string& dir) {
   std::error_code ec;
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;  // never through a link
   ::chmod(dir.c_str(), 0700);
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
@@ -280,6 +282,15 @@ uint64_t FileCache::evict(int64_t max_age_s, uint64_t max_bytes) const {
   }
   evict_spares(max_age_s, false);
   return removed;
+}
+
+uint64_t FileCache::evict_hourly(int64_t max_age_s, uint64_t max_bytes) const {
+  const std::string mark = base_ + "/.evicted";
+  struct stat st {};
+  if (::stat(mark.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime < 3600) return 0;
+  UniqueFd fd(::open(mark.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  ::utimensat(AT_FDCWD, mark.c_str(), nullptr, 0);
+  return evict(max_age_s, max_bytes);
 }
 
 CacheUsage FileCache::clear() const {

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +26,6 @@
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/sync/file_cache.hpp"
-#include "ferry/transport/content_hash.hpp"
 
 namespace ferry {
 
@@ -48,6 +50,23 @@ bool kind_is(const struct stat& st, TreeEntry::Kind k) {
       return S_ISREG(st.st_mode);
   }
   return false;
+}
+
+// An entry as its spare's stamps file holds it, after its stamp: its path (with its length:
+// a name may hold spaces), then kind, mode, size, hash and target.
+std::string describe(const TreeEntry& e) {
+  return std::to_string(e.path.size()) + ':' + e.path + ' ' +
+         std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
+         std::to_string(e.size) + ' ' + e.hash + ' ' + e.target;
+}
+
+// A line of a stamps file: "STAMP LEN:PATH REST" split into path and the rest ("" path: bad).
+std::pair<std::string, std::string> parse_stamp_line(const std::string& line) {
+  const size_t sp = line.find(' '), colon = line.find(':', sp == std::string::npos ? 0 : sp);
+  if (sp == std::string::npos || colon == std::string::npos) return {};
+  const size_t len = std::strtoull(line.c_str() + sp + 1, nullptr, 10);
+  if (len == 0 || colon + 1 + len > line.size()) return {};
+  return {line.substr(colon + 1, len), line};
 }
 
 std::string parent_of(const std::string& path) {
@@ -86,6 +105,7 @@ std::vector<std::string> spares_by_age(const std::string& dir) {
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
+  out.reserve(found.size());
   for (auto& [t, n] : found) out.push_back(std::move(n));
   return out;
 }
@@ -107,7 +127,8 @@ void FileCache::evict_spares(int64_t max_age_s, bool all) const {
         ::unlink(f.path().c_str());
         remove_copy(copy);
       }
-    } else if (S_ISDIR(st.st_mode) && (all || (old && ::access((f.path().string() + ".stamps").c_str(), F_OK) != 0))) {
+    } else if (S_ISDIR(st.st_mode) &&
+               (all || (old && ::access((f.path().string() + ".stamps").c_str(), F_OK) != 0))) {
       remove_copy(f.path().string());  // kept half way (its stamps never written)
     } else if (n.ends_with(".tmp") && (all || old)) {
       ::unlink(f.path().c_str());
@@ -116,13 +137,14 @@ void FileCache::evict_spares(int64_t max_age_s, bool all) const {
 }
 
 std::string tree_digest(const std::vector<TreeEntry>& entries) {
-  std::string all;
-  for (const TreeEntry& e : entries) {
-    all += std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
-           e.hash + ' ' + e.target + '\0' + e.path + '\0';
-  }
-  auto h = bytes_sha256(all);
-  return h ? *h : "";
+  // FNV-1a, 64 bits: a name to find spares by, not a proof (each spare's stamps file holds
+  // its entries, compared in full before it is taken).
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const TreeEntry& e : entries)
+    for (char c : describe(e) + '\n') h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
@@ -134,7 +156,7 @@ FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
     struct stat st {};
     if (::lstat((path + "/" + e.path).c_str(), &st) != 0) return {};
     newest = std::max(newest, ns_of(st.st_ctim));
-    out.push_back(stamp_text(st));
+    out.push_back(stamp_text(st) + ' ' + describe(e));
   }
   // Past the clock tick of the last change: any later one gets a later change time.
   for (int i = 0; i < 100; ++i) {
@@ -150,7 +172,10 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
                            const CopyStamps& stamps) const {
   const std::string dir = base_ + "/spares";
   auto suffix = random_bytes(4);
-  if (stamps.empty() || digest.empty() || !suffix ||
+  const bool one_line_each = std::none_of(stamps.begin(), stamps.end(), [](const std::string& l) {
+    return l.find('\n') != std::string::npos;
+  });
+  if (stamps.empty() || digest.empty() || !suffix || !one_line_each ||
       !make_private_dir(dir, "spare copies of synced trees")) {
     remove_copy(path);
     return;
@@ -173,51 +198,92 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
   }
 }
 
-std::string FileCache::reuse_spare(const std::vector<TreeEntry>& entries,
-                                   const std::string& digest, const std::string& name,
-                                   size_t* mended) const {
-  const std::string dir = base_ + "/spares", root = base_ + "/jobs/" + name;
-  CopyStamps stamps;
-  for (const std::string& s : spares_by_age(dir)) {
-    if (!s.starts_with(digest + "-")) continue;
+std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<TreeEntry>& entries,
+                                                          const std::string& digest,
+                                                          const std::string& name) const {
+  // The newest spare of this tree, else the newest of any (an earlier version of it, most
+  // likely): what differs is made again either way.
+  const std::string dir = base_ + "/spares";
+  std::vector<std::string> kept = spares_by_age(dir);
+  // Those of this tree last, the newest last: tried from the back.
+  std::stable_partition(kept.begin(), kept.end(),
+                        [&](const std::string& s) { return !s.starts_with(digest + "-"); });
+  std::reverse(kept.begin(), kept.end());
+  SpareCopy spare;
+  for (const std::string& k : kept) {
     // Taken: renamed away, so no other job can take it too.
-    if (::rename((dir + "/" + s).c_str(), root.c_str()) != 0) continue;
-    std::ifstream in(dir + "/" + s + ".stamps");
-    for (std::string line; std::getline(in, line);) stamps.push_back(line);
-    ::unlink((dir + "/" + s + ".stamps").c_str());
+    spare.path = base_ + "/jobs/" + name;
+    if (::rename((dir + "/" + k).c_str(), spare.path.c_str()) != 0) continue;
+    const std::string stamps = dir + "/" + k + ".stamps";
+    struct stat st {};
+    spare.stale_use = ::stat(stamps.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime > 86400;
+    std::ifstream in(stamps);
+    for (std::string line; std::getline(in, line);) spare.stamps.push_back(line);
+    ::unlink(stamps.c_str());
     break;
   }
-  if (stamps.empty()) return "";
-  if (stamps.size() != entries.size()) {
-    remove_copy(root);
-    return "";
+  if (spare.stamps.empty()) return std::nullopt;
+  std::map<std::string, const std::string*> was;  // the spare's entries by path
+  for (const std::string& line : spare.stamps) {
+    auto [path, whole] = parse_stamp_line(line);
+    if (path.empty()) {
+      remove_copy(spare.path);
+      return std::nullopt;
+    }
+    was[path] = &line;
   }
+  std::set<std::string> now;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const TreeEntry& e = entries[i];
+    now.insert(e.path);
+    auto w = was.find(e.path);
+    struct stat st {};
+    if (w == was.end() || ::lstat((spare.path + "/" + e.path).c_str(), &st) != 0 ||
+        !kind_is(st, e.kind) || stamp_text(st) + ' ' + describe(e) != *w->second)
+      spare.changed.push_back(i);
+  }
+  // A directory that held an entry this tree lacks: its names are checked again.
+  std::set<std::string> to_prune;
+  for (const auto& [path, line] : was)
+    if (!now.contains(path)) to_prune.insert(parent_of(path));
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (to_prune.contains(entries[i].path) &&
+        (spare.changed.empty() ||
+         std::find(spare.changed.begin(), spare.changed.end(), i) == spare.changed.end()))
+      spare.changed.push_back(i);
+  std::sort(spare.changed.begin(), spare.changed.end());  // parents before children
+  return spare;
+}
+
+Status FileCache::mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const {
+  const std::string& root = spare.path;
   std::map<std::string, std::set<std::string>> names;  // by directory
   for (const TreeEntry& e : entries) names[parent_of(e.path)].insert(name_of(e.path));
   ::chmod(root.c_str(), 0700);
   prune(root, names[""]);
-  std::vector<const TreeEntry*> opened;  // directories given 0700 while mended
-  size_t made = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
+  std::map<std::string, const TreeEntry*> dirs;
+  for (const TreeEntry& e : entries)
+    if (e.kind == TreeEntry::Kind::kDirectory) dirs[e.path] = &e;
+  std::map<std::string, uint32_t> opened;  // directories given 0700 while mended: their modes
+  auto open_dir = [&](const std::string& path) {
+    auto d = dirs.find(path);
+    if (d == dirs.end() || opened.contains(path)) return;
+    ::chmod((root + "/" + path).c_str(), 0700);
+    opened[path] = d->second->mode;
+  };
+  for (size_t i : spare.changed) {
     const TreeEntry& e = entries[i];
     const std::string to = root + "/" + e.path;
+    open_dir(parent_of(e.path));
     struct stat st {};
     const bool there = ::lstat(to.c_str(), &st) == 0;
-    if (there && kind_is(st, e.kind) && stamp_text(st) == stamps[i]) {
-      // The cached file is in use still (eviction goes by its access time).
-      static constexpr timespec kUsed[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
-      if (e.kind == TreeEntry::Kind::kFile)
-        ::utimensat(AT_FDCWD, file_path(e.hash).c_str(), kUsed, 0);
-      continue;
-    }
-    ++made;
     bool ok = true;
     if (e.kind == TreeEntry::Kind::kDirectory) {
       if (there && !S_ISDIR(st.st_mode)) remove_copy(to);
       ok = (there && S_ISDIR(st.st_mode)) ? ::chmod(to.c_str(), 0700) == 0
                                           : ::mkdir(to.c_str(), 0700) == 0;
       if (ok) prune(to, names[e.path]);
-      opened.push_back(&e);
+      opened[e.path] = e.mode;
     } else {
       if (there) remove_copy(to);
       ok = e.kind == TreeEntry::Kind::kSymlink
@@ -225,14 +291,31 @@ std::string FileCache::reuse_spare(const std::vector<TreeEntry>& entries,
                : sync_detail::copy_out(file_path(e.hash), to, e.mode).ok();
     }
     if (!ok) {
+      const std::string why = to + ": " + std::strerror(errno);
       remove_copy(root);
-      return "";
+      return make_error(why);
     }
   }
-  std::reverse(opened.begin(), opened.end());
-  for (const TreeEntry* d : opened) ::chmod((root + "/" + d->path).c_str(), d->mode);
-  if (mended) *mended = made;
-  return root;
+  // Their modes back, the deepest first (a child's path sorts after its parent's): a read-only
+  // one is filled before it is.
+  std::vector<std::pair<std::string, uint32_t>> modes(opened.rbegin(), opened.rend());
+  for (const auto& [path, m] : modes) ::chmod((root + "/" + path).c_str(), m);
+  // Its files are in use still (eviction goes by their access times): marked once a day.
+  if (spare.stale_use) {
+    static constexpr timespec kUsed[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+    for (const TreeEntry& e : entries)
+      if (e.kind == TreeEntry::Kind::kFile)
+        ::utimensat(AT_FDCWD, file_path(e.hash).c_str(), kUsed, 0);
+  }
+  return {};
+}
+
+std::string FileCache::reuse_spare(const std::vector<TreeEntry>& entries, const std::string& digest,
+                                   const std::string& name, size_t* mended) const {
+  auto spare = take_spare(entries, digest, name);
+  if (!spare || !mend_spare(*spare, entries)) return "";
+  if (mended) *mended = spare->changed.size();
+  return spare->path;
 }
 
 }  // namespace ferry

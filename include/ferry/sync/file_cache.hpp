@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,8 +63,8 @@ class FileCache {
   static void remove_copy(const std::string& path);
 
   /// What a job's copy looked like when it was made: each entry's change time, inode and size,
-  /// in the entries' order. Any write, chmod, link, or file added or removed below a directory
-  /// changes one of them.
+  /// in the entries' order, with the entry itself. Any write, chmod, link, or file added or removed
+  /// below a directory changes one of them.
   using CopyStamps = std::vector<std::string>;
   /// The stamps of the copy at `path` of `entries`, taken once the clock has moved past the
   /// last change (a write in the same tick would keep a stamp as it was).
@@ -72,10 +73,22 @@ class FileCache {
   /// same tree (`digest`: tree_digest()), at most kSpares of them; removes it where it cannot.
   void keep_spare(const std::string& path, const std::string& digest,
                   const CopyStamps& stamps) const;
-  /// A spare copy of the tree `entries` (`digest`) taken as the job copy `name`, brought back
-  /// to exactly what materialize() would make (what its job changed is made again, what it
-  /// added removed), or "" when there is none (or it cannot be mended). `mended` counts the
-  /// entries made again.
+  /// A spare taken for a job (take_spare()).
+  struct SpareCopy {
+    std::string path;             ///< the job's copy now (jobs/NAME)
+    CopyStamps stamps;            ///< as it was kept
+    std::vector<size_t> changed;  ///< the entries its job changed (or removed)
+    bool stale_use = false;       ///< kept over a day ago: its files' use is marked again
+  };
+  /// Takes a spare copy of the tree `entries` (`digest`) as the job copy `name`, and finds
+  /// what its job changed (a stat per entry); none when there is no spare of this tree.
+  std::optional<SpareCopy> take_spare(const std::vector<TreeEntry>& entries,
+                                      const std::string& digest, const std::string& name) const;
+  /// Brings the spare back to exactly what materialize() makes: its changed entries made again
+  /// from the cache (their files must be there), names the tree lacks removed. Error: one line;
+  /// the copy is removed.
+  Status mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const;
+  /// take_spare() and mend_spare() at once: the copy, or "" (none, or it could not be mended).
   std::string reuse_spare(const std::vector<TreeEntry>& entries, const std::string& digest,
                           const std::string& name, size_t* mended = nullptr) const;
   /// Spares kept at most: each is a whole copy of its tree.
@@ -89,6 +102,9 @@ class FileCache {
   /// until the rest hold at most `max_bytes` (0: no size bound), and the copies of jobs whose
   /// ferryd is gone (killed before it could remove them). Returns the bytes removed.
   uint64_t evict(int64_t max_age_s, uint64_t max_bytes) const;
+  /// evict() where it has not run in the last hour (BASE/.evicted says when it last did): it
+  /// costs a stat per cached file.
+  uint64_t evict_hourly(int64_t max_age_s, uint64_t max_bytes) const;
   /// Removes every cached file (`ferry cache --clear`) and the copies of ferryds that are gone;
   /// returns what was removed. A sync running at the time asks for its files again next time.
   CacheUsage clear() const;
@@ -102,8 +118,9 @@ class FileCache {
   std::string base_;
 };
 
-/// A name for a tree as a whole: the SHA-256 of its entries (paths, kinds, modes, hashes,
-/// targets).
+/// A name for a tree as a whole, from its entries (paths, kinds, modes, sizes, hashes,
+/// targets): 16 hex digits, to find its spares by (they are compared in full before one is
+/// taken).
 std::string tree_digest(const std::vector<TreeEntry>& entries);
 
 /// A name for a job's copy on this host: this ferryd's pid (evict() removes the copies of dead
