@@ -117,7 +117,9 @@ Status finish_sync(JobOptions& job, RawCli& raw) {
   if (total > rules.max_bytes)
     return make_error("--sync: " + bytes_text(total) + " in all, over --sync-max " +
                       bytes_text(rules.max_bytes));
-  job.sync = std::make_shared<const SyncTree>(merge_trees(std::move(trees)));
+  SyncTree all = merge_trees(std::move(trees));
+  if (auto d = tree_digest(all.entries)) all.digest = *d;
+  job.sync = std::make_shared<const SyncTree>(std::move(all));
   return {};
 }
 

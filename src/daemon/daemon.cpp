@@ -189,6 +189,7 @@ class Daemon::Impl {
             [this](wire::PmixStart& m) {
               if (!have_spec_) pmix_.start_early(m.node);
             },
+            [this](wire::SyncProbe& m) { sync_.probe(m); },
             [this](wire::SyncOffer& m) { sync_.offer(m); },
             [this](wire::SyncData& m) { sync_.data(m); },
             [this](wire::StopRanks& m) {

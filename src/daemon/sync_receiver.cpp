@@ -1,27 +1,66 @@
 // ferryd's side of --sync.
 #include "sync_receiver.hpp"
 
+#include <algorithm>
+
 namespace ferry {
+
+namespace {
+
+bool is_digest(const std::string& d) {
+  return d.size() == 64 && std::all_of(d.begin(), d.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
 
 SyncReceiver::~SyncReceiver() {
   // Kept for the next job of this tree here (its ranks are gone by now).
-  if (!copy_.empty()) cache_->keep_spare(copy_, tree_digest(entries_), stamps_);
+  if (!copy_.empty()) cache_->keep_spare(copy_, digest_, stamps_);
   // Files half received when ferryrun went away; a spare taken but not yet mended.
   if (cache_)
     for (const std::string& h : pending_) cache_->discard(h);
   if (spare_) FileCache::remove_copy(spare_->path);
 }
 
-void SyncReceiver::offer(const wire::SyncOffer& o) {
-  if (cache_ || failed_) return fail("a second sync offer");
+bool SyncReceiver::open_cache() {
+  if (cache_) return true;
   auto c = FileCache::open(FileCache::default_base());
   if (!c) {
     failed_ = true;
     send_(wire::encode(wire::SyncNeed{{}, c.error().message}));
-    return;
+    return false;
   }
   cache_.emplace(std::move(*c));
   cache_->evict_hourly(FileCache::kKeepSeconds, FileCache::kKeepBytes);
+  copy_name_ = fresh_copy_name();
+  return true;
+}
+
+void SyncReceiver::probe(const wire::SyncProbe& p) {
+  if (probed_ || cache_ || failed_) return fail("a second sync probe");
+  probed_ = true;
+  if (!open_cache()) return;
+  if (is_digest(p.digest)) {
+    if (auto spare = cache_->take_untouched_spare(p.digest, copy_name_)) {
+      digest_ = p.digest;
+      copy_ = spare->path;
+      stamps_ = std::move(spare->stamps);
+      send_(wire::encode(wire::SyncReady{copy_, ""}));
+      return;
+    }
+  }
+  wire::SyncNeed want;
+  want.offer_wanted = true;
+  send_(wire::encode(want));
+}
+
+void SyncReceiver::offer(const wire::SyncOffer& o) {
+  if (offered_ || !copy_.empty() || failed_) return fail("a second sync offer");
+  offered_ = true;
+  if (!open_cache()) return;
+  if (is_digest(o.digest)) digest_ = o.digest;
   entries_.reserve(o.items.size());
   for (const wire::SyncItem& i : o.items) {
     TreeEntry e;
@@ -34,8 +73,7 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     entries_.push_back(std::move(e));
   }
   // A spare copy of this tree here: the files it needs again are all the cache must hold.
-  copy_name_ = fresh_copy_name();
-  spare_ = cache_->take_spare(entries_, tree_digest(entries_), copy_name_);
+  spare_ = cache_->take_spare(entries_, digest_, copy_name_);
   std::vector<std::string> need;
   if (spare_) {
     std::vector<TreeEntry> changed;

@@ -24,6 +24,9 @@ class SyncReceiver {
   SyncReceiver(const SyncReceiver&) = delete;
   SyncReceiver& operator=(const SyncReceiver&) = delete;
 
+  /// The tree's digest: a spare copy of it, untouched, is the job's copy at once (SyncReady);
+  /// else SyncNeed asks for the offer.
+  void probe(const wire::SyncProbe& p);
   void offer(const wire::SyncOffer& o);
   void data(const wire::SyncData& d);
   /// The job's copy ("" before SyncReady, or without --sync).
@@ -33,6 +36,7 @@ class SyncReceiver {
   std::string inside_copy(const std::string& wdir) const;
 
  private:
+  bool open_cache();
   void ready();
   void fail(const std::string& why);
 
@@ -40,6 +44,8 @@ class SyncReceiver {
   std::optional<FileCache> cache_;
   std::vector<TreeEntry> entries_;
   std::set<std::string> pending_;  // hashes still to come
+  bool probed_ = false, offered_ = false;
+  std::string digest_;  // the tree's: its copy is kept as a spare under it ("" not kept)
   std::string copy_name_;
   std::optional<FileCache::SpareCopy> spare_;  // taken, until it is mended
   std::string copy_;

@@ -23,12 +23,24 @@ bool Job::Impl::want_sync() const {
   return false;
 }
 
-void Job::Impl::start_sync() {
+// The tree's list, encoded once for every host that asks for it.
+const std::string& Job::Impl::sync_offer_frame() {
+  if (!sync_offer_.empty()) return sync_offer_;
   wire::SyncOffer offer;
   offer.items.reserve(opts_.sync->entries.size());
   for (const TreeEntry& e : opts_.sync->entries)
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
-  const std::string frame = wire::encode(offer);
+  offer.digest = opts_.sync->digest;
+  sync_offer_ = wire::encode(offer);
+  return sync_offer_;
+}
+
+// Each host is asked first whether it keeps an untouched copy of the tree (its digest alone);
+// those that do not get the tree's list. Without a digest, the list at once.
+void Job::Impl::start_sync() {
+  const std::string frame = opts_.sync->digest.empty()
+                                ? sync_offer_frame()
+                                : wire::encode(wire::SyncProbe{opts_.sync->digest});
   sync_progress_ = {};
   diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
                 " (" + std::to_string(opts_.sync->files_read) +
@@ -71,8 +83,9 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
   HostLink& h = *hosts_[i];
   if (!h.sync) return on_broken(i, "a sync answer it was not asked for");
   if (!m.error.empty()) return sync_failed(i, m.error);
-  if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
   h.sync_heard = Clock::now();
+  if (m.offer_wanted) return h.link->send(sync_offer_frame());
+  if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
   diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
                 files_text(opts_.sync->files) + " (" + bytes_text(h.sync->bytes_wanted()) + ")" +
                 (m.hashes.empty() ? std::string()

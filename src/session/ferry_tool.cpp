@@ -286,15 +286,18 @@ int cmd_cache(bool clear) {
   if (clear) {
     const CacheUsage r = c->clear();
     print("removed " + std::to_string(r.files) + (r.files == 1 ? " file, " : " files, ") +
-          bytes_text(r.bytes) + " from " + c->base() + "\n");
+          bytes_text(r.bytes) + " and " + std::to_string(r.spares) +
+          (r.spares == 1 ? " spare" : " spares") + " from " + c->base() + "\n");
   }
   const CacheUsage u = c->usage();
   print(c->base() + ": " + std::to_string(u.files) + (u.files == 1 ? " file, " : " files, ") +
         bytes_text(u.bytes) + "; " + std::to_string(u.copies) +
-        (u.copies == 1 ? " copy" : " copies") + " of running jobs\n" +
-        "kept: files no job used for " + std::to_string(FileCache::kKeepSeconds / 86400) +
+        (u.copies == 1 ? " copy" : " copies") + " of running jobs, " + std::to_string(u.spares) +
+        (u.spares == 1 ? " spare" : " spares") + "\n" + "kept: files no job used for " +
+        std::to_string(FileCache::kKeepSeconds / 86400) +
         " days go, then the least recently used beyond " + bytes_text(FileCache::kKeepBytes) +
-        ", at each sync that reaches this host\n");
+        " (checked at most hourly, when a sync reaches this host); " +
+        std::to_string(FileCache::kSpares) + " spares at most\n");
   return 0;
 }
 

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include "ferry/common/private_dir.hpp"
 #include "ferry/transport/content_hash.hpp"
@@ -49,6 +48,27 @@ void forget_old(const std::string& dir) {
 
 }  // namespace
 
+// "HASH SIZE MTIME CTIME INO HASHED PATH" into `k`; the path, "" when the line is not one.
+std::string HashIndex::parse_line(const std::string& line, Known& k) {
+  const char* p = line.c_str();
+  const char* space = std::strchr(p, ' ');
+  if (!space || space - p != 64) return "";
+  k.hash.assign(p, 64);
+  p = space;
+  int64_t v[5];
+  for (int64_t& x : v) {
+    char* end = nullptr;
+    if (*p != ' ') return "";
+    errno = 0;
+    x = std::strtoll(p + 1, &end, 10);
+    if (errno != 0 || end == p + 1) return "";
+    p = end;
+  }
+  if (*p != ' ' || p[1] == '\0') return "";
+  k.stamp = {static_cast<uint64_t>(v[0]), v[1], v[2], static_cast<uint64_t>(v[3]), v[4]};
+  return std::string(p + 1);
+}
+
 HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64_t racy_ns) {
   HashIndex index;
   index.racy_ns_ = racy_ns;
@@ -63,13 +83,8 @@ HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64
   std::string line;
   if (!std::getline(in, line) || line != kHeader + index.root_) return index;
   while (std::getline(in, line)) {
-    std::istringstream ss(line);
     Known k;
-    std::string path;
-    ss >> k.hash >> k.stamp.size >> k.stamp.mtime_ns >> k.stamp.ctime_ns >> k.stamp.ino >>
-        k.stamp.hashed_ns;
-    if (!ss || ss.get() != ' ' || !std::getline(ss, path) || path.empty()) continue;
-    index.before_[path] = std::move(k);
+    if (auto path = parse_line(line, k); !path.empty()) index.before_.emplace(std::move(path), k);
   }
   return index;
 }
@@ -92,6 +107,11 @@ bool HashIndex::trusted(const Known& k, const Stamp& now) const {
 Result<std::string> HashIndex::hash(const std::string& rel, const std::string& full) {
   struct stat st {};
   if (::stat(full.c_str(), &st) != 0) return make_error(full + ": " + std::strerror(errno));
+  return hash(rel, full, st);
+}
+
+Result<std::string> HashIndex::hash(const std::string& rel, const std::string& full,
+                                    const struct stat& st) {
   Stamp s = stamp_of(st);
   if (auto it = before_.find(rel); it != before_.end() && trusted(it->second, s)) {
     ++remembered_;

@@ -20,9 +20,12 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 
 #include "copy_out.hpp"
+#include "ferry/common/posix_handles.hpp"
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/sync/file_cache.hpp"
@@ -60,13 +63,15 @@ std::string describe(const TreeEntry& e) {
          std::to_string(e.size) + ' ' + e.hash + ' ' + e.target;
 }
 
-// A line of a stamps file: "STAMP LEN:PATH REST" split into path and the rest ("" path: bad).
-std::pair<std::string, std::string> parse_stamp_line(const std::string& line) {
-  const size_t sp = line.find(' '), colon = line.find(':', sp == std::string::npos ? 0 : sp);
-  if (sp == std::string::npos || colon == std::string::npos) return {};
-  const size_t len = std::strtoull(line.c_str() + sp + 1, nullptr, 10);
-  if (len == 0 || colon + 1 + len > line.size()) return {};
-  return {line.substr(colon + 1, len), line};
+// The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).
+std::string_view stamp_line_path(const std::string& line) {
+  const size_t sp = line.find(' ');
+  if (sp == std::string::npos) return {};
+  char* end = nullptr;
+  const size_t len = std::strtoull(line.c_str() + sp + 1, &end, 10);
+  const auto at = static_cast<size_t>(end - line.c_str());
+  if (len == 0 || at >= line.size() || line[at] != ':' || at + 1 + len > line.size()) return {};
+  return std::string_view(line).substr(at + 1, len);
 }
 
 std::string parent_of(const std::string& path) {
@@ -136,17 +141,6 @@ void FileCache::evict_spares(int64_t max_age_s, bool all) const {
   }
 }
 
-std::string tree_digest(const std::vector<TreeEntry>& entries) {
-  // FNV-1a, 64 bits: a name to find spares by, not a proof (each spare's stamps file holds
-  // its entries, compared in full before it is taken).
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const TreeEntry& e : entries)
-    for (char c : describe(e) + '\n') h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
                                             const std::vector<TreeEntry>& entries) {
   CopyStamps out;
@@ -198,6 +192,53 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
   }
 }
 
+std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::string& digest,
+                                                                    const std::string& name) const {
+  const std::string dir = base_ + "/spares";
+  std::vector<std::string> kept = spares_by_age(dir);
+  std::reverse(kept.begin(), kept.end());  // the newest first
+  for (const std::string& k : kept) {
+    if (!k.starts_with(digest + "-")) continue;
+    const std::string at = dir + "/" + k;
+    SpareCopy spare;
+    {
+      std::ifstream in(at + ".stamps");
+      for (std::string line; std::getline(in, line);) spare.stamps.push_back(line);
+    }
+    if (spare.stamps.empty()) continue;
+    // Untouched: every entry's stamp as kept, and the top holds no other name.
+    UniqueFd top(::open(at.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!top) continue;
+    std::set<std::string_view> top_names;
+    bool same = true;
+    for (const std::string& line : spare.stamps) {
+      const std::string_view path = stamp_line_path(line);
+      struct stat st {};
+      if (path.empty() ||
+          ::fstatat(top.get(), std::string(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          std::string_view(line).substr(0, line.find(' ')) != stamp_text(st)) {
+        same = false;
+        break;
+      }
+      if (path.find('/') == std::string_view::npos) top_names.insert(path);
+    }
+    if (same) {
+      DIR* d = ::fdopendir(::dup(top.get()));
+      while (const dirent* ent = d ? ::readdir(d) : nullptr) {
+        const std::string_view n = ent->d_name;
+        if (n != "." && n != ".." && !top_names.contains(n)) same = false;
+      }
+      if (d) ::closedir(d);
+    }
+    if (!same) return std::nullopt;  // an offer takes it and mends it
+    spare.path = base_ + "/jobs/" + name;
+    if (::rename(at.c_str(), spare.path.c_str()) != 0) continue;  // another job took it
+    ::unlink((at + ".stamps").c_str());
+    return spare;
+  }
+  return std::nullopt;
+}
+
 std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<TreeEntry>& entries,
                                                           const std::string& digest,
                                                           const std::string& name) const {
@@ -223,47 +264,65 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
     break;
   }
   if (spare.stamps.empty()) return std::nullopt;
-  std::map<std::string, const std::string*> was;  // the spare's entries by path
-  for (const std::string& line : spare.stamps) {
-    auto [path, whole] = parse_stamp_line(line);
+  // The spare's entries by path (views into its stamps), and whether this tree has each.
+  std::unordered_map<std::string_view, size_t> was;
+  was.reserve(spare.stamps.size());
+  for (size_t j = 0; j < spare.stamps.size(); ++j) {
+    const std::string_view path = stamp_line_path(spare.stamps[j]);
     if (path.empty()) {
       remove_copy(spare.path);
       return std::nullopt;
     }
-    was[path] = &line;
+    was.emplace(path, j);
   }
-  std::set<std::string> now;
+  std::vector<bool> kept_now(spare.stamps.size(), false);
+  // Stat-ed from the copy's directory: no walk of the cache's path for each.
+  UniqueFd top(::open(spare.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::string line;
   for (size_t i = 0; i < entries.size(); ++i) {
     const TreeEntry& e = entries[i];
-    now.insert(e.path);
     auto w = was.find(e.path);
     struct stat st {};
-    if (w == was.end() || ::lstat((spare.path + "/" + e.path).c_str(), &st) != 0 ||
-        !kind_is(st, e.kind) || stamp_text(st) + ' ' + describe(e) != *w->second)
-      spare.changed.push_back(i);
+    if (w != was.end()) kept_now[w->second] = true;
+    bool same = w != was.end() && top &&
+                ::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                kind_is(st, e.kind);
+    if (same) {
+      line = stamp_text(st);
+      line += ' ';
+      line += describe(e);
+      same = line == spare.stamps[w->second];
+    }
+    if (!same) spare.changed.push_back(i);
   }
   // A directory that held an entry this tree lacks: its names are checked again.
   std::set<std::string> to_prune;
-  for (const auto& [path, line] : was)
-    if (!now.contains(path)) to_prune.insert(parent_of(path));
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (to_prune.contains(entries[i].path) &&
-        (spare.changed.empty() ||
-         std::find(spare.changed.begin(), spare.changed.end(), i) == spare.changed.end()))
-      spare.changed.push_back(i);
+  for (const auto& [path, j] : was)
+    if (!kept_now[j]) to_prune.insert(parent_of(std::string(path)));
+  if (!to_prune.empty()) {
+    std::vector<bool> listed(entries.size(), false);
+    for (size_t i : spare.changed) listed[i] = true;
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (!listed[i] && to_prune.contains(entries[i].path)) spare.changed.push_back(i);
+  }
   std::sort(spare.changed.begin(), spare.changed.end());  // parents before children
   return spare;
 }
 
 Status FileCache::mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const {
   const std::string& root = spare.path;
-  std::map<std::string, std::set<std::string>> names;  // by directory
-  for (const TreeEntry& e : entries) names[parent_of(e.path)].insert(name_of(e.path));
+  // The names each directory to mend holds, and the top's (always checked).
+  std::map<std::string, std::set<std::string>> names{{"", {}}};
+  for (size_t i : spare.changed)
+    if (entries[i].kind == TreeEntry::Kind::kDirectory) names[entries[i].path];
+  for (const TreeEntry& e : entries)
+    if (auto n = names.find(parent_of(e.path)); n != names.end()) n->second.insert(name_of(e.path));
   ::chmod(root.c_str(), 0700);
   prune(root, names[""]);
   std::map<std::string, const TreeEntry*> dirs;
-  for (const TreeEntry& e : entries)
-    if (e.kind == TreeEntry::Kind::kDirectory) dirs[e.path] = &e;
+  if (!spare.changed.empty())
+    for (const TreeEntry& e : entries)
+      if (e.kind == TreeEntry::Kind::kDirectory) dirs[e.path] = &e;
   std::map<std::string, uint32_t> opened;  // directories given 0700 while mended: their modes
   auto open_dir = [&](const std::string& path) {
     auto d = dirs.find(path);

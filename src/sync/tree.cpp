@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/transport/content_hash.hpp"
 
 namespace ferry {
@@ -96,7 +96,7 @@ class Walker {
     e.mode = st.st_mode & 07777;
     if (dir) {
       e.kind = TreeEntry::Kind::kDirectory;
-      tree_.entries.push_back(e);
+      add(std::move(e), st);
       return walk(rel);
     }
     if (S_ISLNK(st.st_mode)) {
@@ -110,7 +110,7 @@ class Walker {
                           "with --sync-exclude)");
       e.kind = TreeEntry::Kind::kSymlink;
       e.target = target;
-      tree_.entries.push_back(e);
+      add(std::move(e), st);
       return {};
     }
     if (const char* what = special_kind(st.st_mode)) {
@@ -121,8 +121,18 @@ class Walker {
     e.size = static_cast<uint64_t>(st.st_size);
     tree_.bytes += e.size;
     ++tree_.files;
-    tree_.entries.push_back(e);
+    add(std::move(e), st);
     return {};
+  }
+
+ public:
+  /// What lstat said of each entry walked, in the order of the tree's entries from the first.
+  std::vector<struct stat> stats;
+
+ private:
+  void add(TreeEntry e, const struct stat& st) {
+    tree_.entries.push_back(std::move(e));
+    stats.push_back(st);
   }
 
   std::string root_;
@@ -150,13 +160,6 @@ Status check_link_loops(const std::string& root, const std::vector<TreeEntry>& e
     }
   }
   return {};
-}
-
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -242,7 +245,9 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   for (const char* name : {".ferryignore", ".gitignore"}) {
     const std::string f = root + "/" + name;
     if (::access(f.c_str(), R_OK) == 0) {
-      ignore.add_file_text(read_small_file(f));
+      auto text = read_text_file(f, size_t{1} << 20, "ignore file");
+      if (!text) return make_error("--sync: " + text.error().message);
+      ignore.add_file_text(*text);
       tree.ignore_file = f;
       break;
     }
@@ -272,7 +277,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
     TreeEntry& e = tree.entries[i];
     if (e.kind == TreeEntry::Kind::kFile) {
       e.source = root + "/" + e.path;
-      auto h = index.hash(e.path, e.source);
+      auto h = index.hash(e.path, e.source, w.stats[i - first]);
       if (!h) return make_error("--sync: " + h.error().message);
       e.hash = *h;
     }
@@ -308,6 +313,21 @@ Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::st
   std::sort(tree.entries.begin(), tree.entries.end(),
             [](const TreeEntry& a, const TreeEntry& b) { return a.path < b.path; });
   return tree;
+}
+
+Result<std::string> tree_digest(const std::vector<TreeEntry>& entries) {
+  auto h = ContentHash::start();
+  if (!h) return h.error();
+  for (const TreeEntry& e : entries) {
+    const std::string head = std::to_string(static_cast<int>(e.kind)) + ' ' +
+                             std::to_string(e.mode) + ' ' + std::to_string(e.size) + ' ' + e.hash +
+                             ' ' + std::to_string(e.path.size()) + ':';
+    h->update(head);
+    h->update(e.path);
+    h->update(' ' + std::to_string(e.target.size()) + ':');
+    h->update(e.target);
+  }
+  return h->hex();
 }
 
 SyncTree merge_trees(std::vector<SyncTree> trees) {

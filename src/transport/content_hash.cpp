@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/random_bytes.hpp"
 #include "libcrypto.hpp"
 
 namespace ferry {
@@ -39,14 +41,8 @@ std::string ContentHash::hex() {
   unsigned int len = 0;
   libcrypto::get().digest_final(ctx_.get(), md.data(), &len);
   ctx_.reset();
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (unsigned int i = 0; i < len && i < md.size(); ++i) {
-    out += kDigits[md[i] >> 4];
-    out += kDigits[md[i] & 15];
-  }
-  return out;
+  return hex_text(
+      std::string_view(reinterpret_cast<const char*>(md.data()), std::min<size_t>(len, md.size())));
 }
 
 Result<std::string> file_sha256(const std::string& path) {

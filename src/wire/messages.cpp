@@ -84,6 +84,8 @@ const char* name_of(MsgType t) {
       return "sync ack";
     case MsgType::kSyncReady:
       return "sync ready";
+    case MsgType::kSyncProbe:
+      return "sync probe";
   }
   return "unknown";
 }
@@ -235,6 +237,7 @@ FERRY_WIRE_MESSAGE(PreflightResult)
 FERRY_WIRE_MESSAGE(CheckRequest)
 FERRY_WIRE_MESSAGE(CheckReport)
 FERRY_WIRE_MESSAGE(PmixStart)
+FERRY_WIRE_MESSAGE(SyncProbe)
 FERRY_WIRE_MESSAGE(SyncOffer)
 FERRY_WIRE_MESSAGE(SyncNeed)
 FERRY_WIRE_MESSAGE(SyncData)

@@ -82,7 +82,8 @@ done
 # Again: each host lacks nothing. Then one file edited: that file alone goes to each.
 run_capture S2 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --verbose "${HOSTS[@]}" --sync "$MNT" true
 for h in fnode1 fnode2; do
-  assert_contains "$S2_err" "sync: $h lacks 0 of 5 files (0 B) (after" "$h has the tree"
+  assert_contains "$S2_err" "sync: $h: sent 0 files (0 B); the ranks start in" "$h has the tree"
+  assert_not_contains "$S2_err" "sync: $h lacks" "$h keeps an untouched copy: asked for nothing"
 done
 echo "a: 2" >"$tree/conf/a.yaml"
 run_capture S3 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --verbose "${HOSTS[@]}" --sync "$MNT" cat conf/a.yaml
@@ -101,7 +102,7 @@ hash=$(sha256sum <"$tree/conf/a.yaml" | cut -c1-64)
   fail "cannot tamper with fnode1's cache"
 run_capture S4 --timeout 60 -- "$in_ns" "$tree" "$FERRYRUN" --verbose "${HOSTS[@]}" --sync "$MNT" cat conf/a.yaml
 assert_contains "$S4_err" "sync: fnode1 lacks 1 of 5 files" "the tampered file is asked for again"
-assert_contains "$S4_err" "sync: fnode2 lacks 0 of 5 files" "fnode2's cache was not touched"
+assert_contains "$S4_err" "sync: fnode2: sent 0 files" "fnode2 was sent nothing"
 assert_eq "a: 2" "$(rank_lines "$T/S4.out" 0 stdout)" "the rank reads the good copy"
 
 # A rank that writes into its copy leaves the cache as it was.

@@ -70,7 +70,8 @@ class FileCache {
   /// last change (a write in the same tick would keep a stamp as it was).
   static CopyStamps stamp_copy(const std::string& path, const std::vector<TreeEntry>& entries);
   /// Keeps the copy `path` (no process uses it any more) as a spare for the next job of the
-  /// same tree (`digest`: tree_digest()), at most kSpares of them; removes it where it cannot.
+  /// same tree (`digest`: tree_digest(), 64 hex digits), at most kSpares of them; removes it
+  /// where it cannot.
   void keep_spare(const std::string& path, const std::string& digest,
                   const CopyStamps& stamps) const;
   /// A spare taken for a job (take_spare()).
@@ -84,6 +85,11 @@ class FileCache {
   /// what its job changed (a stat per entry); none when there is no spare of this tree.
   std::optional<SpareCopy> take_spare(const std::vector<TreeEntry>& entries,
                                       const std::string& digest, const std::string& name) const;
+  /// The newest spare of the tree `digest` taken as the job copy `name` if it is untouched
+  /// since its job (every entry's stamp as kept, no name added at its top): a stat per entry,
+  /// and nothing else of the tree needed. None otherwise (an offer then takes and mends it).
+  std::optional<SpareCopy> take_untouched_spare(const std::string& digest,
+                                                const std::string& name) const;
   /// Brings the spare back to exactly what materialize() makes: its changed entries made again
   /// from the cache (their files must be there), names the tree lacks removed. Error: one line;
   /// the copy is removed.
@@ -117,11 +123,6 @@ class FileCache {
 
   std::string base_;
 };
-
-/// A name for a tree as a whole, from its entries (paths, kinds, modes, sizes, hashes,
-/// targets): 16 hex digits, to find its spares by (they are compared in full before one is
-/// taken).
-std::string tree_digest(const std::vector<TreeEntry>& entries);
 
 /// A name for a job's copy on this host: this ferryd's pid (evict() removes the copies of dead
 /// ones) and a random part.

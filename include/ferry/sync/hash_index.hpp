@@ -29,8 +29,10 @@ class HashIndex {
   static HashIndex open(const std::string& dir, const std::string& root,
                         int64_t racy_ns = kDefaultRacyNs);
 
-  /// The SHA-256 of the file `rel` of the tree (read at `full`): the one remembered if its
-  /// stamp is unchanged, else read. Error: one line naming the file.
+  /// The SHA-256 of the file `rel` of the tree (read at `full`, which `st` describes): the one
+  /// remembered if its stamp is unchanged, else read. Error: one line naming the file.
+  Result<std::string> hash(const std::string& rel, const std::string& full, const struct stat& st);
+  /// The same, the file stat-ed here.
   Result<std::string> hash(const std::string& rel, const std::string& full);
   /// Writes the files hashed since open() (only those: the tree as it is now) for next time.
   /// Errors are ignored: without an index the next launch reads every file.
@@ -53,6 +55,7 @@ class HashIndex {
     std::string hash;
   };
   static Stamp stamp_of(const struct stat& st);
+  static std::string parse_line(const std::string& line, Known& k);
   bool trusted(const Known& k, const Stamp& now) const;
 
   std::string file_;  ///< "": none kept

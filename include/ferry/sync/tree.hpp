@@ -78,6 +78,7 @@ struct SyncTree {
   std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
   std::string ignore_file;           ///< the ignore file read ("" none)
   size_t files_read = 0;             ///< files read for their hashes (the others' were remembered)
+  std::string digest;  ///< tree_digest() of the entries, once they are final ("" none)
 };
 
 /// Reads the tree of `spec` with `rules`. Error, one line naming the path: DIR is not a
@@ -93,6 +94,10 @@ Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::st
 
 /// "512 B", "3.4 MiB": bytes for messages.
 std::string bytes_text(uint64_t bytes);
+
+/// The tree's name as a whole: the SHA-256 of every entry (path, kind, mode, size, hash,
+/// target), hex. A host keeps its copy under it. Error: libcrypto cannot be loaded.
+Result<std::string> tree_digest(const std::vector<TreeEntry>& entries);
 
 /// Several trees (repeated --sync) as one: later entries replace earlier ones of the same path.
 SyncTree merge_trees(std::vector<SyncTree> trees);

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 17;
+inline constexpr uint32_t kProtocolVersion = 18;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -65,6 +65,7 @@ enum class MsgType : uint8_t {
   kSyncData = 35,          ///< f→d: the next bytes of one of them
   kSyncAck = 36,           ///< d→f: this many kSyncData bytes are written (the sender's window)
   kSyncReady = 37,         ///< d→f: the job's copy of the tree is in place, or why not
+  kSyncProbe = 38,         ///< f→d: the tree's digest: is a spare copy of it here, untouched?
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -339,75 +340,6 @@ struct PmixStart {
   }
 };
 
-/// One entry of a synced tree (ferry/sync/tree.hpp's TreeEntry, without where it was read).
-struct SyncItem {
-  std::string path;  ///< relative, '/'-separated, parents first
-  uint8_t kind = 0;  ///< TreeEntry::Kind: 0 directory, 1 file, 2 symlink
-  uint32_t mode = 0;
-  uint64_t size = 0;
-  std::string hash;    ///< a file's SHA-256, hex
-  std::string target;  ///< a symlink's
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.path, m.kind, m.mode, m.size, m.hash, m.target);
-  }
-};
-
-/// --sync: the tree every rank of this host starts in. ferryd answers with SyncNeed, receives
-/// the files it lacks (SyncData, each acknowledged by SyncAck), makes the job's copy and says
-/// so (SyncReady); only then the HostSpec comes, whose relative working directories are taken
-/// inside the copy.
-struct SyncOffer {
-  static constexpr MsgType kType = MsgType::kSyncOffer;
-  std::vector<SyncItem> items;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.items);
-  }
-};
-
-struct SyncNeed {
-  static constexpr MsgType kType = MsgType::kSyncNeed;
-  std::vector<std::string> hashes;  ///< in the order they are wanted; empty: all there
-  std::string error;                ///< the cache cannot be used here (one line); "" none
-  uint64_t cache_bytes = 0;         ///< what the host's cache keeps (after its eviction)
-  uint32_t cache_files = 0;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.hashes, m.error, m.cache_bytes, m.cache_files);
-  }
-};
-
-struct SyncData {
-  static constexpr MsgType kType = MsgType::kSyncData;
-  std::string hash;
-  std::string data;   ///< the next bytes of the file (sent in order)
-  bool last = false;  ///< the file is whole after these
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.hash, m.data, m.last);
-  }
-};
-
-struct SyncAck {
-  static constexpr MsgType kType = MsgType::kSyncAck;
-  uint64_t bytes = 0;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.bytes);
-  }
-};
-
-struct SyncReady {
-  static constexpr MsgType kType = MsgType::kSyncReady;
-  std::string path;   ///< the job's copy on this host
-  std::string error;  ///< why there is none (one line); "" none
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.path, m.error);
-  }
-};
-
 /// Bytes for the stdin rank; empty means EOF.
 struct Stdin {
   static constexpr MsgType kType = MsgType::kStdin;
@@ -518,6 +450,7 @@ struct OutputRoute {
 // The messages that diagnose a job before and while it runs (the preflight, --check, the state
 // report): in a header of their own, which needs MsgType above.
 #include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
+#include "ferry/wire/sync_messages.hpp"       // IWYU pragma: export
 
 namespace ferry::wire {
 
@@ -525,7 +458,7 @@ namespace ferry::wire {
 using ToDaemon =
     std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
                  StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
-                 StateRequest, Preflight, CheckRequest, PmixStart, SyncOffer, SyncData>;
+                 StateRequest, Preflight, CheckRequest, PmixStart, SyncProbe, SyncOffer, SyncData>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront =
     std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ferry/sync/file_cache.hpp"
+#include "ferry/sync/tree.hpp"
 #include "ferry/transport/content_hash.hpp"
 
 namespace ferry {
@@ -53,8 +54,8 @@ struct Spares : ::testing::Test {
     link.kind = TreeEntry::Kind::kSymlink;
     link.target = "conf";
     entries.push_back(link);
-    digest = tree_digest(entries);
-    ASSERT_EQ(digest.size(), 16U);
+    digest = *tree_digest(entries);
+    ASSERT_EQ(digest.size(), 64U);
   }
   void add_dir(const std::string& path, uint32_t m) {
     TreeEntry e;
@@ -173,7 +174,7 @@ TEST_F(Spares, AnotherVersionOfTheTreeTakesItMended) {
   add_dir("new", 0700);
   add_file("new/n.txt", "n", 0644);
   size_t mended = 0;
-  const std::string again = cache->reuse_spare(entries, tree_digest(entries), "2-b", &mended);
+  const std::string again = cache->reuse_spare(entries, *tree_digest(entries), "2-b", &mended);
   ASSERT_FALSE(again.empty());
   EXPECT_EQ(mended, 3U);  // run.py, new, new/n.txt (the link's directory is the top)
   expect_tree(again);

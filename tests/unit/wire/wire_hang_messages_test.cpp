@@ -62,8 +62,14 @@ TEST(WireHang, SyncMessagesBothWays) {
   SyncOffer o;
   o.items.push_back({"src/run.py", 1, 0755, 5000000000ULL, std::string(64, 'a'), ""});
   o.items.push_back({"src/cfg", 2, 0777, 0, "", "../conf"});
+  o.digest = std::string(64, 'd');
   SyncOffer ob = to_daemon(o);
   ASSERT_EQ(ob.items.size(), 2u);
+  EXPECT_EQ(ob.digest, o.digest);
+  EXPECT_EQ(to_daemon(SyncProbe{std::string(64, 'e')}).digest, std::string(64, 'e'));
+  SyncNeed want;
+  want.offer_wanted = true;
+  EXPECT_TRUE(to_front(want).offer_wanted);
   EXPECT_EQ(ob.items[0].size, 5000000000ULL);
   EXPECT_EQ(ob.items[0].mode, 0755u);
   EXPECT_EQ(ob.items[1].target, "../conf");
