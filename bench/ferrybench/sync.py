@@ -5,16 +5,19 @@ A tree of many small files and a few large ones (2,000 files, 200 MB; --quick: 2
 synced files (ferry-cluster gives each a private ~/.cache/ferry/sync). Three cases, each
 tool in turn, rounds interleaved:
 
-- first sync: every host's copy emptied first (ferry's cache, rsync's and pdcp's target
-  folders); ferryrun runs `true` in the synced copy, rsync copies to each host in parallel
+- first sync: every host's copy emptied first (ferry's cache and spare copies, rsync's and
+  pdcp's target folders); ferryrun runs `true` in the synced copy, rsync copies to each host in parallel
   (one `rsync -a -e "ssh -F cluster"` per host, all at once), pdcp to every host in one call.
 - one file changed: a small file edited between rounds; every tool brings each host up to
-  date.
+  date (pdcp, which has no such mode, copies the whole tree again).
 - launch of a job whose tree is already everywhere, against the same launch without
   `--sync` (goal: within 10%).
 
-rsync's and pdcp's targets are folders of their own per host (the simulated hosts share this
-machine's file system outside ferry's cache). pdcp runs only where pdsh is installed.
+rsync's targets are folders of their own per host (the simulated hosts share this machine's
+file system outside ferry's cache); pdcp's, which has one target path for every host, is a
+folder in each host's own ~/.cache/ferry/sync. pdcp exits 0 whatever failed: the files that
+arrived on each host are counted, and a short count fails the run. pdcp runs only where pdsh
+is installed.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pathlib import Path
 from .context import Context
 
 SECTION = "sync"
+# Where pdcp copies to on every host: each has its own ~/.cache/ferry/sync (ferry-cluster).
+PDCP_TARGET = "/root/.cache/ferry/sync/pdcp-target"
 
 
 @dataclass
@@ -103,10 +108,15 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
     first = ctx.results.metric(SECTION, case, "first sync", "s")
     change = ctx.results.metric(SECTION, case, "one file changed", "s")
 
+    def on_hosts(script: str) -> subprocess.CompletedProcess:
+        return subprocess.run(ferryrun + ["sh", "-c", script], env=env, capture_output=True,
+                              text=True, timeout=120)
+
     def clean(col: str) -> None:
         if col == "ferryrun":
-            subprocess.run(ferryrun + ["sh", "-c", "rm -rf ~/.cache/ferry/sync/files ~/.cache/ferry/sync/spares"],
-                           env=env, capture_output=True, timeout=120)
+            on_hosts("rm -rf ~/.cache/ferry/sync/files ~/.cache/ferry/sync/spares")
+        elif col == "pdcp":
+            on_hosts(f"rm -rf {PDCP_TARGET} && mkdir -p {PDCP_TARGET}")
         else:
             shutil.rmtree(targets / col, ignore_errors=True)
         for h in hosts:
@@ -122,11 +132,15 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                      for h in hosts]
             return max(p.wait(timeout=ctx.sizes.run_timeout_s) for p in procs)
-        # pdcp has no per-host target: every host writes the same folder (the simulated hosts
-        # share it, so pdcp's hosts race on one folder: a fair cost, not a fair result).
-        return subprocess.run(["pdcp", "-r", "-w", ",".join(hosts), str(tree),
-                               str(targets / col / "all")], env=env, capture_output=True,
-                              timeout=ctx.sizes.run_timeout_s).returncode
+        # pdcp has one target path for every host: a folder each host has of its own (in
+        # its private ~/.cache/ferry/sync). pdcp exits 0 whatever failed: the files that
+        # arrived on each host are counted instead.
+        p = subprocess.run(["pdcp", "-r", "-w", ",".join(hosts), str(tree), PDCP_TARGET],
+                           env=env, capture_output=True, timeout=ctx.sizes.run_timeout_s)
+        counts = [line.rsplit(":", 1)[-1].strip() for line in
+                  on_hosts(f"find {PDCP_TARGET} -type f | wc -l").stdout.splitlines()]
+        whole = len(counts) == n and all(c == str(files) for c in counts)
+        return p.returncode or (0 if whole else 1)
 
     def timed(col: Column, metric, what: str, rnd: int) -> bool:
         start = time.monotonic()
@@ -147,6 +161,8 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
                 continue
             with open(edited, "ab") as f:
                 f.write(f"# round {rnd} {col.key}\n".encode())
+            if col.key == "pdcp":
+                clean(col.key)  # pdcp copies whole trees only, into a folder that is not there
             if timed(col, change, "one file", rnd):
                 ctx.check_idle(f"sync {col.key}")
     launch(ctx, case, ferryrun, tree, env, rounds)
