@@ -36,10 +36,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t ns_of(const timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
+int64_t time_ns(const timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
 
 std::string stamp_text(const struct stat& st) {
-  return std::to_string(ns_of(st.st_ctim)) + ":" + std::to_string(st.st_ino) + ":" +
+  return std::to_string(time_ns(st.st_ctim)) + ":" + std::to_string(st.st_ino) + ":" +
          std::to_string(S_ISDIR(st.st_mode) ? 0 : st.st_size);
 }
 
@@ -149,14 +149,14 @@ FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
   for (const TreeEntry& e : entries) {
     struct stat st {};
     if (::lstat((path + "/" + e.path).c_str(), &st) != 0) return {};
-    newest = std::max(newest, ns_of(st.st_ctim));
+    newest = std::max(newest, time_ns(st.st_ctim));
     out.push_back(stamp_text(st) + ' ' + describe(e));
   }
   // Past the clock tick of the last change: any later one gets a later change time.
   for (int i = 0; i < 100; ++i) {
     timespec now{};
     ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (ns_of(now) > newest) break;
+    if (time_ns(now) > newest) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return out;
