@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The messages of `--sync` (docs/sync.md): a job's tree probed for and offered to a host, the
-/// files it lacks, their bytes and acknowledgements, and its copy ready. Part of messages.hpp, which
-/// includes it once MsgType is declared: include messages.hpp, not this file.
+/// files it lacks, their bytes and acknowledgements, and its copy ready. Part of messages.hpp,
+/// which includes it once MsgType is declared: include messages.hpp, not this file.
 
 #include <cstdint>
 #include <string>
