@@ -179,6 +179,10 @@ class Daemon::Impl {
               if (auto s = pmix_.fence_done(m); !s) fatal(s.error().message);
             },
             [this](wire::PmixModexRequest& m) { pmix_.modex_request(m); },
+            [this](wire::PmixNames& m) { pmix_.names_answer(m); },
+            [this](wire::PmixGroupDone& m) { pmix_.group_done(m); },
+            [this](wire::PmixSpawnDone& m) { pmix_.spawn_done(m); },
+            [this](wire::PmixSpawnJob& m) { on_spawn_job(std::move(m)); },
             [this](wire::PmixModexReply& m) {
               if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
             },
@@ -279,6 +283,18 @@ class Daemon::Impl {
 
   // Ranks that join the job running here (elastic Horovod: new slots on this host). They
   // start after the spec's own, one a turn, and are watched, stopped and swept as those are.
+  // Processes MPI_Comm_spawn started: their namespace registered here first (whether or not
+  // any runs here), then this host's start as ranks that joined do. Should the namespace
+  // not register, they fail to start, each with the reason.
+  void on_spawn_job(wire::PmixSpawnJob m) {
+    if (auto s = pmix_.spawn_job(m); !s) {
+      log(host_ + ": MPI_Comm_spawn: " + s.error().message);
+      for (const auto& rl : m.ranks) queue(wire::encode(wire::Exited{rl.rank, 127, 0, {}}));
+      return;
+    }
+    if (!m.ranks.empty()) on_start_ranks(wire::StartRanks{std::move(m.ranks)});
+  }
+
   void on_start_ranks(wire::StartRanks m) {
     if (!have_spec_) return fatal("ranks to start arrived before the host spec");
     for (const auto& rl : m.ranks)

@@ -107,9 +107,12 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-union-access)
     i.value.data.flag = true;
   }
-  add(job_, PMIX_LOCAL_PEERS, ns.local_peers);
-  add_u32(job_, PMIX_LOCAL_SIZE, local);
-  add_u32(job_, PMIX_NODE_SIZE, local);
+  // A spawned namespace with no process here has no local facts.
+  if (local > 0) {
+    add(job_, PMIX_LOCAL_PEERS, ns.local_peers);
+    add_u32(job_, PMIX_LOCAL_SIZE, local);
+    add_u32(job_, PMIX_NODE_SIZE, local);
+  }
   if (!ns.local_cpusets.empty()) add(job_, PMIX_LOCAL_CPUSETS, ns.local_cpusets);
   // One array per rank; reserved first, so that the pointers into them stay valid.
   procs_.resize(ns.procs.size());

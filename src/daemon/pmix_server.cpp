@@ -38,23 +38,35 @@ void drop_pmix_environment() {
   for (const auto& n : names) ::unsetenv(n.c_str());
 }
 
-pmix_status_t register_client(PmixServer::State& s, int rank) {
+pmix_status_t register_client(PmixServer::State& s, int rank, const std::string& nspace = {}) {
   pmix_proc_t proc;
-  fill_proc(proc, s.nspace, rank);
+  fill_proc(proc, nspace.empty() ? s.nspace : nspace, rank);
   return s.fns->register_client(&proc, ::getuid(), ::getgid(), nullptr, nullptr, nullptr);
+}
+
+Status register_one(PmixServer::State& s, const PmixNamespace& ns) {
+  PmixInfoList info(ns, s.dir);
+  pmix_nspace_t name;
+  std::memset(name, 0, sizeof name);
+  std::strncpy(name, ns.nspace.c_str(), PMIX_MAX_NSLEN);
+  const pmix_status_t rc = s.fns->register_nspace(name, static_cast<int>(ns.local_ranks.size()),
+                                                  info.data(), info.size(), nullptr, nullptr);
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+    return make_error("PMIx: cannot register namespace " + ns.nspace + ": " +
+                      std::string(s.fns->error_string(rc)));
+  return {};
+}
+
+void deregister(PmixServer::State& s, const std::string& nspace) {
+  pmix_nspace_t old;
+  std::memset(old, 0, sizeof old);
+  std::strncpy(old, nspace.c_str(), PMIX_MAX_NSLEN);
+  s.fns->deregister_nspace(old, nullptr, nullptr);
 }
 
 Status register_namespace(PmixServer::State& s) {
   if (!s.ns) return {};
-  PmixInfoList info(*s.ns, s.dir);
-  pmix_nspace_t name;
-  std::memset(name, 0, sizeof name);
-  std::strncpy(name, s.ns->nspace.c_str(), PMIX_MAX_NSLEN);
-  const pmix_status_t rc = s.fns->register_nspace(name, static_cast<int>(s.ns->local_ranks.size()),
-                                                  info.data(), info.size(), nullptr, nullptr);
-  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
-    return make_error("PMIx: cannot register the job's namespace: " +
-                      std::string(s.fns->error_string(rc)));
+  if (auto st = register_one(s, *s.ns); !st) return st;
   for (int r : s.clients) {
     const pmix_status_t crc = register_client(s, r);
     if (crc != PMIX_SUCCESS && crc != PMIX_OPERATION_SUCCEEDED)
@@ -262,11 +274,11 @@ Status PmixServer::begin(const PmixNamespace& ns) {
     for (auto& [id, w] : s.modex) answer(w, PMIX_ERR_TIMEOUT, {});
     s.fences.clear();
     s.modex.clear();
-    pmix_nspace_t old;
-    std::memset(old, 0, sizeof old);
-    std::strncpy(old, s.nspace.c_str(), PMIX_MAX_NSLEN);
-    s.fns->deregister_nspace(old, nullptr, nullptr);
+    pmix_detail::fail_dynamic(s, PMIX_ERR_TIMEOUT);
+    for (const auto& [name, child] : s.spawned) deregister(s, name);
+    deregister(s, s.nspace);
   }
+  s.spawned.clear();
   s.nspace = ns.nspace;
   s.ns = ns;
   s.clients.clear();
@@ -292,6 +304,29 @@ Result<std::vector<std::string>> PmixServer::rank_environment(int rank) {
                                   s.relays->port(), s.dir, s.node});
 }
 
+Status PmixServer::add_namespace(const PmixNamespace& ns) {
+  State& s = *state_;
+  if (auto st = start_library(s); !st) return st;
+  if (s.spawned.contains(ns.nspace)) return make_error("PMIx: namespace " + ns.nspace + " twice");
+  if (auto st = register_one(s, ns); !st) return st;
+  s.spawned.emplace(ns.nspace, ns);
+  return {};
+}
+
+Result<std::vector<std::string>> PmixServer::child_environment(const std::string& nspace,
+                                                               int rank) {
+  State& s = *state_;
+  if (!s.started || !s.spawned.contains(nspace))
+    return make_error("PMIx: namespace " + nspace + " is not registered here");
+  const pmix_status_t rc = register_client(s, rank, nspace);
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+    return make_error("PMIx: cannot register " + nspace + " rank " + std::to_string(rank) + ": " +
+                      s.fns->error_string(rc));
+  return pmix_client_environment({nspace, rank,
+                                  std::string(kPmixServerNspace) + "." + std::to_string(::getpid()),
+                                  s.relays->port(), s.dir, s.node});
+}
+
 Status PmixServer::fence_done(const wire::PmixFenceDone& m) {
   State& s = *state_;
   auto it = s.fences.find(m.seq);
@@ -311,7 +346,7 @@ void PmixServer::modex_request(const wire::PmixModexRequest& m) {
   if (!start_library(s))
     return s.events.send(wire::encode(wire::PmixModexReply{m.id, PMIX_ERR_NOT_FOUND, {}}));
   pmix_proc_t proc;
-  fill_proc(proc, s.nspace, m.rank);
+  fill_proc(proc, m.nspace.empty() ? s.nspace : m.nspace, m.rank);
   auto* asked = new pmix_detail::Asked{state_, m.id};
   const pmix_status_t rc = s.fns->dmodex_request(&proc, pmix_detail::local_data, asked);
   if (rc != PMIX_SUCCESS) {

@@ -57,6 +57,8 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
     log_(ns.error().message);
     return nullptr;
   }
+  node_names_ = spec.node_names;
+  node_index_ = spec.node_index;
   if (Status st = set_pmix_apps(*ns, spec.app_sizes); !st) {
     log_(st.error().message);
     return nullptr;
@@ -94,6 +96,26 @@ void PmixService::modex_request(const wire::PmixModexRequest& m) {
 Status PmixService::modex_reply(const wire::PmixModexReply& m) {
   if (!on_) return make_error("a PMIx data answer arrived, but PMIx is off");
   return server_->modex_reply(m);
+}
+
+void PmixService::names_answer(const wire::PmixNames& m) {
+  if (on_) server_->names_answer(m);
+}
+
+void PmixService::group_done(const wire::PmixGroupDone& m) {
+  if (on_) server_->group_done(m);
+}
+
+void PmixService::spawn_done(const wire::PmixSpawnDone& m) {
+  if (on_) server_->spawn_done(m);
+}
+
+Status PmixService::spawn_job(const wire::PmixSpawnJob& m) {
+  if (!on_) return make_error("processes were spawned, but this host's ranks have no PMIx");
+  auto ns = make_spawned_namespace(m.nspace, m.node_of_rank, node_names_, node_index_);
+  if (!ns) return ns.error();
+  if (Status st = set_pmix_apps(*ns, m.app_sizes); !st) return st;
+  return server_->add_namespace(*ns);
 }
 
 std::string PmixService::exit_failure(int rank, const wire::Exited& e) const {

@@ -39,6 +39,13 @@ class PmixService {
   Status fence_done(const wire::PmixFenceDone& m);
   void modex_request(const wire::PmixModexRequest& m);
   Status modex_reply(const wire::PmixModexReply& m);
+  /// Answers to dynamic processes' requests (dropped while PMIx is off).
+  void names_answer(const wire::PmixNames& m);
+  void group_done(const wire::PmixGroupDone& m);
+  void spawn_done(const wire::PmixSpawnDone& m);
+  /// Registers the namespace of processes MPI_Comm_spawn started (every host does, before its
+  /// own children start). An Error (for the user) when PMIx is off or libpmix refuses it.
+  Status spawn_job(const wire::PmixSpawnJob& m);
 
   /// Why rank `rank`, which ended as `e` says, failed in PMIx's eyes ("" when it did not):
   /// it called MPI_Init (PMIx_Init) and exited without MPI_Finalize, whatever its status.
@@ -54,11 +61,13 @@ class PmixService {
 
   std::unique_ptr<PmixServer> server_;
   bool tried_ = false;
-  std::string node_;       // the name the server started with
-  std::string start_why_;  // why it did not start
-  bool said_ = false;      // that it did not start was told (--verbose)
-  bool verbose_ = false;   // the current attempt's spec asks for --verbose lines
-  bool on_ = false;        // the current attempt's ranks have PMIx
+  std::string node_;                     // the name the server started with
+  std::string start_why_;                // why it did not start
+  bool said_ = false;                    // that it did not start was told (--verbose)
+  bool verbose_ = false;                 // the current attempt's spec asks for --verbose lines
+  bool on_ = false;                      // the current attempt's ranks have PMIx
+  std::vector<std::string> node_names_;  // the current attempt's hosts, for spawned namespaces
+  uint32_t node_index_ = 0;
 };
 
 }  // namespace ferry

@@ -45,6 +45,31 @@ struct PmixServer::State {
   std::map<uint32_t, Waiting> modex;   // by this server's request id
   uint32_t next_modex = 1;
   std::set<int> connected, finalized;  // ranks of the current namespace
+  // MPI's dynamic processes (pmix_dynamic.cpp): requests to the front end's name service and
+  // collectives over some processes, by this server's number (never reused, so that a late
+  // answer of an earlier attempt finds nothing).
+  struct NameWait {
+    pmix_op_cbfunc_t op = nullptr;          // publish, unpublish
+    pmix_lookup_cbfunc_t lookup = nullptr;  // lookup
+    void* cbdata = nullptr;
+    std::shared_ptr<asio::steady_timer> timer;  // a lookup's PMIX_TIMEOUT
+  };
+  std::map<uint32_t, NameWait> names;
+  struct GroupWait {
+    pmix_op_cbfunc_t op = nullptr;        // connect, disconnect
+    pmix_modex_cbfunc_t fence = nullptr;  // a fence over listed processes
+    void* cbdata = nullptr;
+  };
+  std::map<uint32_t, GroupWait> groups;
+  struct SpawnWait {
+    pmix_spawn_cbfunc_t cbfunc = nullptr;
+    void* cbdata = nullptr;
+  };
+  std::map<uint32_t, SpawnWait> spawns;
+  uint32_t next_request = 1;
+  // Namespaces of processes MPI_Comm_spawn started, registered beside the attempt's (every
+  // host registers each, whether or not its processes run here).
+  std::map<std::string, PmixNamespace> spawned;
 };
 
 namespace pmix_detail {
@@ -66,6 +91,24 @@ bool on_loop(F f) {
 
 /// The callbacks ferryd gives libpmix's server.
 pmix_server_module_t& server_module();
+/// Adds what MPI's dynamic processes need to `m` (pmix_dynamic.cpp): publish, lookup,
+/// unpublish, connect, disconnect.
+void add_dynamic_upcalls(pmix_server_module_t& m);
+/// libpmix's process list as the wire carries it.
+std::vector<wire::PmixProcName> proc_names(const pmix_proc_t procs[], size_t nprocs);
+/// On the loop: the local processes among `procs` entered a collective of `kind`
+/// (wire::PmixGroupOp's): it goes to the front end, and `w` is answered when it comes back.
+void start_group(PmixServer::State& s, uint8_t kind, const std::vector<wire::PmixProcName>& procs,
+                 const std::string& data, PmixServer::State::GroupWait w);
+/// Answers a collective's or a name request's waiting rank (pmix_dynamic.cpp).
+void answer_group(const PmixServer::State::GroupWait& w, pmix_status_t status,
+                  const std::string& data);
+void answer_names(const PmixServer::State::NameWait& w, pmix_status_t status,
+                  const std::vector<wire::PmixName>& names);
+void answer_spawn(const PmixServer::State::SpawnWait& w, pmix_status_t status,
+                  const std::string& nspace);
+/// Answers everything `s` still waits for from the front end with `status` (a new attempt).
+void fail_dynamic(PmixServer::State& s, pmix_status_t status);
 
 /// Hands `data` to a libpmix modex callback in memory libpmix frees.
 void answer(const PmixServer::State::Waiting& w, pmix_status_t status, const std::string& data);

@@ -78,14 +78,15 @@ pmix_status_t abort_job(const pmix_proc_t* proc, void*, int status, const char m
 }
 
 // Every local rank entered a fence over the whole namespace (MPI_Init's modex, a barrier):
-// this host's data goes to the front end. Fences over some ranks only are not offered.
+// this host's data goes to the front end, which answers once every host's came. A fence over
+// listed processes (MPI_Comm_disconnect's) is a collective of their hosts only.
 pmix_status_t fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
                     char* data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
-  if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD) return PMIX_ERR_NOT_SUPPORTED;
-  std::string ns = procs[0].nspace;
   std::string mine = bytes(data, ndata);
-  return on_loop([=, mine = std::move(mine)](PmixServer::State& s) {
-    if (ns != s.nspace) return cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata, nullptr, nullptr);
+  auto listed = proc_names(procs, nprocs);
+  return on_loop([=, mine = std::move(mine), listed = std::move(listed)](PmixServer::State& s) {
+    if (listed.size() != 1 || listed[0].rank != PMIX_RANK_WILDCARD || listed[0].nspace != s.nspace)
+      return start_group(s, 0, listed, mine, {nullptr, cbfunc, cbdata});
     const uint32_t seq = ++s.fence_seq;
     s.fences[seq] = {cbfunc, cbdata};
     s.events.send(wire::encode(wire::PmixFence{seq, mine}));
@@ -100,10 +101,12 @@ pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], size_t,
   std::string ns = proc->nspace;
   const int rank = static_cast<int>(proc->rank);
   return on_loop([=](PmixServer::State& s) {
-    if (ns != s.nspace) return cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata, nullptr, nullptr);
+    const bool spawned = s.spawned.contains(ns);
+    if (ns != s.nspace && !spawned)
+      return cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata, nullptr, nullptr);
     const uint32_t id = s.next_modex++;
     s.modex[id] = {cbfunc, cbdata};
-    s.events.send(wire::encode(wire::PmixModexRequest{id, rank}));
+    s.events.send(wire::encode(wire::PmixModexRequest{id, rank, spawned ? ns : std::string()}));
   })
              ? PMIX_SUCCESS
              : PMIX_ERROR;
@@ -152,6 +155,7 @@ pmix_server_module_t& server_module() {
     p.m.fence_nb = fence;
     p.m.direct_modex = direct_modex;
     p.m.job_control = job_control;
+    add_dynamic_upcalls(p.m);
     return p;
   }();
   return module.m;

@@ -231,7 +231,17 @@ std::vector<std::string> RankLauncher::open_mpi_environment(const std::vector<st
 // PMIx variables (Open MPI). Each family reads only its own variables.
 void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
   req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
-  if (local >= prepared_) return;
+  if (local >= prepared_) {
+    // A process MPI_Comm_spawn started: its own namespace's variables, no PMI-1 socket.
+    if (!pmix_ || rl.pmix_nspace.empty()) return;
+    auto env = pmix_->child_environment(rl.pmix_nspace, rl.pmix_rank);
+    if (env)
+      req.env = merge_environment({req.env, *env, open_mpi_environment(req.env)});
+    else
+      log_(host_ + ": spawned process " + std::to_string(rl.rank) +
+           " starts without PMIx: " + env.error().message);
+    return;
+  }
   if (pmix_) {
     auto env = pmix_->rank_environment(rl.rank);
     if (env)

@@ -17,8 +17,11 @@ constexpr const char* kRule =
     "------------------------------------------------"
     "--------------------------\n";
 
-// "rank 1 on host node2 (local rank 0, pid 1001)"
+// "rank 1 on host node2 (local rank 0, pid 1001)"; "spawned process 1:0 on host node2 (pid
+// 1002)" for a process MPI_Comm_spawn started.
 std::string rank_where(const RankWhere& w) {
+  if (!w.label.empty())
+    return w.label + " on host " + w.host + (w.pid ? " (pid " + std::to_string(w.pid) + ")" : "");
   return "rank " + std::to_string(w.rank) + " on host " + w.host + " (local rank " +
          std::to_string(w.local_rank) + (w.pid ? ", pid " + std::to_string(w.pid) : "") + ")";
 }

@@ -352,6 +352,11 @@ void Job::Impl::on_pmix_modex_request(size_t i, const wire::PmixModexRequest& r)
   rdv_->pmix_modex_request(hosts_[i]->attempt_index, r);
 }
 
+void Job::Impl::on_pmix_dynamic(size_t i, const wire::PmixDynamic& m) {
+  if (!rdv_ || !in_attempt(i)) return on_broken(i, "PMIx request outside a running job");
+  if (auto s = rdv_->pmix_dynamic(hosts_[i]->attempt_index, m); !s) on_broken(i, s.error().message);
+}
+
 void Job::Impl::on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) {
   if (!rdv_ || !in_attempt(i)) return on_broken(i, "PMIx answer outside a running job");
   if (auto s = rdv_->pmix_modex_reply(hosts_[i]->attempt_index, r); !s)

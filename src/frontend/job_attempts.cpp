@@ -72,7 +72,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   }
   phase_ = Phase::kRunning;
   rdv_ = std::make_unique<RendezvousService>(
-      attempt_.placement,
+      attempt_.placement, pmix_nspace_name(job_id_, static_cast<uint32_t>(attempt_.number)),
       [this](const std::string& frame) {
         for (size_t m : attempt_.members) hosts_[m]->send_running(frame);
       },
@@ -237,9 +237,10 @@ void Job::Impl::check_attempt_over() {
 void Job::Impl::end_attempt() {
   abort_timer_.cancel();
   out_.flush();
-  if (rdv_ && rdv_->pmix_fences() + rdv_->pmix_requests() > 0)
+  if (rdv_ && rdv_->pmix_fences() + rdv_->pmix_requests() + rdv_->pmix_groups() > 0)
     diag_.verbose("PMIx: " + std::to_string(rdv_->pmix_fences()) + " fence(s) across hosts, " +
-                  std::to_string(rdv_->pmix_requests()) + " rank data request(s) forwarded");
+                  std::to_string(rdv_->pmix_requests()) + " rank data request(s) forwarded, " +
+                  std::to_string(rdv_->pmix_groups()) + " connect, disconnect or partial fence(s)");
   follow_up_->after_attempt();
 }
 

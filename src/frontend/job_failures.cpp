@@ -11,7 +11,9 @@ namespace ferry {
 // ---- failures -----------------------------------------------------------------------------
 
 RankWhere Job::Impl::where(size_t i, int rank) const {
-  return {rank, hosts_[i]->name(), hosts_[i]->slot(rank)->local_rank, attempt_.rank_pid[rank]};
+  auto spawned = attempt_.spawned.find(rank);
+  return {rank, hosts_[i]->name(), hosts_[i]->slot(rank)->local_rank, attempt_.rank_pid[rank],
+          spawned == attempt_.spawned.end() ? std::string() : spawned->second};
 }
 
 uint32_t Job::Impl::kill_grace_ms() const {

@@ -43,6 +43,10 @@ struct Attempt {
   bool rank_succeeded = false;  // a rank exited 0 before any failure
   int hosts_lost = 0;
   bool over = false;  // every member said Done or was lost
+  // MPI_Comm_spawn's processes: numbered after the world's ranks (rank_pid and friends
+  // grow), and named for the failure report ("spawned process 1:0"), by that number.
+  int spawns = 0;
+  std::map<int, std::string> spawned;
 };
 
 // The state report being gathered: the hosts still to answer, the ranks' states so far, and
@@ -131,6 +135,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_pmix_fence(size_t i, const wire::PmixFence& f) override;
   void on_pmix_modex_request(size_t i, const wire::PmixModexRequest& r) override;
   void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
+  void on_pmix_dynamic(size_t i, const wire::PmixDynamic& m) override;
+  void on_pmix_spawn(size_t i, const wire::PmixSpawn& m) override;
   void on_log(size_t i, const std::string& line) override;
   void on_done(size_t i, const wire::Done& d) override;
   void on_state_report(size_t i, const wire::StateReport& r) override;

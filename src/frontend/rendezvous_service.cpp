@@ -18,13 +18,9 @@ std::vector<uint32_t> host_of_rank(const Placement& placement) {
   return out;
 }
 
-// PMIX_ERR_NOT_FOUND and PMIX_ERR_UNREACH, for requests that cannot be answered.
-constexpr int32_t kPmixNotFound = -46;
-constexpr int32_t kPmixUnreachable = -25;
-
 }  // namespace
 
-RendezvousService::RendezvousService(const Placement& placement,
+RendezvousService::RendezvousService(const Placement& placement, std::string nspace,
                                      std::function<void(const std::string&)> broadcast,
                                      std::function<void(int, const std::string&)> send_to)
     : broadcast_(std::move(broadcast)),
@@ -44,7 +40,10 @@ RendezvousService::RendezvousService(const Placement& placement,
                      ++pmix_fences_done_;
                      broadcast_(wire::encode(wire::PmixFenceDone{{seq, data}}));
                    }),
-      pmix_modex_(host_of_rank(placement)) {
+      pmix_modex_(host_of_rank(placement)),
+      nspace_(std::move(nspace)),
+      host_of_rank_(host_of_rank(placement)),
+      groups_([this](const ProcId& p) { return hosts_of(p); }) {
   declare_horovod_scopes(kv_, placement);
 }
 
@@ -101,10 +100,17 @@ Status RendezvousService::pmix_fence(int host, const wire::PmixFence& f) {
 }
 
 void RendezvousService::pmix_modex_request(int host, const wire::PmixModexRequest& r) {
-  auto hop = pmix_modex_.request(host, r.id, r.rank);
-  if (!hop) return send_to_(host, wire::encode(wire::PmixModexReply{r.id, kPmixNotFound, {}}));
+  Result<PmixModexRouter::Hop> hop = make_error("");
+  if (r.nspace.empty() || r.nspace == nspace_) {
+    hop = pmix_modex_.request(host, r.id, r.rank);
+  } else {
+    // A spawned process's data: its host from the spawn's placement.
+    auto to = hosts_of({r.nspace, static_cast<uint32_t>(r.rank)});
+    if (r.rank >= 0 && to.size() == 1) hop = pmix_modex_.request_to(host, r.id, to[0]);
+  }
+  if (!hop) return send_to_(host, wire::encode(wire::PmixModexReply{r.id, kPmixErrNotFound, {}}));
   ++pmix_requests_;
-  send_to_(hop->host, wire::encode(wire::PmixModexRequest{hop->id, r.rank}));
+  send_to_(hop->host, wire::encode(wire::PmixModexRequest{hop->id, r.rank, r.nspace}));
 }
 
 Status RendezvousService::pmix_modex_reply(int host, const wire::PmixModexReply& r) {
@@ -116,7 +122,13 @@ Status RendezvousService::pmix_modex_reply(int host, const wire::PmixModexReply&
 
 void RendezvousService::host_lost(int host) {
   for (const auto& hop : pmix_modex_.host_lost(host))
-    send_to_(hop.host, wire::encode(wire::PmixModexReply{hop.id, kPmixUnreachable, {}}));
+    send_to_(hop.host, wire::encode(wire::PmixModexReply{hop.id, kPmixErrUnreach, {}}));
+  dynamic_host_lost(host);
+}
+
+std::vector<int> RendezvousService::pmix_missing() const {
+  auto fences = pmix_fences_.missing_hosts();
+  return fences.empty() ? groups_.missing_hosts() : fences;
 }
 
 }  // namespace ferry

@@ -162,6 +162,27 @@ std::string format_tag(TagStyle style, int rank, StreamId stream, std::string_vi
   return buf;
 }
 
+std::string format_spawned_tag(TagStyle style, int spawn, int rank, StreamId stream,
+                               std::string_view host) {
+  const std::string name = "spawn" + std::to_string(spawn) + ":" + std::to_string(rank);
+  switch (style) {
+    case TagStyle::kNone:
+      return std::string();
+    case TagStyle::kOpenMpi:
+      return "[" + std::to_string(spawn + 1) + "," + std::to_string(rank) + "]<" +
+             stream_name(stream) + ">:";
+    case TagStyle::kMpich:
+      return "[" + name + "] ";
+    case TagStyle::kHost:
+      if (!host.empty())
+        return "[" + name + "@" + std::string(host) + "]<" + stream_name(stream) + ">:";
+      break;
+    case TagStyle::kHorovod:
+      break;
+  }
+  return "[" + name + "]<" + stream_name(stream) + ">:";
+}
+
 std::string format_timestamp(std::time_t t) {
   std::tm tm{};
   char buf[64];

@@ -152,8 +152,20 @@ std::string ConsoleOutput::tag_of(int rank, StreamId stream) const {
   if (options_.timestamps && options_.tag == TagStyle::kNone)
     return std::string("<") + stream_name(stream) + ">:";  // as Open MPI
   const auto r = static_cast<std::size_t>(rank);
-  return format_tag(options_.tag, shown(rank), stream,
-                    r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "");
+  const std::string_view host = r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "";
+  if (auto it = spawned_.find(rank); it != spawned_.end())
+    return format_spawned_tag(options_.tag, it->second.spawn, it->second.rank, stream,
+                              it->second.host);
+  return format_tag(options_.tag, shown(rank), stream, host);
+}
+
+void ConsoleOutput::name_spawned(int id, int spawn, int rank, const std::string& host) {
+  if (id < 0) return;
+  spawned_[id] = {spawn, rank, host};
+  for (StreamId stream : {StreamId::kStdout, StreamId::kStderr}) {
+    const std::size_t i = 2 * static_cast<std::size_t>(id) + (stream == StreamId::kStderr);
+    if (i < streams_.size() && streams_[i]) streams_[i]->tag = tag_of(id, stream);
+  }
 }
 
 void ConsoleOutput::relabel(int rank, int shown) {

@@ -34,7 +34,8 @@ std::string pmix_nspace_name(const std::string& job_id, uint32_t attempt) {
 
 Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
                                           const std::vector<uint32_t>& node_of_rank,
-                                          std::vector<std::string> nodes, uint32_t node) {
+                                          std::vector<std::string> nodes, uint32_t node,
+                                          bool may_have_none) {
   if (node >= nodes.size())
     return make_error("PMIx: host index " + std::to_string(node) + " of " +
                       std::to_string(nodes.size()) + " hosts");
@@ -54,7 +55,7 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
     ranks_of[n].push_back(std::to_string(r));
     if (n == node) ns.local_ranks.push_back(static_cast<int>(r));
   }
-  if (ns.local_ranks.empty()) return make_error("PMIx: no rank on this host");
+  if (ns.local_ranks.empty() && !may_have_none) return make_error("PMIx: no rank on this host");
   ns.local_peers = join(ranks_of[node], ',');
   ns.node_map = join(ns.nodes, ',');
   std::vector<std::string> per_node;
@@ -62,6 +63,43 @@ Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
   for (const auto& rs : ranks_of) per_node.push_back(join(rs, ','));
   ns.proc_map = join(per_node, ';');
   return ns;
+}
+
+Result<PmixNamespace> make_spawned_namespace(const std::string& nspace,
+                                             const std::vector<uint32_t>& node_of_rank,
+                                             const std::vector<std::string>& nodes, uint32_t node) {
+  // The hosts used, in host order, and each rank's index among them.
+  std::vector<uint32_t> used;
+  for (uint32_t n : node_of_rank) {
+    if (n >= nodes.size())
+      return make_error("PMIx: a spawned process is placed on host index " + std::to_string(n) +
+                        " of " + std::to_string(nodes.size()));
+    if (std::find(used.begin(), used.end(), n) == used.end()) used.push_back(n);
+  }
+  std::sort(used.begin(), used.end());
+  auto index_of = [&](uint32_t n) {
+    return static_cast<uint32_t>(std::find(used.begin(), used.end(), n) - used.begin());
+  };
+  std::vector<uint32_t> compact;
+  compact.reserve(node_of_rank.size());
+  for (uint32_t n : node_of_rank) compact.push_back(index_of(n));
+  // Named as in the attempt's namespace ("#2" suffixes over every host), then picked.
+  const std::vector<std::string> all = pmix_node_names(nodes);
+  std::vector<std::string> names;
+  for (uint32_t n : used) names.push_back(all[n]);
+  const bool here = std::find(used.begin(), used.end(), node) != used.end();
+  if (!here) {
+    // No process here: a node index past the list, so that none is local.
+    names.push_back(node < all.size() ? all[node] : "");
+    auto ns = make_pmix_namespace(nspace, compact, names, static_cast<uint32_t>(used.size()), true);
+    if (!ns) return ns;
+    ns->nodes.pop_back();
+    ns->node_map = join(ns->nodes, ',');
+    std::string proc_map = ns->proc_map;
+    ns->proc_map = proc_map.substr(0, proc_map.rfind(';'));
+    return ns;
+  }
+  return make_pmix_namespace(nspace, compact, names, index_of(node));
 }
 
 Status set_pmix_apps(PmixNamespace& ns, const std::vector<uint32_t>& app_sizes) {
@@ -125,7 +163,10 @@ PmixModexRouter::PmixModexRouter(std::vector<uint32_t> host_of_rank)
 Result<PmixModexRouter::Hop> PmixModexRouter::request(int from, uint32_t id, int rank) {
   if (rank < 0 || static_cast<size_t>(rank) >= host_of_rank_.size())
     return make_error("PMIx data asked for rank " + std::to_string(rank) + ", not in the job");
-  const int to = static_cast<int>(host_of_rank_[rank]);
+  return request_to(from, id, static_cast<int>(host_of_rank_[rank]));
+}
+
+PmixModexRouter::Hop PmixModexRouter::request_to(int from, uint32_t id, int to) {
   const uint32_t mine = next_++;
   pending_[mine] = Pending{from, id, to};
   return Hop{to, mine};

@@ -86,6 +86,24 @@ const char* name_of(MsgType t) {
       return "sync ready";
     case MsgType::kSyncProbe:
       return "sync probe";
+    case MsgType::kPmixPublish:
+      return "PMIx publish";
+    case MsgType::kPmixLookup:
+      return "PMIx lookup";
+    case MsgType::kPmixUnpublish:
+      return "PMIx unpublish";
+    case MsgType::kPmixNames:
+      return "PMIx names";
+    case MsgType::kPmixGroupOp:
+      return "PMIx group operation";
+    case MsgType::kPmixGroupDone:
+      return "PMIx group operation done";
+    case MsgType::kPmixSpawn:
+      return "PMIx spawn";
+    case MsgType::kPmixSpawnDone:
+      return "PMIx spawn done";
+    case MsgType::kPmixSpawnJob:
+      return "PMIx spawned job";
   }
   return "unknown";
 }
@@ -243,6 +261,15 @@ FERRY_WIRE_MESSAGE(SyncNeed)
 FERRY_WIRE_MESSAGE(SyncData)
 FERRY_WIRE_MESSAGE(SyncAck)
 FERRY_WIRE_MESSAGE(SyncReady)
+FERRY_WIRE_MESSAGE(PmixPublish)
+FERRY_WIRE_MESSAGE(PmixLookup)
+FERRY_WIRE_MESSAGE(PmixUnpublish)
+FERRY_WIRE_MESSAGE(PmixNames)
+FERRY_WIRE_MESSAGE(PmixGroupOp)
+FERRY_WIRE_MESSAGE(PmixGroupDone)
+FERRY_WIRE_MESSAGE(PmixSpawn)
+FERRY_WIRE_MESSAGE(PmixSpawnDone)
+FERRY_WIRE_MESSAGE(PmixSpawnJob)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

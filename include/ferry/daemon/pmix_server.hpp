@@ -10,7 +10,12 @@
 ///    its PmixModexReply answers; and the front end may ask for a local rank's data;
 ///  - abort: a PmiAbort frame (the job ends with the rank's status);
 ///  - finalize tracking: which ranks called PMIx_Init and not yet PMIx_Finalize.
-/// Spawn, connect, publish and lookup are not offered: libpmix answers them "not supported".
+///  - MPI's dynamic processes (publish, lookup, unpublish in the job's name service; connect,
+///    disconnect and fences over listed processes): PmixPublish, PmixLookup, PmixUnpublish and
+///    PmixGroupOp frames go out; PmixNames and PmixGroupDone answer them.
+///  - MPI_Comm_spawn: a PmixSpawn frame goes out; the front end places the children and sends
+///    every host a PmixSpawnJob (add_namespace(), then the local children start with
+///    child_environment()); its PmixSpawnDone answers the parent.
 ///
 /// The ranks are given ferryd's own loopback listener as the server's address; libpmix
 /// starts when the first of them connects, and every connection is relayed to it. A job whose
@@ -36,7 +41,8 @@ namespace ferry {
 class PmixServer {
  public:
   struct Events {
-    /// A frame for the front end (kPmixFence, kPmixModexRequest, kPmixModexReply, kPmiAbort).
+    /// A frame for the front end (kPmixFence, kPmixModexRequest, kPmixModexReply, kPmiAbort,
+    /// and those of dynamic processes).
     std::function<void(std::string frame)> send;
     /// libpmix started (its version line) when a rank first connected; or it could not
     /// (why: that rank's MPI_Init fails). Either may be empty.
@@ -103,6 +109,18 @@ class PmixServer {
   void modex_request(const wire::PmixModexRequest& m);
   /// The answer to a request this server sent. An Error for an unknown id.
   Status modex_reply(const wire::PmixModexReply& m);
+
+  /// The front end's answer to a name request, or to a collective over some processes. An
+  /// answer for a request no longer waiting (timed out here, an earlier attempt's) is dropped.
+  void names_answer(const wire::PmixNames& m);
+  void group_done(const wire::PmixGroupDone& m);
+  /// The front end's answer to a spawn this server asked for (dropped when none waits).
+  void spawn_done(const wire::PmixSpawnDone& m);
+  /// Registers `ns`, the namespace of processes MPI_Comm_spawn started, beside the attempt's
+  /// (starting libpmix if it has not). Every host registers it, with no local process or some.
+  Status add_namespace(const PmixNamespace& ns);
+  /// The PMIx variables of rank `rank` of spawned namespace `nspace`; registers it as a client.
+  Result<std::vector<std::string>> child_environment(const std::string& nspace, int rank);
 
   /// Whether `rank` called PMIx_Init (MPI_Init) in this attempt and not yet PMIx_Finalize.
   bool unfinalized(int rank) const;

@@ -15,6 +15,9 @@ struct RankWhere {
   std::string host;  ///< the host's label (HostPlan::label)
   int local_rank = 0;
   int pid = 0;  ///< 0: it never started (not shown)
+  /// A process MPI_Comm_spawn started: how it is named instead of "rank N"
+  /// ("spawned process 1:0"); "" for a rank.
+  std::string label{};
 };
 
 /// A rank exited non-zero, was killed, or failed as ferryd reported.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -90,6 +91,11 @@ struct OutputOptions {
 /// The tag of `rank`'s `stream` in `style`, without timestamp: "[3]<stderr>:"; `host`
 /// names the rank's host in TagStyle::kHost ("[3@node2]<stderr>:"; empty: "[3]<stderr>:").
 std::string format_tag(TagStyle style, int rank, StreamId stream, std::string_view host = {});
+/// The tag of rank `rank` of spawn `spawn` (a process MPI_Comm_spawn started): "[spawn1:0]"
+/// where a rank's is "[0]", and Open MPI's "[2,0]" (Open MPI numbers the job's spawns 2, 3, ...
+/// after its own job 1).
+std::string format_spawned_tag(TagStyle style, int spawn, int rank, StreamId stream,
+                               std::string_view host = {});
 
 /// `t` as local time in asctime form without newline: "Sun Nov 22 09:30:39 2026".
 std::string format_timestamp(std::time_t t);
@@ -164,6 +170,7 @@ class ConsoleOutput final : public OutputSink {
   /// rank's host); lines already tagged, per-rank files and --output-filename names keep
   /// the number the rank was started with.
   void relabel(int rank, int shown) override;
+  void name_spawned(int id, int spawn, int rank, const std::string& host) override;
   /// Writes the console buffers and file buffers out. Lines queued behind a holder stay
   /// queued until the holder's line ends.
   void flush() override;
@@ -272,8 +279,14 @@ class ConsoleOutput final : public OutputSink {
   bool behind_ = false;                              // flow_ was told to stop
   std::chrono::steady_clock::time_point resumed_{};  // when it was told to go on last
   std::function<void()> reader_gone_;
-  std::vector<bool> shown_ranks_;       // from console_ranks; empty: all
-  std::vector<int> shown_as_;           // relabel(): the number in a rank's tag
+  std::vector<bool> shown_ranks_;  // from console_ranks; empty: all
+  std::vector<int> shown_as_;      // relabel(): the number in a rank's tag
+  struct Spawned {
+    int spawn = 0;
+    int rank = 0;
+    std::string host;
+  };
+  std::map<int, Spawned> spawned_;      // name_spawned(), by id
   std::vector<StreamState*> partials_;  // streams with an unfinished line to watch
   std::unique_ptr<Folder> fold_;        // with OutputOptions::fold
   bool live_due_ = false;               // a live bar waits to be drawn

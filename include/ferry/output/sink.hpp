@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace ferry {
@@ -30,6 +31,15 @@ class OutputSink {
   virtual void relabel(int rank, int shown) {
     (void)rank;
     (void)shown;
+  }
+  /// A process MPI_Comm_spawn started arrives as `id` (past the world's ranks): it is rank
+  /// `rank` of the job's spawn number `spawn` (1, 2, ...), on host `host`, and its lines say
+  /// so. A sink without tags ignores it.
+  virtual void name_spawned(int id, int spawn, int rank, const std::string& host) {
+    (void)id;
+    (void)spawn;
+    (void)rank;
+    (void)host;
   }
   /// Flow control: the sink calls `handler(true)` when more output waits for its readers
   /// than it wants to hold (the caller should stop reading rank output) and

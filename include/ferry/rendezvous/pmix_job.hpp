@@ -51,10 +51,20 @@ Status set_pmix_apps(PmixNamespace& ns, const std::vector<uint32_t>& app_sizes);
 
 /// Builds host `node`'s namespace. `node_of_rank[r]` is rank r's node index, `nodes` the
 /// node names (duplicates get "#k" suffixes, so that PMIx tells them apart). An Error when
-/// the inputs disagree (a rank on a node that does not exist, no rank on `node`).
+/// the inputs disagree (a rank on a node that does not exist, no rank on `node` unless
+/// `may_have_none`: a spawned namespace, which every host registers).
 Result<PmixNamespace> make_pmix_namespace(const std::string& nspace,
                                           const std::vector<uint32_t>& node_of_rank,
-                                          std::vector<std::string> nodes, uint32_t node);
+                                          std::vector<std::string> nodes, uint32_t node,
+                                          bool may_have_none = false);
+
+/// The namespace of processes MPI_Comm_spawn started, as host `node` registers it: its rank r
+/// on host index node_of_rank[r] of `nodes` (the attempt's). As PRRTE registers a job, its
+/// node list holds only the hosts that run some of them; a host that runs none registers it
+/// too, with no local process (its ranks may connect to them).
+Result<PmixNamespace> make_spawned_namespace(const std::string& nspace,
+                                             const std::vector<uint32_t>& node_of_rank,
+                                             const std::vector<std::string>& nodes, uint32_t node);
 
 /// The namespace name of `job_id`'s attempt `attempt` (at most 255 characters, as PMIx allows).
 std::string pmix_nspace_name(const std::string& job_id, uint32_t attempt);
@@ -101,6 +111,8 @@ class PmixModexRouter {
   /// Host `from` asks (its number `id`) for rank `rank`'s data. An Error for a rank not in
   /// the job.
   Result<Hop> request(int from, uint32_t id, int rank);
+  /// The same for a process the caller knows to be on host `to` (a spawned namespace's).
+  Hop request_to(int from, uint32_t id, int to);
   /// Host `from` answers request `id` (the router's number). An Error for an unknown number
   /// or an answer from another host than the one asked.
   Result<Hop> reply(int from, uint32_t id);

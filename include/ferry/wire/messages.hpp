@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 18;
+inline constexpr uint32_t kProtocolVersion = 19;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -66,6 +66,15 @@ enum class MsgType : uint8_t {
   kSyncAck = 36,           ///< d→f: this many kSyncData bytes are written (the sender's window)
   kSyncReady = 37,         ///< d→f: the job's copy of the tree is in place, or why not
   kSyncProbe = 38,         ///< f→d: the tree's digest: is a spare copy of it here, untouched?
+  kPmixPublish = 39,       ///< d→f: a rank publishes names (MPI_Publish_name, connect/accept)
+  kPmixLookup = 40,        ///< d→f: a rank looks names up, maybe waiting for them
+  kPmixUnpublish = 41,     ///< d→f: a rank removes names it published
+  kPmixNames = 42,         ///< f→d: the answer to one kPmixPublish, kPmixLookup or kPmixUnpublish
+  kPmixGroupOp = 43,       ///< d→f: local ranks entered a PMIx connect, disconnect or fence
+  kPmixGroupDone = 44,     ///< f→d: every host of that operation reported: release them
+  kPmixSpawn = 45,         ///< d→f: a rank calls MPI_Comm_spawn: start these processes
+  kPmixSpawnDone = 46,     ///< f→d: the answer to one kPmixSpawn: the children's namespace
+  kPmixSpawnJob = 47,      ///< f→d: spawned processes: register their namespace, start those here
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -101,9 +110,13 @@ struct RankLaunch {
   std::vector<std::string> argv{};
   std::string wdir{};
   uint32_t app = 0;
+  /// A process MPI_Comm_spawn started (`rank` is then the job's number for it, past the
+  /// world's ranks): its PMIx namespace and its rank there; "" for the job's own ranks.
+  std::string pmix_nspace{};
+  int32_t pmix_rank = 0;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.rank, m.env, m.extra_args, m.argv, m.wdir, m.app);
+    return std::tie(m.rank, m.env, m.extra_args, m.argv, m.wdir, m.app, m.pmix_nspace, m.pmix_rank);
   }
 };
 
@@ -284,62 +297,6 @@ struct PmiAbort {
   }
 };
 
-/// d→f: every local rank of this host entered PMIx fence number `seq` (1, 2, ... per
-/// attempt); `data` is what the host's PMIx server collected from them (opaque bytes).
-struct PmixFence {
-  static constexpr MsgType kType = MsgType::kPmixFence;
-  uint32_t seq = 0;
-  std::string data;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.seq, m.data);
-  }
-};
-
-/// f→d: every host's `data` of fence `seq`, concatenated in host order: release the ranks.
-struct PmixFenceDone : PmixFence {
-  static constexpr MsgType kType = MsgType::kPmixFenceDone;
-};
-
-/// A rank asks for the PMIx data of global rank `rank` on another host (direct modex).
-/// ferryd → ferryrun: the asker's ferryd, `id` its own number; ferryrun → ferryd: forwarded
-/// to the host of `rank`, `id` ferryrun's number.
-struct PmixModexRequest {
-  static constexpr MsgType kType = MsgType::kPmixModexRequest;
-  uint32_t id = 0;
-  int32_t rank = 0;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.id, m.rank);
-  }
-};
-
-/// The answer to the PmixModexRequest with the same `id`, back the way it came: `status` is
-/// a PMIx status (0 success), `data` the rank's data as its host's server packed it.
-struct PmixModexReply {
-  static constexpr MsgType kType = MsgType::kPmixModexReply;
-  uint32_t id = 0;
-  int32_t status = 0;
-  std::string data;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.id, m.status, m.data);
-  }
-};
-
-/// Before the first HostSpec, once this host's PMIx name is known: start the PMIx server now,
-/// while the other hosts connect, rather than at the HostSpec (libpmix takes milliseconds to
-/// start). `node` is the name the HostSpec's node list will give this host (its Hello hostname,
-/// "#2" added when an earlier host has the same). Sent only to jobs whose ranks get PMIx.
-struct PmixStart {
-  static constexpr MsgType kType = MsgType::kPmixStart;
-  std::string node;
-  template <class M>
-  static auto fields(M& m) {
-    return std::tie(m.node);
-  }
-};
-
 /// Bytes for the stdin rank; empty means EOF.
 struct Stdin {
   static constexpr MsgType kType = MsgType::kStdin;
@@ -448,8 +405,9 @@ struct OutputRoute {
 }  // namespace ferry::wire
 
 // The messages that diagnose a job before and while it runs (the preflight, --check, the state
-// report): in a header of their own, which needs MsgType above.
+// report), PMIx's and --sync's: in headers of their own, which need MsgType above.
 #include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
+#include "ferry/wire/pmix_messages.hpp"       // IWYU pragma: export
 #include "ferry/wire/sync_messages.hpp"       // IWYU pragma: export
 
 namespace ferry::wire {
@@ -458,12 +416,14 @@ namespace ferry::wire {
 using ToDaemon =
     std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
                  StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
-                 StateRequest, Preflight, CheckRequest, PmixStart, SyncProbe, SyncOffer, SyncData>;
+                 StateRequest, Preflight, CheckRequest, PmixStart, SyncProbe, SyncOffer, SyncData,
+                 PmixNames, PmixGroupDone, PmixSpawnDone, PmixSpawnJob>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront =
     std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
                  PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply, StateReport,
-                 PreflightResult, CheckReport, SyncNeed, SyncAck, SyncReady>;
+                 PreflightResult, CheckReport, SyncNeed, SyncAck, SyncReady, PmixPublish,
+                 PmixLookup, PmixUnpublish, PmixGroupOp, PmixSpawn>;
 
 /// One frame of message `M`.
 template <class M>

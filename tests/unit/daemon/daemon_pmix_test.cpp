@@ -257,6 +257,63 @@ TEST_F(DaemonPmix, TheFrontEndsRequestForALocalRanksDataIsAnswered) {
   }));
 }
 
+// MPI's dynamic processes through the server: a publish and a lookup that waits for it go to
+// the front end's name service, and its answers reach the ranks; a connect and a fence over
+// ranks 0-2 listed (2 on another host) are one report each for this host, released by the
+// front end's answer.
+TEST_F(DaemonPmix, NamesConnectAndListedFencesGoThroughTheFrontEnd) {
+  FrontEnd fe(nullptr);
+  fe.send(spec("pmix-dynamic", "dynamic"));
+  size_t names_seen = 0, groups_seen = 0;
+  std::vector<wire::PmixGroupOp> groups;
+  wire::PmixPublish published;
+  std::vector<wire::PmixLookup> waiting;
+  ASSERT_TRUE(fe.run_until(
+      [&] {
+        // Plays the front end: publish answered at once, a lookup once the name is there.
+        auto pubs = fe.all<wire::PmixPublish>();
+        auto looks = fe.all<wire::PmixLookup>();
+        for (; names_seen < pubs.size() + looks.size(); ++names_seen) {
+          if (names_seen < pubs.size()) {
+            published = pubs[names_seen];
+            fe.send(wire::PmixNames{published.id, 0, {}});
+          }
+        }
+        for (const auto& l : looks)
+          if (!published.names.empty() && waiting.empty()) {
+            waiting.push_back(l);
+            fe.send(wire::PmixNames{
+                l.id, 0, {{"ferry.svc", published.names[0].value, published.owner}}});
+          }
+        auto ops = fe.all<wire::PmixGroupOp>();
+        for (; groups_seen < ops.size(); ++groups_seen) {
+          groups.push_back(ops[groups_seen]);
+          fe.send(wire::PmixGroupDone{ops[groups_seen].id, 0, ops[groups_seen].data});
+        }
+        return fe.all<wire::Exited>().size() == 2;
+      },
+      milliseconds(20000)))
+      << fe.output(0, StreamId::kStderr) << fe.output(1, StreamId::kStderr);
+  ASSERT_EQ(1u, fe.all<wire::PmixPublish>().size());
+  EXPECT_EQ(0u, published.owner.rank);
+  ASSERT_EQ(1u, published.names.size());
+  EXPECT_EQ("ferry.svc", published.names[0].key) << "PMIx's own attributes are not names";
+  EXPECT_EQ("port-of-0", published.names[0].value);
+  EXPECT_TRUE(published.first_read);
+  ASSERT_EQ(1u, waiting.size());
+  EXPECT_TRUE(waiting[0].wait);
+  EXPECT_EQ(std::vector<std::string>{"ferry.svc"}, waiting[0].keys);
+  ASSERT_EQ(2u, groups.size()) << "one connect and one fence for the host, not one per rank";
+  EXPECT_EQ(1, groups[0].kind);
+  EXPECT_EQ(0, groups[1].kind);
+  ASSERT_EQ(3u, groups[0].procs.size());
+  EXPECT_EQ(2u, groups[0].procs[2].rank);
+  EXPECT_EQ("rank 0: -; connect SUCCESS; fence SUCCESS\n", fe.output(0, StreamId::kStdout));
+  EXPECT_EQ("rank 1: port-of-0 from rank 0; connect SUCCESS; fence SUCCESS\n",
+            fe.output(1, StreamId::kStdout));
+  for (const auto& e : fe.all<wire::Exited>()) EXPECT_EQ(0, e.exit_code);
+}
+
 TEST_F(DaemonPmix, AbortBecomesAnAbortFrameWithTheStatus) {
   FrontEnd fe(nullptr);
   fe.send(spec("pmix-abort", "abort"));

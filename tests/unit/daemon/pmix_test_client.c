@@ -8,6 +8,10 @@
  *                                prints what it got, or "not found"
  *   pmix_test_client abort       init; rank 1 calls PMIx_Abort(7); rank 0 waits in a fence
  *   pmix_test_client no-finalize init, then exit(0) without PMIx_Finalize
+ *   pmix_test_client dynamic     init; rank 0 publishes "ferry.svc" (read once), rank 1 looks
+ *                                it up waiting for it; both connect with ranks 0-2 listed
+ *                                (rank 2 is on another host), then fence over them listed;
+ *                                prints what it saw; finalize
  */
 #include <pmix.h>
 #include <stdio.h>
@@ -67,6 +71,45 @@ static int exchange(void) {
   return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 16;
 }
 
+static int dynamic(void) {
+  char got[128] = "-";
+  if (me.rank == 0) {
+    pmix_info_t info[2];
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_CONSTRUCT(&info[1]);
+    PMIX_INFO_LOAD(&info[0], "ferry.svc", "port-of-0", PMIX_STRING);
+    pmix_persistence_t once = PMIX_PERSIST_FIRST_READ;
+    PMIX_INFO_LOAD(&info[1], PMIX_PERSISTENCE, &once, PMIX_PERSIST);
+    pmix_status_t rc = PMIx_Publish(info, 2);
+    if (rc != PMIX_SUCCESS) snprintf(got, sizeof got, "publish: %s", PMIx_Error_string(rc));
+  } else {
+    pmix_pdata_t pd;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    strcpy(pd.key, "ferry.svc");
+    pmix_info_t wait;
+    PMIX_INFO_CONSTRUCT(&wait);
+    bool yes = true;
+    PMIX_INFO_LOAD(&wait, PMIX_WAIT, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Lookup(&pd, 1, &wait, 1);
+    if (rc == PMIX_SUCCESS && pd.value.type == PMIX_STRING)
+      snprintf(got, sizeof got, "%s from rank %u", pd.value.data.string, pd.proc.rank);
+    else
+      snprintf(got, sizeof got, "lookup: %s", PMIx_Error_string(rc));
+  }
+  /* All listed on this host, libpmix would answer them itself: rank 2 is on another. */
+  pmix_proc_t three[3];
+  for (int i = 0; i < 3; ++i) {
+    PMIX_PROC_CONSTRUCT(&three[i]);
+    PMIX_LOAD_PROCID(&three[i], me.nspace, (pmix_rank_t)i);
+  }
+  pmix_status_t c = PMIx_Connect(three, 3, NULL, 0);
+  pmix_status_t f = PMIx_Fence(three, 3, NULL, 0);
+  printf("rank %u: %s; connect %s; fence %s\n", me.rank, got, PMIx_Error_string(c),
+         PMIx_Error_string(f));
+  fflush(stdout);
+  return PMIx_Finalize(NULL, 0) == PMIX_SUCCESS ? 0 : 16;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "exchange";
   if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) {
@@ -75,6 +118,7 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "exchange") == 0) return exchange();
   if (strcmp(mode, "no-finalize") == 0) exit(0);
+  if (strcmp(mode, "dynamic") == 0) return dynamic();
   if (strcmp(mode, "remote") == 0) {
     pmix_proc_t peer;
     PMIX_PROC_CONSTRUCT(&peer);

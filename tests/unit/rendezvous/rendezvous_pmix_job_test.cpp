@@ -153,3 +153,39 @@ TEST(PmixNamespace, AnMpmdJobsPartsGiveEachProcItsApp) {
 
 }  // namespace
 }  // namespace ferry
+
+namespace ferry {
+namespace {
+
+// ---- the namespace of processes MPI_Comm_spawn started ----------------------------------------
+
+TEST(PmixSpawnedNamespace, ListsOnlyTheHostsThatRunItsProcesses) {
+  // Three children on hosts 2, 0, 2 of {a, b, c}; host c's view.
+  auto ns = make_spawned_namespace("n.spawn1", {2, 0, 2}, {"a", "b", "c"}, 2);
+  ASSERT_TRUE(ns) << ns.error().message;
+  EXPECT_EQ(ns->nodes, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(ns->node_map, "a,c");
+  EXPECT_EQ(ns->proc_map, "1;0,2");
+  EXPECT_EQ(ns->local_ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(ns->procs[1].node, 0u);
+}
+
+TEST(PmixSpawnedNamespace, AHostWithoutProcessesRegistersItWithNoneLocal) {
+  auto ns = make_spawned_namespace("n.spawn1", {2, 0, 2}, {"a", "b", "c"}, 1);
+  ASSERT_TRUE(ns) << ns.error().message;
+  EXPECT_TRUE(ns->local_ranks.empty());
+  EXPECT_EQ(ns->node_map, "a,c");
+  EXPECT_EQ(ns->proc_map, "1;0,2");
+  EXPECT_EQ(ns->nodes.size(), 2u);
+}
+
+TEST(PmixSpawnedNamespace, KeepsTheAttemptsNamesForHostsThatShareOne) {
+  // Two hosts called "x": the attempt names them x and x#2; a child on the second is on x#2.
+  auto ns = make_spawned_namespace("n.spawn1", {1}, {"x", "x"}, 1);
+  ASSERT_TRUE(ns) << ns.error().message;
+  EXPECT_EQ(ns->node_map, "x#2");
+  EXPECT_FALSE(make_spawned_namespace("n.spawn1", {3}, {"x", "y"}, 0));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -198,6 +198,42 @@ TEST(Messages, PmixMessagesRoundTripBinaryData) {
   EXPECT_FALSE(decode_to_daemon(view(fence)).ok());
 }
 
+TEST(Messages, DynamicProcessMessagesGoTheirWay) {
+  auto view = [](const Frame& f) { return FrameView{f.type, f.payload}; };
+  PmixPublish pub{4, {"ferry.j.0", 2}, {{"svc", std::string("port\0x", 6), {}}}, true};
+  const Frame pf = one_frame(encode(pub));
+  auto p = decode_to_front(view(pf));
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const auto& got = std::get<PmixPublish>(*p);
+  EXPECT_EQ(got.owner.nspace, "ferry.j.0");
+  EXPECT_EQ(got.owner.rank, 2u);
+  ASSERT_EQ(got.names.size(), 1u);
+  EXPECT_EQ(got.names[0].value, std::string("port\0x", 6));
+  EXPECT_TRUE(got.first_read);
+  EXPECT_FALSE(decode_to_daemon(view(pf)).ok());
+  auto l = decode_to_front(view(one_frame(encode(PmixLookup{5, {"a", "b"}, true, false}))));
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(std::get<PmixLookup>(*l).keys, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(std::get<PmixLookup>(*l).wait);
+  auto u = decode_to_front(view(one_frame(encode(PmixUnpublish{6, {"n", 0}, {}}))));
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(std::get<PmixUnpublish>(*u).keys.empty());
+  const Frame names = one_frame(encode(PmixNames{5, -52, {{"a", "1", {"n", 3}}}}));
+  auto n = decode_to_daemon(view(names));
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(std::get<PmixNames>(*n).status, -52);
+  EXPECT_EQ(std::get<PmixNames>(*n).names.at(0).owner.rank, 3u);
+  EXPECT_FALSE(decode_to_front(view(names)).ok());
+  const Frame op = one_frame(encode(PmixGroupOp{7, 2, {{"n", 0xfffffffeu}, {"n", 1}}, "d"}));
+  auto g = decode_to_front(view(op));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(std::get<PmixGroupOp>(*g).kind, 2);
+  EXPECT_EQ(std::get<PmixGroupOp>(*g).procs.size(), 2u);
+  auto gd = decode_to_daemon(view(one_frame(encode(PmixGroupDone{7, 0, "dd"}))));
+  ASSERT_TRUE(gd.ok());
+  EXPECT_EQ(std::get<PmixGroupDone>(*gd).data, "dd");
+}
+
 TEST(Messages, HostSpecCarriesBindingOptions) {
   HostSpec s;
   s.binding.bind_to = BindTo::kNuma;
