@@ -1,8 +1,9 @@
-"""What ferry's PMIx server does not offer, tried through mpi4py (Open MPI): spawning
-processes, publishing and looking up names. Each must fail at once with an MPI error, not
-hang. Prints one line: "<what>: refused" or "<what>: succeeded".
+"""Dynamic-process calls that cannot succeed, tried through mpi4py (Open MPI): spawning
+with no free slot, looking up a name nobody published. Each must fail at once with an MPI
+error, not hang; publishing a name succeeds. Prints one line: "<what>: refused" or
+"<what>: succeeded".
 
-    ferryrun -np 1 python3 mpi4py_refused.py spawn|publish|lookup
+    ferryrun -np 1 -H host:1 python3 mpi4py_refused.py spawn|publish|lookup
 """
 import sys
 
@@ -16,7 +17,7 @@ try:
     elif what == "publish":
         MPI.Publish_name("ferry-test", MPI.Open_port())
     elif what == "lookup":
-        MPI.Lookup_name("ferry-test")
+        MPI.Lookup_name("ferry-test-nobody-published")
     print(f"{what}: succeeded", flush=True)
 except MPI.Exception:
     print(f"{what}: refused", flush=True)
