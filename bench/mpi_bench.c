@@ -9,6 +9,10 @@
  *                             "latency_us X", half a round trip
  *   mpi_bench allreduce N     every rank, MPI_Allreduce of one double N times (after N/10
  *                             warm-up): "latency_us X", the slowest rank's mean
+ *   mpi_bench spawn N         the ranks spawn N copies of this program together
+ *                             (MPI_Comm_spawn, root 0): "spawn_s X", from the call to its
+ *                             return on rank 0; the children (mode "child") only connect
+ *                             back and disconnect, and print "rank_cpu_s X" as init does
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -50,7 +54,23 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "init";
   const int n = argc > 2 ? atoi(argv[2]) : 1000;
-  if (strcmp(mode, "init") == 0) {
+  if (strcmp(mode, "child") == 0) {
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) MPI_Comm_disconnect(&parent);
+  } else if (strcmp(mode, "spawn") == 0) {
+    char* child_argv[] = {"child", NULL};
+    MPI_Comm inter;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    MPI_Comm_spawn(argv[0], child_argv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                   MPI_ERRCODES_IGNORE);
+    const double took = MPI_Wtime() - start;
+    int children = 0;
+    MPI_Comm_remote_size(inter, &children);
+    if (rank == 0) printf("spawn_s %.4f children %d\n", took, children);
+    MPI_Comm_disconnect(&inter);
+  } else if (strcmp(mode, "init") == 0) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) printf("size %d\n", size);
   } else if (strcmp(mode, "pingpong") == 0 && size >= 2) {
@@ -65,7 +85,7 @@ int main(int argc, char** argv) {
   }
   fflush(stdout);
   MPI_Finalize();
-  if (strcmp(mode, "init") == 0) {
+  if (strcmp(mode, "init") == 0 || strcmp(mode, "child") == 0) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("rank_cpu_s %.4f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

@@ -19,6 +19,9 @@ on the simulated cluster:
   launchers themselves cost (2 hosts x 1, 4 hosts x 2; the short form 2x1 only);
 - an MPMD job's start: `-np 1 prog : -np 3 prog` on 2 hosts x 2 (one world of 4), cold,
   as the launch above;
+- MPI_Comm_spawn: 2 ranks (one per host, 3 slots each, `--map-by node`) spawn 4 children,
+  two on each host; rank 0's own figure from the call to its return (the children started
+  and connected back), one job per tool and round;
 - latency: the job's own figures, printed by rank 0: a ping-pong of 8 bytes between two
   ranks on one host and on two hosts, and an 8-byte MPI_Allreduce over 8 ranks on one host
   and on 4 hosts x 2. Where the launcher places and binds the ranks must not slow MPI: the
@@ -91,6 +94,50 @@ def run(ctx: Context) -> None:
         for label, hosts_n, per_host, mode in LATENCY_CASES:
             latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode)
         mpmd_case(ctx, tools, env, prog)
+        spawn_case(ctx, tools, env, prog)
+
+
+def spawn_case(ctx, tools, env, prog) -> None:
+    """MPI_Comm_spawn of 4 children by 2 ranks on 2 hosts x 3 slots: the call's own time on
+    rank 0, under both launchers, each `runs` times a round."""
+    s = ctx.sizes
+    hosts = host_list(2, 3)
+    case = "MPI_Comm_spawn: 2 ranks spawn 4 children on 2 hosts"
+    metric = ctx.results.metric(SECTION, case, "MPI_Comm_spawn, call to return", "s")
+    children_cpu = ctx.results.metric(SECTION, case, "CPU time of the 4 children", "s")
+    runs = 3 if s.launch_rounds > 2 else 1
+    for rnd in range(s.launch_rounds):
+        for t in [t for t in ctx.rotated(rnd) if t in tools]:
+            cmd = t.command(hosts, 2, [str(prog), "spawn", "4"])
+            cmd.insert(1, "--map-by")
+            cmd.insert(2, "node")
+            for _ in range(runs):
+                try:
+                    r, _ = run_job(ctx, f"mpi {case}, {t.label}", cmd, env, s.run_timeout_s)
+                except subprocess.TimeoutExpired:
+                    ctx.fail(f"mpi {case}: {t.label} hung")
+                    ctx.check_idle(f"mpi {case}")
+                    break
+                m = re.search(r"spawn_s ([0-9.]+) children 4", r.stdout)
+                if r.returncode != 0 or not m:
+                    ctx.fail(f"mpi {case}: {t.label} failed (exit {r.returncode}): "
+                             f"{(r.stdout + r.stderr).strip()[-300:]}")
+                    break
+                metric.add(t.key, rnd, float(m.group(1)))
+                cpu = [float(x) for x in re.findall(r"rank_cpu_s ([0-9.]+)", r.stdout)]
+                if len(cpu) == 4:
+                    children_cpu.add(t.key, rnd, sum(cpu))
+                ctx.check_idle(f"mpi {case}")
+    # The children's own MPI_Init is CPU work that no launcher saves: on few CPUs it bounds
+    # how far ahead of mpirun a launcher can get.
+    if "ferryrun" in children_cpu.by_tool and "openmpi" in metric.by_tool:
+        used = summarize(children_cpu.by_tool["ferryrun"].samples()).median
+        mpirun = summarize(metric.by_tool["openmpi"].samples()).median
+        floor = used / (os.cpu_count() or 1)
+        ctx.results.notes.append(
+            f"mpi {case}: the 4 children alone used {used:.2f} CPU-s under ferryrun; on this "
+            f"machine's {os.cpu_count()} CPUs no launcher can return from the spawn in less "
+            f"than {floor:.2f} s, {mpirun / floor:.1f}x mpirun's {mpirun:.2f} s at best")
 
 
 def mpmd_job(tool, hosts, parts, argv):

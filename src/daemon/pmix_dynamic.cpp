@@ -12,6 +12,8 @@
 
 #include "pmix_state.hpp"
 
+// libpmix's values are C unions (pmix_value_t): every upcall here reads or fills them.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-union-access)
 namespace ferry::pmix_detail {
 namespace {
 
@@ -281,6 +283,7 @@ void add_dynamic_upcalls(pmix_server_module_t& m) {
 }
 
 }  // namespace ferry::pmix_detail
+// NOLINTEND(cppcoreguidelines-pro-type-union-access)
 
 namespace ferry {
 

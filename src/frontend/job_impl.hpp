@@ -137,6 +137,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
   void on_pmix_dynamic(size_t i, const wire::PmixDynamic& m) override;
   void on_pmix_spawn(size_t i, const wire::PmixSpawn& m) override;
+  Result<std::vector<int>> spawn_slots(uint64_t total) const;
+  wire::RankLaunch add_spawned(int spawn, int child, size_t j, uint32_t app,
+                               const wire::PmixSpawnApp& a, const std::string& nspace);
   void on_log(size_t i, const std::string& line) override;
   void on_done(size_t i, const wire::Done& d) override;
   void on_state_report(size_t i, const wire::StateReport& r) override;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # 66_mpi_spawn: MPI_Comm_spawn with Open MPI across the simulated hosts. Two ranks (one per
-# host, 2 slots each) spawn two children: they take the free slots in host order (one on each
-# host), get their value over the intercommunicator, and their lines are tagged [spawn1:R]
+# host, 3 slots each) spawn four children: they take the free slots in host order (two on
+# each host), get their value over the intercommunicator, and their lines are tagged [spawn1:R]
 # ([2,R] in Open MPI's tag style). MPI_Comm_spawn_multiple's commands get their MPI_APPNUM. With no free slot the spawn is refused in one line naming
 # --oversubscribe, and with it the children share the slots. A child that fails fails the job
-# and is named in the report. kill -9 of ferryrun, kill -9 of a ferryd, and Ctrl-C while
-# children run leave nothing on any host. mpi4py.futures: an MPIPoolExecutor per rank (its
+# and is named in the report. kill -9 of ferryrun during a spawn (the children not yet in
+# MPI_Init) and while children run, kill -9 of a ferryd, and Ctrl-C leave nothing on any host. mpi4py.futures: an MPIPoolExecutor per rank (its
 # workers spawned) and the static world of `python3 -m mpi4py.futures`, across hosts.
 # shellcheck disable=SC2154 # S_rc etc. come from run_capture and start_bg
 # shellcheck source=lib.sh
@@ -21,18 +21,19 @@ mpicc.openmpi -O2 -o "$T/mpi_spawn" "$FERRY_SRC/tests/e2e/programs/mpi_spawn.c" 
   fail "mpicc.openmpi could not build mpi_spawn.c"
 two=(--ssh-config "$SSHCFG" -np 2 -H "fnode1:2,fnode2:2" --map-by node)
 
-# Children on the free slots, one per host, tagged as spawned.
-run_capture S --timeout 120 -- "$FERRYRUN" "${two[@]}" --verbose "$T/mpi_spawn" 2
-assert_eq 0 "$S_rc" "ferryrun exit code (2 ranks spawn 2)"
-assert_eq "parent 0/2 on fnode1: 2 children" "$(rank_lines "$T/S.out" 0 stdout)" "rank 0"
-assert_eq "parent 1/2 on fnode2: 2 children" "$(rank_lines "$T/S.out" 1 stdout)" "rank 1"
-assert_eq "child 0/2 on fnode1 got 42 appnum 0" "$(rank_lines "$T/S.out" spawn1:0 stdout)" \
-  "the first child, on the first host's free slot"
-assert_eq "child 1/2 on fnode2 got 42 appnum 0" "$(rank_lines "$T/S.out" spawn1:1 stdout)" \
-  "the second child, on the next host's"
-assert_contains "$S_err" "MPI_Comm_spawn by rank 0 on fnode1: 2 process(es) as spawn 1" \
+# Four children on the free slots, two per host, tagged as spawned.
+run_capture S --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 \
+  --map-by node --verbose "$T/mpi_spawn" 4
+assert_eq 0 "$S_rc" "ferryrun exit code (2 ranks spawn 4)"
+assert_eq "parent 0/2 on fnode1: 4 children" "$(rank_lines "$T/S.out" 0 stdout)" "rank 0"
+assert_eq "parent 1/2 on fnode2: 4 children" "$(rank_lines "$T/S.out" 1 stdout)" "rank 1"
+for c in 0 1 2 3; do
+  assert_eq "child $c/4 on fnode$((c / 2 + 1)) got 42 appnum 0" \
+    "$(rank_lines "$T/S.out" "spawn1:$c" stdout)" "child $c, on a free slot in host order"
+done
+assert_contains "$S_err" "MPI_Comm_spawn by rank 0 on fnode1: 4 process(es) as spawn 1" \
   "--verbose says where the children went"
-echo "2 ranks spawned 2 processes across 2 hosts: ${S_secs}s"
+echo "2 ranks spawned 4 processes across 2 hosts: ${S_secs}s"
 
 run_capture O --timeout 120 -- "$FERRYRUN" "${two[@]}" --tag-style openmpi "$T/mpi_spawn" 2
 assert_eq 0 "$O_rc" "ferryrun exit code (Open MPI's tags)"
@@ -76,6 +77,15 @@ hold_job() {
   start_bg "$p" "$FERRYRUN" "$@" "$T/mpi_spawn" 2 hold
   wait_for "$p: every process ready" 60 all_ready "$p"
 }
+# kill -9 of ferryrun inside MPI_Comm_spawn: the children wait before MPI_Init.
+start_bg G "$FERRYRUN" "${two[@]}" "$T/mpi_spawn" 2 slow-child
+children_waiting() { (($(grep -c 'child waiting$' "$T/G.out" || true) >= 2)); }
+wait_for "G: the children started" 60 children_waiting
+kill -9 "$G_pid"
+wait_bg G 10
+assert_eq 137 "$G_rc" "exit status of ferryrun killed during a spawn"
+wait_cluster_idle 10
+
 hold_job K "${two[@]}"
 kill -9 "$K_pid"
 wait_bg K 10

@@ -7,12 +7,12 @@
 /// names, and no other job sees them. Pure: ferryrun feeds it the hosts' requests and sends
 /// its answers back.
 
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ferry {
@@ -21,7 +21,10 @@ namespace ferry {
 struct ProcId {
   std::string nspace;
   uint32_t rank = 0;
-  auto operator<=>(const ProcId&) const = default;
+  bool operator==(const ProcId&) const = default;
+  bool operator<(const ProcId& o) const {
+    return std::tie(nspace, rank) < std::tie(o.nspace, o.rank);
+  }
 };
 
 /// PMIx's "every rank of the namespace" (PMIX_RANK_WILDCARD).

@@ -6,6 +6,8 @@
 //        mpi_spawn A+B [...]   MPI_Comm_spawn_multiple: A copies, then B copies (appnum 0, 1)
 //   child-fails: the last child exits 3 once it got its value (without MPI_Finalize)
 //   hold: every process says "ready" and then sleeps (the fault tests kill something)
+//   slow-child: each child says "child waiting" and sleeps before MPI_Init, so that the
+//     parents stay inside MPI_Comm_spawn (the fault tests kill something then)
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,12 @@
 #include <unistd.h>
 
 int main(int argc, char** argv) {
+  // Open MPI gives a spawned process its parent's port in OMPI_PARENT_PORT.
+  if (argc > 2 && strcmp(argv[2], "slow-child") == 0 && getenv("OMPI_PARENT_PORT")) {
+    printf("child waiting\n");
+    fflush(stdout);
+    sleep(300);
+  }
   MPI_Init(&argc, &argv);
   MPI_Comm parent;
   MPI_Comm_get_parent(&parent);
