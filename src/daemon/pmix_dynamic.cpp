@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "pmix_state.hpp"
@@ -286,31 +287,32 @@ void add_dynamic_upcalls(pmix_server_module_t& m) {
 // NOLINTEND(cppcoreguidelines-pro-type-union-access)
 
 namespace ferry {
+namespace {
+
+// The request numbered `id` that `waiting` holds, taken out of it; nullopt when none is.
+template <class Map>
+std::optional<typename Map::mapped_type> take(Map& waiting, uint32_t id) {
+  auto it = waiting.find(id);
+  if (it == waiting.end()) return std::nullopt;
+  auto w = std::move(it->second);
+  waiting.erase(it);
+  return w;
+}
+
+}  // namespace
 
 // An answer for a request this server no longer waits for (a lookup that timed out here, a
 // request of an earlier attempt) is dropped: numbers are never reused.
 void PmixServer::names_answer(const wire::PmixNames& m) {
-  auto it = state_->names.find(m.id);
-  if (it == state_->names.end()) return;
-  auto w = it->second;
-  state_->names.erase(it);
-  pmix_detail::answer_names(w, m.status, m.names);
+  if (auto w = take(state_->names, m.id)) pmix_detail::answer_names(*w, m.status, m.names);
 }
 
 void PmixServer::spawn_done(const wire::PmixSpawnDone& m) {
-  auto it = state_->spawns.find(m.id);
-  if (it == state_->spawns.end()) return;
-  auto w = it->second;
-  state_->spawns.erase(it);
-  pmix_detail::answer_spawn(w, m.status, m.nspace);
+  if (auto w = take(state_->spawns, m.id)) pmix_detail::answer_spawn(*w, m.status, m.nspace);
 }
 
 void PmixServer::group_done(const wire::PmixGroupDone& m) {
-  auto it = state_->groups.find(m.id);
-  if (it == state_->groups.end()) return;
-  auto w = it->second;
-  state_->groups.erase(it);
-  pmix_detail::answer_group(w, m.status, m.data);
+  if (auto w = take(state_->groups, m.id)) pmix_detail::answer_group(*w, m.status, m.data);
 }
 
 }  // namespace ferry

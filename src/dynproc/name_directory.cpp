@@ -81,15 +81,4 @@ int32_t NameDirectory::unpublish(const ProcId& owner, const std::vector<std::str
 
 bool NameDirectory::drop(uint64_t ticket) { return waiting_.erase(ticket) > 0; }
 
-void NameDirectory::forget_namespace(const std::string& nspace) {
-  for (auto it = names_.begin(); it != names_.end();) {
-    if (it->second.owner.nspace == nspace) {
-      bytes_ -= it->first.size() + it->second.value.size();
-      it = names_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 }  // namespace ferry

@@ -87,9 +87,6 @@ class NameDirectory {
   /// lookup `ticket` waits.
   bool drop(uint64_t ticket);
 
-  /// Every name published by a process of `nspace` is removed (its attempt ended).
-  void forget_namespace(const std::string& nspace);
-
   std::size_t published() const { return names_.size(); }
   std::size_t waiting() const { return waiting_.size(); }
 

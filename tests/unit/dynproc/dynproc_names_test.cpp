@@ -111,8 +111,6 @@ TEST(NameDirectory, UnpublishRemovesOnlyTheOwnersNames) {
   EXPECT_EQ(d.lookup(1, {"a1"}, false)->status, kPmixErrNotFound);
   EXPECT_EQ(d.unpublish(kA, {}), kPmixSuccess) << "all of its names";
   EXPECT_EQ(d.published(), 1u);
-  d.forget_namespace("ferry.j.0");
-  EXPECT_EQ(d.published(), 0u);
 }
 
 TEST(NameDirectory, DroppedAndBoundedWaiting) {
