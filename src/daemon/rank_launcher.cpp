@@ -130,6 +130,7 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
   if (!bindings_) return bindings_.error();  // no rank of this host can run as asked
   if (!name_error_.empty()) return make_error(name_error_);
   const RankBinding* binding = local < bindings_->ranks.size() ? &bindings_->ranks[local] : nullptr;
+  if (!binding && !rl.pmix_nspace.empty()) binding = spawned_binding(local);
   if (binding && spec_->binding.report_bindings)
     log_(format_binding_report(host_, rl.rank, *binding, *bindings_));
   SpawnRequest req;
@@ -174,6 +175,18 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
   if (pmi_ && local < prepared_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
   if (!pid) return pid.error();
   return LaunchedRank{*pid, std::move(out->read), std::move(err->read), std::move(in.write)};
+}
+
+// A process MPI_Comm_spawn started is bound as the job's rules bind local rank `local` when
+// the host's plan is made for every process started here so far, as mpirun binds children
+// with the job's policy; it runs unbound where they no longer fit (more than the cores).
+const RankBinding* RankLauncher::spawned_binding(size_t local) {
+  std::vector<std::string> lines;
+  auto plan = binder_.plan(spec_->binding, static_cast<int>(local + 1),
+                           merge_environment({base_env_, spec_->env}), host_, false, lines);
+  if (!plan || local >= plan->ranks.size() || !plan->ranks[local].bound) return nullptr;
+  spawned_plans_.push_back(std::make_unique<HostBindingPlan>(std::move(*plan)));
+  return &spawned_plans_.back()->ranks[local];
 }
 
 // Later layers win: ferryd's environment, the rank's binding variables (never one the user

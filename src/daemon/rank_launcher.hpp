@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,8 @@ class RankLauncher {
   std::vector<std::string> cpusets() const;
   /// Starts entry `local` of the spec's ranks, or says why it cannot run. Entries added to
   /// the spec after prepare() (ranks that joined the running job) start without a PMI
-  /// socket (PMI's world is the spec's) and without a binding of their own.
+  /// socket (PMI's world is the spec's) and without a binding of their own; processes
+  /// MPI_Comm_spawn started get the binding the plan gives their local index.
   Result<LaunchedRank> start(size_t local);
   /// What entry `local` wrote to its TORCHELASTIC_ERROR_FILE (at most wire::kErrorFileLimit
   /// bytes); "" when the spec asks for no error files or the rank wrote none.
@@ -70,6 +72,7 @@ class RankLauncher {
  private:
   std::vector<std::string> environment(const wire::RankLaunch& rl,
                                        const RankBinding* binding) const;
+  const RankBinding* spawned_binding(size_t local);
   void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
   std::vector<std::string> open_mpi_environment(const std::vector<std::string>& env);
   std::string error_file_path(size_t local) const;
@@ -92,6 +95,9 @@ class RankLauncher {
   std::string name_error_;  // why no rank may start here (a name Horovod cannot use), or ""
   std::string error_dir_;   // where the ranks' error files go; made at the first spec that asks
   Result<HostBindingPlan> bindings_ = make_error("no HostSpec yet");  // spawns point into it
+  // Spawned processes' bindings (spawned_binding()), kept as long as the launcher: spawns
+  // point into them too.
+  std::vector<std::unique_ptr<HostBindingPlan>> spawned_plans_;
 };
 
 }  // namespace ferry

@@ -152,7 +152,9 @@ std::string ConsoleOutput::tag_of(int rank, StreamId stream) const {
   if (options_.timestamps && options_.tag == TagStyle::kNone)
     return std::string("<") + stream_name(stream) + ">:";  // as Open MPI
   const auto r = static_cast<std::size_t>(rank);
-  const std::string_view host = r < options_.rank_hosts.size() ? options_.rank_hosts[r] : "";
+  const std::string_view host = r < options_.rank_hosts.size()
+                                    ? std::string_view(options_.rank_hosts[r])
+                                    : std::string_view();
   if (auto it = spawned_.find(rank); it != spawned_.end())
     return format_spawned_tag(options_.tag, it->second.spawn, it->second.rank, stream,
                               it->second.host);

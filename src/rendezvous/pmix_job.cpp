@@ -86,6 +86,7 @@ Result<PmixNamespace> make_spawned_namespace(const std::string& nspace,
   // Named as in the attempt's namespace ("#2" suffixes over every host), then picked.
   const std::vector<std::string> all = pmix_node_names(nodes);
   std::vector<std::string> names;
+  names.reserve(used.size() + 1);
   for (uint32_t n : used) names.push_back(all[n]);
   const bool here = std::find(used.begin(), used.end(), node) != used.end();
   if (!here) {

@@ -2,7 +2,8 @@
 # 66_mpi_spawn: MPI_Comm_spawn with Open MPI across the simulated hosts. Two ranks (one per
 # host, 3 slots each) spawn four children: they take the free slots in host order (two on
 # each host), get their value over the intercommunicator, and their lines are tagged [spawn1:R]
-# ([2,R] in Open MPI's tag style). MPI_Comm_spawn_multiple's commands get their MPI_APPNUM. With no free slot the spawn is refused in one line naming
+# ([2,R] in Open MPI's tag style). A child is bound to the next free core. MPI_Comm_spawn_multiple's
+# commands get their MPI_APPNUM. With no free slot the spawn is refused in one line naming
 # --oversubscribe, and with it the children share the slots. A child that fails fails the job
 # and is named in the report. kill -9 of ferryrun during a spawn (the children not yet in
 # MPI_Init) and while children run, kill -9 of a ferryd, and Ctrl-C leave nothing on any host. mpi4py.futures: an MPIPoolExecutor per rank (its
@@ -39,6 +40,14 @@ run_capture O --timeout 120 -- "$FERRYRUN" "${two[@]}" --tag-style openmpi "$T/m
 assert_eq 0 "$O_rc" "ferryrun exit code (Open MPI's tags)"
 assert_contains "$O_out" "[2,1]<stdout>:child 1/2 on fnode2" "a child's tag in Open MPI's style"
 assert_contains "$O_out" "[1,0]<stdout>:parent 0/2" "a rank's tag in Open MPI's style"
+
+# A child is bound as the job's rules bind the next local process: one core each
+# (PE=1), the rank on core 0, its child on core 1 (the hosts have 2).
+run_capture B --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 1 -H fnode1:2 \
+  --map-by slot:PE=1 "$T/mpi_spawn" 1 affinity
+assert_eq 0 "$B_rc" "ferryrun exit code (a bound child)"
+assert_contains "$B_out" "[0]<stdout>:parent 0 cpus 0" "the rank on the first core"
+assert_contains "$B_out" "[spawn1:0]<stdout>:child 0 cpus 1" "its child on the next core"
 
 # MPI_Comm_spawn_multiple: two commands, 1 and 2 copies; MPI_APPNUM tells them apart.
 run_capture M --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 1 -H fnode1:4 \

@@ -8,11 +8,26 @@
 //   hold: every process says "ready" and then sleeps (the fault tests kill something)
 //   slow-child: each child says "child waiting" and sleeps before MPI_Init, so that the
 //     parents stay inside MPI_Comm_spawn (the fault tests kill something then)
+//   affinity: every process also prints "parent|child R cpus LIST" (its Cpus_allowed_list)
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+// This process's allowed CPUs as /proc/self/status lists them ("0-1", "3").
+static void print_cpus(const char* who, int rank) {
+  char line[256];
+  FILE* f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+      char* v = line + 18;
+      while (*v == ' ' || *v == '\t') ++v;
+      printf("%s %d cpus %s", who, rank, v);
+    }
+  if (f) fclose(f);
+  fflush(stdout);
+}
 
 int main(int argc, char** argv) {
   // Open MPI gives a spawned process its parent's port in OMPI_PARENT_PORT.
@@ -54,6 +69,7 @@ int main(int argc, char** argv) {
     }
     printf("parent %d/%d on %s: %d children\n", rank, size, host, children);
     fflush(stdout);
+    if (strcmp(mode, "affinity") == 0) print_cpus("parent", rank);
     if (strcmp(mode, "hold") == 0) {
       printf("parent %d ready\n", rank);
       fflush(stdout);
@@ -68,6 +84,7 @@ int main(int argc, char** argv) {
     if (flag) appnum = *ap;
     printf("child %d/%d on %s got %d appnum %d\n", rank, size, host, v, appnum);
     fflush(stdout);
+    if (strcmp(mode, "affinity") == 0) print_cpus("child", rank);
     if (strcmp(mode, "child-fails") == 0 && rank == size - 1) exit(3);
     if (strcmp(mode, "hold") == 0) {
       printf("child %d ready\n", rank);
