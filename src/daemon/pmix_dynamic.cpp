@@ -157,21 +157,13 @@ pmix_status_t unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t[
              : PMIX_ERROR;
 }
 
-pmix_status_t connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                      pmix_op_cbfunc_t cbfunc, void* cbdata) {
+// Connect (kind 1) and disconnect (kind 2): a collective of the hosts of `procs`.
+template <uint8_t Kind>
+pmix_status_t group_op(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                       pmix_op_cbfunc_t cbfunc, void* cbdata) {
   auto listed = proc_names(procs, nprocs);
   return on_loop([listed = std::move(listed), cbfunc, cbdata](State& s) {
-    start_group(s, 1, listed, {}, {cbfunc, nullptr, cbdata});
-  })
-             ? PMIX_SUCCESS
-             : PMIX_ERROR;
-}
-
-pmix_status_t disconnect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                         pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  auto listed = proc_names(procs, nprocs);
-  return on_loop([listed = std::move(listed), cbfunc, cbdata](State& s) {
-    start_group(s, 2, listed, {}, {cbfunc, nullptr, cbdata});
+    start_group(s, Kind, listed, {}, {cbfunc, nullptr, cbdata});
   })
              ? PMIX_SUCCESS
              : PMIX_ERROR;
@@ -278,8 +270,8 @@ void add_dynamic_upcalls(pmix_server_module_t& m) {
   m.publish = publish;
   m.lookup = lookup;
   m.unpublish = unpublish;
-  m.connect = connect;
-  m.disconnect = disconnect;
+  m.connect = group_op<1>;
+  m.disconnect = group_op<2>;
   m.spawn = spawn;
 }
 

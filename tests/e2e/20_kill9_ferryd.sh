@@ -11,12 +11,7 @@ require_nodes 2
 
 start_sleeper_job F 4 -- --ssh-config "$SSHCFG" --kill-grace 1 -np 4 -H fnode1:2,fnode2:2
 
-victim=""
-# ferryd itself, not its guard (a forked child with the same command line, named
-# ferryd-guard): the one whose parent is sshd.
-for pid in $(pids_on_host fnode2 "ferryd --stdio"); do
-  [[ $(ps -o comm= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')") == sshd ]] && victim=$pid
-done
+victim=$(ferryd_of fnode2)
 [[ -n $victim ]] || fail "no ferryd found on fnode2:
 $(cluster_leftovers)"
 kill -9 "$victim"

@@ -102,10 +102,7 @@ assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
 wait_cluster_idle 10
 
 hold_job D "${two[@]}" --kill-grace 1
-victim=""
-for pid in $(pids_on_host fnode2 "ferryd --stdio"); do
-  [[ $(ps -o comm= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')") == sshd ]] && victim=$pid
-done
+victim=$(ferryd_of fnode2)
 [[ -n $victim ]] || fail "no ferryd found on fnode2:
 $(cluster_leftovers)"
 kill -9 "$victim"

@@ -500,6 +500,16 @@ _host_of_pid() {
   echo "local"
 }
 
+# ferryd_of HOST: the pid of the job's ferryd on HOST (not its guard, a forked child with the
+# same command line, named ferryd-guard: the one whose parent is sshd); "" when none runs.
+ferryd_of() {
+  local pid
+  for pid in $(pids_on_host "$1" "ferryd --stdio"); do
+    [[ $(ps -o comm= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')") == sshd ]] && echo "$pid"
+  done
+  return 0
+}
+
 # wait_gone PATTERN SECONDS: poll until no process matches pgrep -f PATTERN;
 # on timeout fail, listing them and where they run.
 wait_gone() {
