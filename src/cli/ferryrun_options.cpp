@@ -37,6 +37,31 @@ void add_hang_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->group("Hangs");
 }
 
+// The job's view: what every rank used and when, as a page, a trace and console lines.
+void add_view_options(CLI::App& app, FrontendConfig& cfg) {
+  JobOptions& job = cfg.job;
+  app.add_option("--report", job.report_file,
+                 "After the job, write FILE.html: one self-contained page with every rank's "
+                 "timeline, CPU and memory over time per host and rank, the binding map and "
+                 "the exit table (every ferryd samples its ranks once a second)")
+      ->group("View");
+  app.add_option("--trace", job.trace_file,
+                 "After the job, write the same timeline to FILE.json in the Chrome trace "
+                 "format (open it in Perfetto or chrome://tracing)")
+      ->group("View");
+  app.add_option("--stragglers", job.stragglers_s,
+                 "Name in the console each rank that lags its peers for S seconds: CPU or "
+                 "output below --straggler-fraction of the median rank's, or stopped, or in "
+                 "disk sleep (default off)")
+      ->transform(whole_number(1, 86'400))
+      ->group("View");
+  app.add_option("--straggler-fraction", job.straggler_fraction,
+                 "A rank lags when its CPU use or output stays below this fraction of the "
+                 "median rank's (default 0.25)")
+      ->transform(decimal_number(0.01, 0.99))
+      ->group("View");
+}
+
 }  // namespace
 
 void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
@@ -50,6 +75,7 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
       ->transform(decimal_number(0, 3600))
       ->group("Job");
   add_hang_options(app, cfg, raw);
+  add_view_options(app, cfg);
   add_session_options(app, raw);
   add_sync_options(app, raw);
   app.add_flag("--stdin-none", raw.stdin_none, "Give every rank /dev/null as stdin")->group("Job");

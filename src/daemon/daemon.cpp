@@ -28,6 +28,7 @@
 #include "preflight_peer.hpp"
 #include "rank_launcher.hpp"
 #include "rank_output.hpp"
+#include "rank_sampling.hpp"
 #include "rank_set.hpp"
 #include "state_collector.hpp"
 #include "stdin_feed.hpp"
@@ -266,6 +267,7 @@ class Daemon::Impl {
       guard_.set_job(tag_);
     }
     start_rendezvous();
+    sampling_.start(std::chrono::milliseconds(spec_.sample_ms));
     launcher_.prepare(spec_, tag_, pmi_.get());
     if (!launcher_.error_dir().empty()) guard_.remove_at_exit(launcher_.error_dir());
     launcher_.use_pmix(pmix_.begin(spec_, launcher_.cpusets()));
@@ -406,6 +408,7 @@ class Daemon::Impl {
     sweep_job(tag_, ranks_.running_pgids(), sweep_);
     ranks_.cancel_timers();
     exit_timer_.cancel();
+    sampling_.stop();
     finished_ = true;
     // Nobody to serve another attempt: the front end is gone (it said so by EOF or silence).
     if (spec_.keep_serving && !front_gone_) {
@@ -502,6 +505,9 @@ class Daemon::Impl {
   PmixService pmix_;
   PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
   SyncReceiver sync_{[this](const std::string& frame) { queue(frame); }};
+  RankSampling sampling_{
+      io_, [this] { return ranks_.running_since(); },
+      [this](const std::string& frame) { queue(frame); }, settings_.device_root};
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

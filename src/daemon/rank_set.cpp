@@ -210,6 +210,13 @@ std::vector<std::pair<int32_t, pid_t>> RankSet::running() const {
   return v;
 }
 
+std::vector<RankSet::Running> RankSet::running_since() const {
+  std::vector<Running> v;
+  for (const auto& r : ranks_)
+    if (r->state == Rank::State::kRunning) v.push_back({r->rank, r->pid, r->started_at});
+  return v;
+}
+
 std::vector<pid_t> RankSet::running_pgids() const {
   std::vector<pid_t> v;
   for (const auto& r : ranks_)

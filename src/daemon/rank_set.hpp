@@ -97,6 +97,13 @@ class RankSet {
   std::vector<pid_t> started_pids() const;
   /// (global rank, pid) of each running rank, for the state report.
   std::vector<std::pair<int32_t, pid_t>> running() const;
+  /// Each running rank with its pid and the time it was forked, for the job's samples.
+  struct Running {
+    int32_t rank;
+    pid_t pid;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::vector<Running> running_since() const;
   /// The process groups of the running ranks.
   std::vector<pid_t> running_pgids() const;
   /// Stops every timer (the job is over on this host).

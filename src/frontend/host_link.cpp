@@ -101,7 +101,10 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::OutputView& o) {
                    if (!mine(o.rank, "output")) return;
                    out_.write(o.rank, static_cast<StreamId>(o.stream), o.data);
-                   last_output[o.rank] = Clock::now();
+                   RankOutput& seen = output[o.rank];
+                   seen.last = Clock::now();
+                   if (seen.bytes == 0) seen.first = seen.last;
+                   seen.bytes += o.data.size();
                  },
                  [&](const wire::Started& s) {
                    if (mine(s.rank, "start")) ev.on_started(i, s);
@@ -132,6 +135,7 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::SyncNeed& m) { ev.on_sync_need(i, m); },
                  [&](const wire::SyncAck& m) { ev.on_sync_ack(i, m); },
                  [&](const wire::SyncReady& m) { ev.on_sync_ready(i, m); },
+                 [&](const wire::Samples& m) { ev.on_samples(i, m); },
                  [&](const wire::Done& d) {
                    if (d.free_port) free_port = d.free_port;
                    ev.on_done(i, d);

@@ -48,6 +48,7 @@ class HostEvents {
   virtual void on_sync_need(size_t host, const wire::SyncNeed& m) = 0;
   virtual void on_sync_ack(size_t host, const wire::SyncAck& m) = 0;
   virtual void on_sync_ready(size_t host, const wire::SyncReady& m) = 0;
+  virtual void on_samples(size_t host, const wire::Samples& m) = 0;
   /// ferryd broke the protocol (`why`: one line); the link is still open.
   virtual void on_broken(size_t host, const std::string& why) = 0;
   /// The link ended; `reason` is empty for a clean end of stream.
@@ -109,8 +110,14 @@ class HostLink {
   bool lost = false;                 // the link ended while its ranks ran (or between attempts)
   uint16_t free_port = 0;            // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
-  /// When each of this host's ranks last printed (from its Started on), for the state report.
-  std::map<int32_t, Clock::time_point> last_output;
+  /// What each of this host's ranks printed: when last (from its Started on, for the state
+  /// report), when first, and how many bytes (the job's view).
+  struct RankOutput {
+    Clock::time_point last{};
+    Clock::time_point first{};
+    uint64_t bytes = 0;
+  };
+  std::map<int32_t, RankOutput> output;
   bool closed = false;  // link ended (or never opened)
   int ranks_left = 0;
 

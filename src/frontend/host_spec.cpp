@@ -110,6 +110,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.kill_grace_ms = static_cast<uint32_t>(opts.kill_grace_s * 1000);
   spec.verbose = opts.verbose;
   spec.heartbeat_ms = static_cast<uint32_t>(opts.heartbeat_s) * 1000;
+  spec.sample_ms = opts.watching() ? static_cast<uint32_t>(opts.sample_ms) : 0;
   spec.secret = shared.secret;
   spec.pmi = !opts.no_pmi;
   spec.world_size = placement.world_size;

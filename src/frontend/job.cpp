@@ -68,6 +68,10 @@ int Job::Impl::run() {
   }
   follow_up_->announce();
   started_at_ = Clock::now();
+  if (opts_.watching()) {
+    watch_ = std::make_unique<JobWatch>(io_, opts_, diag_, started_at_);
+    for (size_t i = 0; i < hosts_.size(); ++i) watch_->host(i, hosts_[i]->name());
+  }
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
   if (!opts_.ignore_hangup) signals_.add(SIGHUP);
@@ -86,6 +90,7 @@ int Job::Impl::run() {
   open_all();
   io_.run();
   const int status = attempt_.end.exit_status();
+  if (watch_) watch_->finish(status);
   // After a failure always: what every rank used and how it ended, in one table; not for a job
   // whose ranks never started (the failed launch said why).
   if (summary_.any_reported() && (opts_.summary != JobOptions::Summary::kOnFailure || status != 0))
@@ -308,7 +313,8 @@ void Job::Impl::start_stdin(size_t host) {
 
 void Job::Impl::on_started(size_t i, const wire::Started& s) {
   attempt_.rank_pid[s.rank] = s.pid;
-  hosts_[i]->last_output[s.rank] = Clock::now();  // silence is counted from the start
+  if (watch_) watch_->rank_started(attempt_.number, s.rank, rank_label(s.rank), i);
+  hosts_[i]->output[s.rank] = {Clock::now(), {}, 0};  // silence is counted from the start
   if (!first_start_seen_) {
     first_start_seen_ = true;
     diag_.verbose("first rank started after " + since_start());
@@ -319,6 +325,18 @@ void Job::Impl::on_started(size_t i, const wire::Started& s) {
     auto call = std::exchange(opts_.on_all_started, nullptr);
     call();
   }
+}
+
+void Job::Impl::on_samples(size_t i, const wire::Samples& m) {
+  if (watch_) watch_->samples(*hosts_[i], i, m, [this](int rank) { return "rank " + rank_label(rank); });
+}
+
+// A rank as the view names it: its number, or "spawn1:0" for MPI_Comm_spawn's processes.
+std::string Job::Impl::rank_label(int rank) const {
+  auto it = attempt_.spawned.find(rank);
+  if (it == attempt_.spawned.end()) return std::to_string(rank);
+  const std::string& name = it->second;  // "spawned process 1:0"
+  return "spawn" + name.substr(name.rfind(' ') + 1);
 }
 
 void Job::Impl::on_failure(size_t i, const wire::Failure& m) {

@@ -55,6 +55,11 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   next.rank_failure.assign(next.placement.world_size, {});
   next.rank_exited.assign(next.placement.world_size, false);
   attempt_ = std::move(next);
+  if (watch_ && !first) {
+    watch_->mark("restart",
+                 "attempt " + std::to_string(attempt_.number) + (how.empty() ? "" : ": " + how));
+    watch_->new_attempt();
+  }
   std::vector<std::string> rank_hosts(attempt_.placement.world_size);
   for (const HostPlan& hp : attempt_.placement.hosts)
     for (const RankSlot& r : hp.ranks)

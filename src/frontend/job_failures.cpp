@@ -22,8 +22,10 @@ uint32_t Job::Impl::kill_grace_ms() const {
 
 // The attempt's first failure: reported, and every other rank is ended.
 void Job::Impl::fail_attempt(const JobFailure& failure) {
-  diag_.raw(format_failure_report(diag_.program(), failure,
-                                  follow_up_->restartable() ? attempt_.number : -1));
+  const std::string report = format_failure_report(
+      diag_.program(), failure, follow_up_->restartable() ? attempt_.number : -1);
+  diag_.raw(report);
+  if (watch_) watch_->mark("failure", report.substr(0, report.find('\n')));
   abort_attempt(kill_grace_ms());
 }
 
@@ -39,6 +41,9 @@ void Job::Impl::on_exited(size_t i, const wire::Exited& e) {
   out_.close_stream(e.rank, StreamId::kStdout);
   out_.close_stream(e.rank, StreamId::kStderr);
   attempt_.rank_exited[e.rank] = true;
+  if (watch_)
+    watch_->rank_ended(*hosts_[i], e,
+                       e.exit_code != 0 || e.signal != 0 || !attempt_.rank_failure[e.rank].empty());
   summary_.exited(e.rank, e.exit_code, e.signal, uint64_t{e.wall_ms} * 1000,
                   uint64_t{e.cpu_ms} * 1000, e.max_rss_kb);
   if (follow_up_->exited(i, e)) return;
@@ -117,6 +122,7 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
   if (!in_attempt(i)) follow_up_->host_lost(i);  // its ranks never started
   if (phase_ == Phase::kBetween) return check_reopened();
   if (!in_attempt(i) || h.done) return check_attempt_over();
+  if (watch_) watch_->host_lost(h, i, why);
   for (auto& r : h.plan.ranks) {
     out_.close_stream(r.rank, StreamId::kStdout);
     out_.close_stream(r.rank, StreamId::kStderr);

@@ -58,7 +58,7 @@ void Job::Impl::check_stall() {
     if (phase_ != Phase::kRunning || attempt_.end.aborting() || report_) return;
     Clock::time_point latest{};
     for (size_t m : attempt_.members)
-      for (const auto& [rank, at] : hosts_[m]->last_output) latest = std::max(latest, at);
+      for (const auto& [rank, seen] : hosts_[m]->output) latest = std::max(latest, seen.last);
     if (latest == Clock::time_point{}) return;  // no rank started yet
     latest = std::max(latest, stall_reported_at_);
     const auto limit = std::chrono::seconds(opts_.stall_timeout_s);
@@ -149,8 +149,8 @@ void Job::Impl::print_report() {
       } else {
         row.missing = attempt_.rank_exited[slot.rank] ? "ended" : "not running";
       }
-      if (auto out = h.last_output.find(slot.rank); out != h.last_output.end())
-        row.since_output_s = std::chrono::duration<double>(now - out->second).count();
+      if (auto out = h.output.find(slot.rank); out != h.output.end())
+        row.since_output_s = std::chrono::duration<double>(now - out->second.last).count();
       rows.push_back(std::move(row));
     }
   }

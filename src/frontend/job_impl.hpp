@@ -26,6 +26,7 @@
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/transport/output_route.hpp"
 #include "host_link.hpp"
+#include "job_watch.hpp"
 #include "rendezvous_service.hpp"
 
 namespace ferry {
@@ -182,6 +183,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_sync_need(size_t i, const wire::SyncNeed& m) override;
   void on_sync_ack(size_t i, const wire::SyncAck& m) override;
   void on_sync_ready(size_t i, const wire::SyncReady& m) override;
+  // The job's view (job_watch.hpp), kept only with --report, --trace or --stragglers.
+  void on_samples(size_t i, const wire::Samples& m) override;
+  std::string rank_label(int rank) const;
   void send_sync_pieces(size_t i);
   void show_sync_progress(bool now);
   void sync_failed(size_t i, const std::string& why);
@@ -260,6 +264,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::map<size_t, std::string> preflight_outcome_;
   asio::steady_timer check_timer_{io_};
   std::unique_ptr<FollowUp> follow_up_;  // what follows a failure
+  std::unique_ptr<JobWatch> watch_;      // --report, --trace, --stragglers; null: none
 };
 
 }  // namespace ferry

@@ -106,6 +106,8 @@ const char* name_of(MsgType t) {
       return "PMIx spawn done";
     case MsgType::kPmixSpawnJob:
       return "PMIx spawned job";
+    case MsgType::kSamples:
+      return "samples";
   }
   return "unknown";
 }
@@ -272,6 +274,7 @@ FERRY_WIRE_MESSAGE(PmixGroupDone)
 FERRY_WIRE_MESSAGE(PmixSpawn)
 FERRY_WIRE_MESSAGE(PmixSpawnDone)
 FERRY_WIRE_MESSAGE(PmixSpawnJob)
+FERRY_WIRE_MESSAGE(Samples)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

@@ -73,6 +73,16 @@ struct JobOptions {
   /// after each further period (0 = off); --stall-abort: then abort as --timeout does.
   int stall_timeout_s = 0;
   bool stall_abort = false;
+  /// The job's view: --report FILE (one HTML page after the job), --trace FILE (the same
+  /// timeline as a Chrome trace), --stragglers S (name in the console each rank that lags its
+  /// peers for S seconds; 0 off) and --straggler-fraction F (lagging: below F of the median
+  /// rank). Any of the first three makes every ferryd sample its ranks every sample_ms.
+  std::string report_file;
+  std::string trace_file;
+  int stragglers_s = 0;
+  double straggler_fraction = 0.25;
+  int sample_ms = 1000;
+  bool watching() const { return !report_file.empty() || !trace_file.empty() || stragglers_s > 0; }
   /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
   /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).
   bool preflight = true;

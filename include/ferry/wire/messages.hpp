@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 19;
+inline constexpr uint32_t kProtocolVersion = 20;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -75,6 +75,7 @@ enum class MsgType : uint8_t {
   kPmixSpawn = 45,         ///< d→f: a rank calls MPI_Comm_spawn: start these processes
   kPmixSpawnDone = 46,     ///< f→d: the answer to one kPmixSpawn: the children's namespace
   kPmixSpawnJob = 47,      ///< f→d: spawned processes: register their namespace, start those here
+  kSamples = 48,           ///< d→f: what the running ranks use now (HostSpec::sample_ms)
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -162,13 +163,15 @@ struct HostSpec {
   /// An MPMD job: the ranks of each part, in part order (PMIx's app sizes and leaders);
   /// empty: one program on every rank.
   std::vector<uint32_t> app_sizes;
+  /// >0: sample the running ranks this often and send Samples (the job's view); 0: never.
+  uint32_t sample_ms = 0;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
                     m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank,
-                    m.path_prepends, m.app_sizes);
+                    m.path_prepends, m.app_sizes, m.sample_ms);
   }
 };
 
@@ -405,8 +408,9 @@ struct OutputRoute {
 }  // namespace ferry::wire
 
 // The messages that diagnose a job before and while it runs (the preflight, --check, the state
-// report), PMIx's and --sync's: in headers of their own, which need MsgType above.
+// report), the samples of the job's view, PMIx's and --sync's: in headers of their own, which need MsgType above.
 #include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
+#include "ferry/wire/monitor_messages.hpp"    // IWYU pragma: export
 #include "ferry/wire/pmix_messages.hpp"       // IWYU pragma: export
 #include "ferry/wire/sync_messages.hpp"       // IWYU pragma: export
 
@@ -423,7 +427,7 @@ using ToFront =
     std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
                  PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply, StateReport,
                  PreflightResult, CheckReport, SyncNeed, SyncAck, SyncReady, PmixPublish,
-                 PmixLookup, PmixUnpublish, PmixGroupOp, PmixSpawn>;
+                 PmixLookup, PmixUnpublish, PmixGroupOp, PmixSpawn, Samples>;
 
 /// One frame of message `M`.
 template <class M>

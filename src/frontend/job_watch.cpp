@@ -1,0 +1,158 @@
+#include "job_watch.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "ferry/frontend/failure_report.hpp"
+
+namespace ferry {
+namespace {
+
+std::string wall_clock_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+  return buf;
+}
+
+std::string outcome_of(const wire::Exited& e) {
+  if (e.signal != 0) return signal_name(e.signal);
+  return "exit " + std::to_string(e.exit_code);
+}
+
+// Writes `text` to `path` whole (a temporary file renamed), or says why not.
+std::string write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return std::strerror(errno);
+    f << text;
+    f.close();
+    if (!f) return std::strerror(errno);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return why;
+  }
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+}  // namespace
+
+JobWatch::JobWatch(asio::io_context& io, const JobOptions& opts, Diagnostics& diag,
+                   Clock::time_point began)
+    : timer_(io),
+      opts_(opts),
+      diag_(diag),
+      began_(began),
+      stragglers_(StragglerRules{std::chrono::seconds(opts.stragglers_s > 0 ? opts.stragglers_s : 60),
+                                 opts.straggler_fraction, 200}) {
+  record_.begin(joined(opts.command), wall_clock_now());
+  judge_later();
+}
+
+void JobWatch::judge_later() {
+  timer_.expires_after(std::chrono::milliseconds(std::max(opts_.sample_ms, 100)));
+  timer_.async_wait([this](std::error_code ec) {
+    if (ec || finished_) return;
+    judge();
+    judge_later();
+  });
+}
+
+// Every host's latest round together, once per sample interval: a host's rounds come that
+// often, so none is older than that.
+void JobWatch::judge() {
+  std::vector<RankTick> all;
+  for (const auto& [h, v] : latest_) all.insert(all.end(), v.begin(), v.end());
+  if (all.empty()) return;
+  const double t = now();
+  std::vector<int> lagging_before;
+  for (const RankTick& r : all)
+    if (stragglers_.lagging(r.rank)) lagging_before.push_back(r.rank);
+  for (const Straggler& s : stragglers_.observe(Clock::now(), all)) {
+    record_.lagging(s.rank, t, true);
+    record_.mark(t, "straggler", s.why);
+    if (opts_.stragglers_s > 0) diag_.error(s.why);
+  }
+  for (int rank : lagging_before)
+    if (!stragglers_.lagging(rank)) record_.lagging(rank, t, false);
+}
+
+double JobWatch::now() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
+
+void JobWatch::host(size_t i, const std::string& name) {
+  record_.set_host(i, name);
+}
+
+void JobWatch::rank_started(int attempt, int rank, const std::string& label, size_t host) {
+  record_.rank_started(attempt, rank, label, host, now());
+}
+
+void JobWatch::rank_ended(const HostLink& host, const wire::Exited& e, bool failed) {
+  const double t = now();
+  if (auto it = host.output.find(e.rank); it != host.output.end() && it->second.bytes > 0)
+    record_.rank_output(e.rank, std::chrono::duration<double>(it->second.first - began_).count());
+  record_.rank_ended(e.rank, t, outcome_of(e), failed, e.wall_ms, e.cpu_ms, e.max_rss_kb);
+}
+
+void JobWatch::host_lost(const HostLink& host, size_t i, const std::string& why) {
+  const double t = now();
+  record_.mark(t, "host lost", host.name() + ": " + why, static_cast<int>(i));
+  for (const auto& slot : host.plan.ranks)
+    record_.rank_ended(slot.rank, t, "lost with its host", true, 0, 0, 0);
+  latest_.erase(i);
+}
+
+void JobWatch::mark(const std::string& kind, const std::string& text, int host) {
+  record_.mark(now(), kind, text, host);
+}
+
+void JobWatch::samples(const HostLink& host, size_t i, const wire::Samples& m,
+                       const std::function<std::string(int)>& label) {
+  const double t = now();
+  if (!m.numa.empty() || !m.accelerators.empty()) record_.host_layout(i, m.numa, m.accelerators);
+  std::vector<RankPoint> points;
+  std::vector<RankTick>& ticks = latest_[i];
+  ticks.clear();
+  for (const wire::RankSample& s : m.ranks) {
+    if (!host.owns(s.rank)) continue;
+    points.push_back({s.rank, s.cpu_permille / 10.0, static_cast<double>(s.rss_kb) / 1024.0,
+                      s.cpus, s.devices});
+    uint64_t bytes = 0;
+    if (auto it = host.output.find(s.rank); it != host.output.end()) {
+      bytes = it->second.bytes;
+      if (bytes > 0)
+        record_.rank_output(s.rank, std::chrono::duration<double>(it->second.first - began_).count());
+    }
+    ticks.push_back({s.rank, label(s.rank) + " on " + host.name(), static_cast<char>(s.state),
+                     s.cpu_permille, bytes});
+  }
+  record_.sample(i, t, points);
+}
+
+void JobWatch::finish(int exit_status) {
+  if (finished_) return;
+  finished_ = true;
+  timer_.cancel();
+  record_.finish(now(), exit_status);
+  if (!opts_.report_file.empty())
+    if (auto why = write_file(opts_.report_file, report_html(record_)); !why.empty())
+      diag_.error("--report " + opts_.report_file + ": cannot write: " + why);
+  if (!opts_.trace_file.empty())
+    if (auto why = write_file(opts_.trace_file, trace_json(record_)); !why.empty())
+      diag_.error("--trace " + opts_.trace_file + ": cannot write: " + why);
+}
+
+}  // namespace ferry

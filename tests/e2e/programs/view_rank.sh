@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# view_rank.sh TOKEN SECONDS [MODES]: one rank of the job-view tests. MODES gives each rank's
+# part by its RANK, one letter each (default: all "b"):
+#   b  busy: spins for SECONDS, printing a line every second
+#   i  idle: sleeps for SECONDS, printing nothing
+#   s  stopped: prints "stopping", stops itself (SIGSTOP), then spins for 2 s once continued
+# TOKEN only marks the processes (pgrep -f).
+tok=$1 secs=$2 modes=${3:-bbbbbbbbbbbbbbbb}
+mode=${modes:$RANK:1}
+spin() {
+  local end=$((SECONDS + $1)) next=$SECONDS
+  while ((SECONDS < end)); do
+    if ((SECONDS >= next)); then
+      echo "rank $RANK busy $tok"
+      next=$((SECONDS + 1))
+    fi
+  done
+}
+case $mode in
+  i) sleep "$secs" ;;
+  s) echo "stopping $tok"; kill -STOP $$; spin 2 ;;
+  *) spin "$secs" ;;
+esac
+echo "rank $RANK done"
