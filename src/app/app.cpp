@@ -15,6 +15,7 @@
 #include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/job.hpp"
 #include "ferry/output/console_output.hpp"
+#include "ferry/output/held_output.hpp"
 #include "ferry/output/output_dir.hpp"
 #include "ferry/plan/limits.hpp"
 #include "ferry/plan/placement.hpp"
@@ -205,11 +206,15 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
   asio::io_context io;
   ConsoleOutput console(console_options(cfg, *placed));
   console.write_behind(io);  // a console that stops reading must not stop the loop
-  Diagnostics diag(&console, 2, cfg.job.verbose, cfg.program);
+  // --top covers the terminal: the console's lines wait behind it (held) while it is up.
+  HeldOutput held(console, [&console](StreamId stream, const std::string& line) {
+    console.print_line(stream, line);
+  });
+  OutputSink& sink = cfg.job.top ? static_cast<OutputSink&>(held) : console;
+  Diagnostics diag(&sink, 2, cfg.job.verbose, cfg.program);
   // "connected 87/128" while hosts connect: on a terminal, and not mixed with --verbose.
   if (::isatty(2) && !cfg.job.verbose) diag.enable_progress();
-  diag.set_writer(
-      [&console](const std::string& line) { console.print_line(StreamId::kStderr, line); });
+  diag.set_writer([&held](const std::string& line) { held.print_line(StreamId::kStderr, line); });
   console.set_warn([&diag](const std::string& message) { diag.warn(message); });
 
   SshOptions ssh;
@@ -223,6 +228,10 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
   ssh.verbose = cfg.job.verbose;
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
   JobOptions job_opts = cfg.job;
+  job_opts.hold_console = [&held, &cfg](bool hold) {
+    if (hold) held.hold();
+    else held.release(cfg.program);
+  };
   read_environment(ssh, job_opts, diag);
   if (cfg.launch == LaunchWith::kSsh) {
     auto plan = ship_plan(cfg, diag);
@@ -251,7 +260,7 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
   job_opts.ssh_port = cfg.ssh.port;
   job_opts.ssh_user = cfg.ssh.user;
   if (cfg.launch == LaunchWith::kSlurm) job_opts.remote_via = "srun";
-  Job job(io, std::move(job_opts), launchers, console, diag, std::move(placed));
+  Job job(io, std::move(job_opts), launchers, sink, diag, std::move(placed));
   const int status = job.run();
   console.flush();
   console_error = console.write_error();

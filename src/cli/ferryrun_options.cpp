@@ -40,6 +40,11 @@ void add_hang_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
 // The job's view: what every rank used and when, as a page, a trace and console lines.
 void add_view_options(CLI::App& app, FrontendConfig& cfg) {
   JobOptions& job = cfg.job;
+  app.add_flag("--top", job.top,
+               "Show a live table of the ranks on this terminal once they start (CPU, memory, "
+               "state, output rate, cores, last line); keys: q leave it (the job goes on), s "
+               "sort, h per host, / filter, o a rank's output. Ranks get no stdin")
+      ->group("View");
   app.add_option("--report", job.report_file,
                  "After the job, write FILE.html: one self-contained page with every rank's "
                  "timeline, CPU and memory over time per host and rank, the binding map and "

@@ -1,5 +1,7 @@
 // --detach, --nohup, --journal-max: a job that outlives its terminal (session part).
 
+#include <unistd.h>
+
 #include <string>
 
 #include "cli_parts.hpp"
@@ -30,6 +32,12 @@ Status finish_session(FrontendConfig& cfg, const RawCli& raw) {
       return make_error("--journal-max: bad size '" + *raw.journal_max +
                         "' (expected bytes, or a number with K, M or G; at least 64K)");
     cfg.journal_max = *size;
+  }
+  if (cfg.job.top) {
+    if (raw.detach) return make_error("--top shows the job on this terminal; --detach leaves it");
+    if (::isatty(0) == 0 || ::isatty(1) == 0)
+      return make_error("--top needs a terminal: stdin and stdout must be one");
+    cfg.job.stdin_rank = -1;  // the keys are the view's
   }
   if (!raw.detach && !raw.nohup) return {};
   if (raw.detach && !raw.stdin_spec.empty() && raw.stdin_spec != "none")

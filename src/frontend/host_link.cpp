@@ -105,6 +105,7 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                    seen.last = Clock::now();
                    if (seen.bytes == 0) seen.first = seen.last;
                    seen.bytes += o.data.size();
+                   if (tail) tail->append(o.rank, o.data);
                  },
                  [&](const wire::Started& s) {
                    if (mine(s.rank, "start")) ev.on_started(i, s);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ferry/frontend/host_reach.hpp"
+#include "ferry/monitor/output_tail.hpp"
 #include "ferry/output/sink.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/rendezvous/nic_choice.hpp"
@@ -118,6 +119,8 @@ class HostLink {
     uint64_t bytes = 0;
   };
   std::map<int32_t, RankOutput> output;
+  /// --top: every output frame's bytes go here too (the ranks' last lines); null: none.
+  OutputTail* tail = nullptr;
   bool closed = false;  // link ended (or never opened)
   int ranks_left = 0;
 

@@ -70,7 +70,10 @@ int Job::Impl::run() {
   started_at_ = Clock::now();
   if (opts_.watching()) {
     watch_ = std::make_unique<JobWatch>(io_, opts_, diag_, started_at_);
-    for (size_t i = 0; i < hosts_.size(); ++i) watch_->host(i, hosts_[i]->name());
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+      watch_->host(i, hosts_[i]->name());
+      hosts_[i]->tail = tail_for_links();
+    }
   }
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
@@ -318,12 +321,24 @@ void Job::Impl::on_started(size_t i, const wire::Started& s) {
   if (!first_start_seen_) {
     first_start_seen_ = true;
     diag_.verbose("first rank started after " + since_start());
+    if (opts_.top) open_top();
   }
   if (attempt_.number == 0 && opts_.on_all_started &&
       std::all_of(attempt_.rank_pid.begin(), attempt_.rank_pid.end(),
                   [](int pid) { return pid != 0; })) {
     auto call = std::exchange(opts_.on_all_started, nullptr);
     call();
+  }
+}
+
+void Job::Impl::open_top() {
+  std::string command;
+  for (const auto& a : opts_.command) command += (command.empty() ? "" : " ") + a;
+  diag_.end_progress();
+  top_ = std::make_unique<TopScreen>(io_, *watch_, opts_.hold_console, command);
+  if (!top_->open()) {
+    top_.reset();
+    diag_.warn("--top: this terminal cannot show the view; the job goes on without it");
   }
 }
 

@@ -271,6 +271,7 @@ void Job::Impl::reopen_lost_hosts() {
     retired_.push_back(std::move(hosts_[i]));
     HostEvents& events = *this;
     hosts_[i] = std::make_unique<HostLink>(i, full_.hosts[i], std::move(reach), events, out_);
+    hosts_[i]->tail = tail_for_links();
     diag_.verbose("host " + hosts_[i]->name() + ": opening it again");
     open_host(i);
     any = true;

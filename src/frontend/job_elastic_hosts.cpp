@@ -136,6 +136,8 @@ void Job::Impl::HorovodElastic::add_hosts() {
     HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
     HostEvents& events = job_;
     job_.hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, job_.out_));
+    job_.hosts_.back()->tail = job_.tail_for_links();
+    if (job_.watch_) job_.watch_->host(i, job_.hosts_.back()->name());
     job_.diag_.verbose("elastic: opening " + name + " for " + std::to_string(plan.ranks.size()) +
                        " new worker(s)");
     job_.open_host(i);

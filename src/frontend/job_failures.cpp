@@ -141,6 +141,7 @@ void Job::Impl::maybe_finish() {
   finished_ = true;
   *alive_ = false;
   if (stdin_) stdin_->stop();
+  if (top_) top_->close();
   out_.flush();
   signals_.cancel();
   passed_signals_.cancel();

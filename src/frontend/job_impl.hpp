@@ -26,6 +26,7 @@
 #include "ferry/frontend/stdin_forwarder.hpp"
 #include "ferry/transport/output_route.hpp"
 #include "host_link.hpp"
+#include "job_top.hpp"
 #include "job_watch.hpp"
 #include "rendezvous_service.hpp"
 
@@ -186,6 +187,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   // The job's view (job_watch.hpp), kept only with --report, --trace or --stragglers.
   void on_samples(size_t i, const wire::Samples& m) override;
   std::string rank_label(int rank) const;
+  OutputTail* tail_for_links() const { return watch_ && opts_.top ? &watch_->tail() : nullptr; }
+  // --top (job_top.hpp): opened once the first rank started, closed when the job ends.
+  void open_top();
   void send_sync_pieces(size_t i);
   void show_sync_progress(bool now);
   void sync_failed(size_t i, const std::string& why);
@@ -264,7 +268,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   std::map<size_t, std::string> preflight_outcome_;
   asio::steady_timer check_timer_{io_};
   std::unique_ptr<FollowUp> follow_up_;  // what follows a failure
-  std::unique_ptr<JobWatch> watch_;      // --report, --trace, --stragglers; null: none
+  std::unique_ptr<JobWatch> watch_;      // --report, --trace, --stragglers, --top; null: none
+  std::unique_ptr<TopScreen> top_;       // --top, while the view is up
 };
 
 }  // namespace ferry

@@ -82,12 +82,16 @@ void JobWatch::judge() {
   for (const RankTick& r : all)
     if (stragglers_.lagging(r.rank)) lagging_before.push_back(r.rank);
   for (const Straggler& s : stragglers_.observe(Clock::now(), all)) {
+    if (auto it = rows_.find(s.rank); it != rows_.end()) it->second.lagging = true;
     record_.lagging(s.rank, t, true);
     record_.mark(t, "straggler", s.why);
     if (opts_.stragglers_s > 0) diag_.error(s.why);
   }
-  for (int rank : lagging_before)
-    if (!stragglers_.lagging(rank)) record_.lagging(rank, t, false);
+  for (int rank : lagging_before) {
+    if (stragglers_.lagging(rank)) continue;
+    record_.lagging(rank, t, false);
+    if (auto it = rows_.find(rank); it != rows_.end()) it->second.lagging = false;
+  }
 }
 
 double JobWatch::now() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
@@ -98,6 +102,23 @@ void JobWatch::host(size_t i, const std::string& name) {
 
 void JobWatch::rank_started(int attempt, int rank, const std::string& label, size_t host) {
   record_.rank_started(attempt, rank, label, host, now());
+  if (attempt > 0 && rows_.count(rank) && rows_[rank].state == 'E') rows_.erase(rank);
+  TopRow& row = rows_[rank];
+  row.rank = rank;
+  row.label = label;
+  row.host = record_.hosts()[host].name;
+  row.state = '?';
+  printed_.erase(rank);
+}
+
+std::vector<TopRow> JobWatch::top_rows() const {
+  std::vector<TopRow> out;
+  out.reserve(rows_.size());
+  for (const auto& [rank, row] : rows_) {
+    out.push_back(row);
+    out.back().last_line = tail_.last_line(rank);
+  }
+  return out;
 }
 
 void JobWatch::rank_ended(const HostLink& host, const wire::Exited& e, bool failed) {
@@ -105,13 +126,24 @@ void JobWatch::rank_ended(const HostLink& host, const wire::Exited& e, bool fail
   if (auto it = host.output.find(e.rank); it != host.output.end() && it->second.bytes > 0)
     record_.rank_output(e.rank, std::chrono::duration<double>(it->second.first - began_).count());
   record_.rank_ended(e.rank, t, outcome_of(e), failed, e.wall_ms, e.cpu_ms, e.max_rss_kb);
+  if (auto it = rows_.find(e.rank); it != rows_.end()) {
+    it->second.state = 'E';
+    it->second.outcome = outcome_of(e);
+    it->second.cpu = 0;
+    it->second.out_rate = 0;
+  }
 }
 
 void JobWatch::host_lost(const HostLink& host, size_t i, const std::string& why) {
   const double t = now();
   record_.mark(t, "host lost", host.name() + ": " + why, static_cast<int>(i));
-  for (const auto& slot : host.plan.ranks)
+  for (const auto& slot : host.plan.ranks) {
     record_.rank_ended(slot.rank, t, "lost with its host", true, 0, 0, 0);
+    if (auto it = rows_.find(slot.rank); it != rows_.end() && it->second.state != 'E') {
+      it->second.state = 'E';
+      it->second.outcome = "host lost";
+    }
+  }
   latest_.erase(i);
 }
 
@@ -138,6 +170,20 @@ void JobWatch::samples(const HostLink& host, size_t i, const wire::Samples& m,
     }
     ticks.push_back({s.rank, label(s.rank) + " on " + host.name(), static_cast<char>(s.state),
                      s.cpu_permille, bytes});
+    if (auto it = rows_.find(s.rank); it != rows_.end() && it->second.state != 'E') {
+      TopRow& row = it->second;
+      row.state = static_cast<char>(s.state);
+      row.cpu = s.cpu_permille / 10.0;
+      row.rss_mib = static_cast<double>(s.rss_kb) / 1024.0;
+      row.threads = s.threads;
+      if (!s.cpus.empty()) row.cores = s.cpus;
+      if (!s.devices.empty()) row.devices = s.devices;
+      const auto at = Clock::now();
+      auto [prev, fresh] = printed_.try_emplace(s.rank, bytes, at);
+      const double dt = std::chrono::duration<double>(at - prev->second.second).count();
+      row.out_rate = (!fresh && dt > 0) ? static_cast<double>(bytes - prev->second.first) / dt : 0;
+      prev->second = {bytes, at};
+    }
   }
   record_.sample(i, t, points);
 }

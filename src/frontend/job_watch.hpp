@@ -16,6 +16,8 @@
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job_options.hpp"
 #include "ferry/monitor/job_timeline.hpp"
+#include "ferry/monitor/output_tail.hpp"
+#include "ferry/monitor/top_view.hpp"
 #include "ferry/monitor/stragglers.hpp"
 #include "ferry/wire/messages.hpp"
 #include "host_link.hpp"
@@ -46,6 +48,14 @@ class JobWatch {
   /// written is said in one line).
   void finish(int exit_status);
 
+  /// The live view's rows: every rank of the running attempt as last sampled, with its last
+  /// line; ended ranks with their outcome.
+  std::vector<TopRow> top_rows() const;
+  /// The ranks' last lines (HostLink appends to it with --top).
+  OutputTail& tail() { return tail_; }
+  /// Seconds since the job began.
+  double elapsed() const { return now(); }
+
  private:
   double now() const;
   void judge_later();
@@ -60,6 +70,10 @@ class JobWatch {
   StragglerWatch stragglers_;
   // Each host's ranks at its latest round, the stragglers' input across hosts.
   std::map<size_t, std::vector<RankTick>> latest_;
+  // The live view's rows by rank, and each rank's bytes at its previous sample (its rate).
+  std::map<int, TopRow> rows_;
+  std::map<int, std::pair<uint64_t, Clock::time_point>> printed_;
+  OutputTail tail_;
   bool finished_ = false;
 };
 

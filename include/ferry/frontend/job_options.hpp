@@ -82,7 +82,14 @@ struct JobOptions {
   int stragglers_s = 0;
   double straggler_fraction = 0.25;
   int sample_ms = 1000;
-  bool watching() const { return !report_file.empty() || !trace_file.empty() || stragglers_s > 0; }
+  /// --top: a live table of the ranks on this terminal once they start (frontend/job_top.hpp);
+  /// `hold_console(true)` keeps the console's lines while it is up, `hold_console(false)`
+  /// prints them (set by the app around its console).
+  bool top = false;
+  std::function<void(bool hold)> hold_console;
+  bool watching() const {
+    return top || !report_file.empty() || !trace_file.empty() || stragglers_s > 0;
+  }
   /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
   /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).
   bool preflight = true;

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# 64_job_top: ferryrun --top in a real terminal (tmux), 2 hosts x 2 ranks.
+# 1. 80x24: once the ranks run, the screen holds one row per rank (host, state, CPU, last
+#    line) and fits the terminal; s sorts by host, / filters to fnode2 (ranks 2 and 3 only),
+#    h shows one row per host, o shows rank 2's last lines, q goes back, q leaves the view:
+#    the lines the ranks printed meanwhile come out on the console, the job ends well (exit
+#    0) and the terminal's settings are as before (stty).
+# 2. 200x30: the devices column shows; the job ends while the view is up: the view closes by
+#    itself, every rank's lines and the exit status follow.
+# 3. --top without a terminal, or with --detach: one line, exit 2.
+# Nothing of any job is left on the hosts.
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cluster
+require_nodes 2
+command -v tmux >/dev/null || fail "tmux is not installed (scripts/ferry-dev deps test)"
+
+tok=$(unique_token)
+prog=$FERRY_SRC/tests/e2e/programs/view_rank.sh
+sock=ferry-e2e-$$
+tm() { tmux -L "$sock" "$@"; }
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true' EXIT
+screen() { tm capture-pane -p -t view; }
+wait_screen() {  # wait_screen WHAT TEXT: until the screen holds TEXT
+  local deadline=$((SECONDS + 40))
+  until screen | grep -qF -- "$2"; do
+    ((SECONDS < deadline)) || fail "timed out waiting for $1 on the screen:
+$(screen)"
+    sleep 0.2
+  done
+}
+# has_line TEXT ERE WHAT: some line of TEXT matches ERE.
+has_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matches /$2/ in:
+$1"; }
+# start_view COLUMNS ROWS SECONDS MODES: ferryrun --top in a fresh terminal of that size; the
+# shell then prints EXIT=status and whether stty's settings are those from before.
+start_view() {
+  tm kill-server 2>/dev/null || true
+  tm new-session -d -s view -x "$1" -y "$2" "cd $T; before=\$(stty -g); $FERRYRUN --ssh-config $SSHCFG -np 4 -H fnode1:2,fnode2:2 --top $prog $tok $3 $4; echo EXIT=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo STTY=same || echo STTY=changed; sleep 600"
+}
+
+# 1. 80x24, keys.
+start_view 80 24 20 bibb
+wait_screen "the view" "4 of 4 ranks running on 2 hosts"
+wait_screen "rank 3's last line" "rank 3 busy ftok"
+s=$(screen)
+assert_eq 24 "$(screen | wc -l)" "the screen's lines"
+assert_eq 0 "$(awk 'length($0) > 80' <<<"$s" | wc -l)" "no line wider than 80 columns"
+for r in 0 1 2 3; do
+  has_line "$s" "^ +$r fnode$((r / 2 + 1)) +(run|sleep)" "rank $r's row"
+done
+has_line "$s" "^ +1 fnode1 +sleep +[0-5] " "the idle rank sleeps, near 0% CPU"
+tm send-keys -t view s
+wait_screen "the sort by host" "s sort (host)"
+tm send-keys -t view / f n o d e 2 Enter
+wait_screen "the filter" "/ filter (fnode2)"
+s=$(screen)
+assert_not_contains "$s" " fnode1 " "the filter leaves fnode1's ranks out"
+has_line "$s" "^ +2 fnode2" "rank 2 shown"
+has_line "$s" "^ +3 fnode2" "rank 3 shown"
+tm send-keys -t view h
+wait_screen "one row per host" "HOST         RANKS"
+has_line "$(screen)" "^ fnode2 +2 " "fnode2's row counts its 2 ranks"
+tm send-keys -t view h o
+wait_screen "rank 2's output" "output of rank 2"
+has_line "$(screen)" "^rank 2 busy $tok" "rank 2's lines"
+tm send-keys -t view q
+wait_screen "the table again" "LAST LINE"
+tm send-keys -t view q
+wait_screen "the console after the view" "[2]<stdout>:rank 2 busy $tok"
+assert_not_contains "$(screen)" "LAST LINE" "the view is gone"
+wait_screen "the job's end" "EXIT=0"
+s=$(screen)
+assert_contains "$s" "STTY=same" "the terminal's settings are as before"
+for r in 0 1 2 3; do assert_contains "$(tm capture-pane -p -t view -S -400)" "[$r]<stdout>:rank $r done" "rank $r's end on the console"; done
+tm kill-server  # its shell's command line names the token too
+wait_gone "$tok" 10
+wait_cluster_idle 10
+
+# 2. 200x30: the devices column; the job ends under the view.
+start_view 200 30 4 bbbb
+wait_screen "the wide view" "DEVICES"
+s=$(screen)
+assert_eq 0 "$(awk 'length($0) > 200' <<<"$s" | wc -l)" "no line wider than 200 columns"
+wait_screen "the job's end" "EXIT=0"
+all=$(tm capture-pane -p -t view -S -400)
+assert_contains "$all" "STTY=same" "the terminal's settings are as before"
+for r in 0 1 2 3; do assert_contains "$all" "[$r]<stdout>:rank $r done" "rank $r's end on the console"; done
+assert_not_contains "$(screen)" "LAST LINE" "the view closed with the job"
+tm kill-server
+wait_gone "$tok" 10
+wait_cluster_idle 10
+
+# 3. No terminal; --detach.
+run_capture N -- "$FERRYRUN" -np 1 --top true
+assert_eq 2 "$N_rc" "--top without a terminal"
+assert_eq "ferryrun: --top needs a terminal: stdin and stdout must be one" "$N_err" "the one line"
+run_capture D -- "$FERRYRUN" -np 1 --top --detach true
+assert_eq 2 "$D_rc" "--top with --detach"
+assert_contains "$D_err" "--top shows the job on this terminal; --detach leaves it" "the one line"
+pass
