@@ -229,8 +229,10 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
   ssh.log = [&diag](const std::string& line) { diag.verbose(line); };
   JobOptions job_opts = cfg.job;
   job_opts.hold_console = [&held, &cfg](bool hold) {
-    if (hold) held.hold();
-    else held.release(cfg.program);
+    if (hold)
+      held.hold();
+    else
+      held.release(cfg.program);
   };
   read_environment(ssh, job_opts, diag);
   if (cfg.launch == LaunchWith::kSsh) {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -25,17 +25,17 @@ namespace {
 // and the name must not be a folder, so that a long job does not end in "cannot write".
 Status check_output_file(const char* flag, const std::string& file) {
   if (file.empty()) return {};
-  struct stat st{};
+  struct stat st {};
   if (::stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     return make_error(std::string(flag) + " " + file + ": is a folder; give a file name");
   const size_t slash = file.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
   if (::access(dir.c_str(), W_OK) != 0)
     return make_error(std::string(flag) + " " + file + ": cannot write into " + dir + ": " +
                       std::strerror(errno));
   return {};
 }
-
 
 std::string current_dir() {
   std::vector<char> buf(4096);
@@ -112,8 +112,8 @@ Status apply_words(FrontendConfig& cfg, RawCli& raw) {
   if (raw.no_preflight) job.preflight = false;
   if (job.stall_abort && job.stall_timeout_s == 0)
     return make_error("--stall-abort needs --stall-timeout S (how long a silence is a stall)");
-  for (const auto& [flag, file] : {std::pair{"--report", &job.report_file},
-                                   std::pair{"--trace", &job.trace_file}})
+  for (const auto& [flag, file] :
+       {std::pair{"--report", &job.report_file}, std::pair{"--trace", &job.trace_file}})
     if (auto s = check_output_file(flag, *file); !s) return s;
   return {};
 }

@@ -505,9 +505,8 @@ class Daemon::Impl {
   PmixService pmix_;
   PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
   SyncReceiver sync_{[this](const std::string& frame) { queue(frame); }};
-  RankSampling sampling_{
-      io_, [this] { return ranks_.running_since(); },
-      [this](const std::string& frame) { queue(frame); }, settings_.device_root};
+  RankSampling sampling_{io_, [this] { return ranks_.running_since(); },
+                         [this](const std::string& frame) { queue(frame); }, settings_.device_root};
 
   wire::HostSpec spec_;  // the launcher points into it
   std::string tag_;      // kJobTagVar value of this ferryd's ranks

@@ -35,8 +35,14 @@ void RankSampling::tick() {
     RankUse use;
     if (!sampler_.sample(r.pid, r.started, use)) continue;
     live.push_back(r.pid);
-    wire::RankSample s{r.rank, static_cast<uint8_t>(use.state), use.cpu_permille, use.rss_kb,
-                       use.threads, use.processes, {}, {}};
+    wire::RankSample s{r.rank,
+                       static_cast<uint8_t>(use.state),
+                       use.cpu_permille,
+                       use.rss_kb,
+                       use.threads,
+                       use.processes,
+                       {},
+                       {}};
     if (described_.insert(r.pid).second) {
       s.cpus = allowed_cpus(r.pid);
       s.devices = visible_devices(r.pid);

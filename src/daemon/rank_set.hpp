@@ -99,8 +99,8 @@ class RankSet {
   std::vector<std::pair<int32_t, pid_t>> running() const;
   /// Each running rank with its pid and the time it was forked, for the job's samples.
   struct Running {
-    int32_t rank;
-    pid_t pid;
+    int32_t rank = 0;
+    pid_t pid = -1;
     std::chrono::steady_clock::time_point started;
   };
   std::vector<Running> running_since() const;

@@ -343,7 +343,8 @@ void Job::Impl::open_top() {
 }
 
 void Job::Impl::on_samples(size_t i, const wire::Samples& m) {
-  if (watch_) watch_->samples(*hosts_[i], i, m, [this](int rank) { return "rank " + rank_label(rank); });
+  if (watch_)
+    watch_->samples(*hosts_[i], i, m, [this](int rank) { return "rank " + rank_label(rank); });
 }
 
 // A rank as the view names it: its number, or "spawn1:0" for MPI_Comm_spawn's processes.

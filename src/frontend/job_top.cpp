@@ -29,15 +29,19 @@ std::string seconds_text(double s) {
 
 TopScreen::TopScreen(asio::io_context& io, JobWatch& watch, std::function<void(bool)> hold,
                      std::string title)
-    : io_(io),
-      watch_(watch),
+    : watch_(watch),
       hold_(std::move(hold)),
       title_(std::move(title)),
       keys_(io),
       timer_(io),
       resize_(io) {}
 
-TopScreen::~TopScreen() { close(); }
+TopScreen::~TopScreen() {
+  try {
+    close();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor gives the terminal back or nothing
+  }
+}
 
 bool TopScreen::open() {
   if (open_) return true;

@@ -41,7 +41,6 @@ class TopScreen {
   void redraw_later();
   void wait_resize();
 
-  asio::io_context& io_;
   JobWatch& watch_;
   std::function<void(bool)> hold_;
   std::string title_;

@@ -1,5 +1,6 @@
 #include "job_watch.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -35,7 +36,7 @@ std::string write_file(const std::string& path, const std::string& text) {
     if (!f) return std::strerror(errno);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+    std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
     return why;
   }
@@ -56,8 +57,9 @@ JobWatch::JobWatch(asio::io_context& io, const JobOptions& opts, Diagnostics& di
       opts_(opts),
       diag_(diag),
       began_(began),
-      stragglers_(StragglerRules{std::chrono::seconds(opts.stragglers_s > 0 ? opts.stragglers_s : 60),
-                                 opts.straggler_fraction, 200}) {
+      stragglers_(
+          StragglerRules{std::chrono::seconds(opts.stragglers_s > 0 ? opts.stragglers_s : 60),
+                         opts.straggler_fraction, 200}) {
   record_.begin(joined(opts.command), wall_clock_now());
   judge_later();
 }
@@ -94,15 +96,15 @@ void JobWatch::judge() {
   }
 }
 
-double JobWatch::now() const { return std::chrono::duration<double>(Clock::now() - began_).count(); }
-
-void JobWatch::host(size_t i, const std::string& name) {
-  record_.set_host(i, name);
+double JobWatch::now() const {
+  return std::chrono::duration<double>(Clock::now() - began_).count();
 }
+
+void JobWatch::host(size_t i, const std::string& name) { record_.set_host(i, name); }
 
 void JobWatch::rank_started(int attempt, int rank, const std::string& label, size_t host) {
   record_.rank_started(attempt, rank, label, host, now());
-  if (attempt > 0 && rows_.count(rank) && rows_[rank].state == 'E') rows_.erase(rank);
+  if (attempt > 0 && rows_.contains(rank) && rows_[rank].state == 'E') rows_.erase(rank);
   TopRow& row = rows_[rank];
   row.rank = rank;
   row.label = label;
@@ -126,6 +128,7 @@ void JobWatch::rank_ended(const HostLink& host, const wire::Exited& e, bool fail
   if (auto it = host.output.find(e.rank); it != host.output.end() && it->second.bytes > 0)
     record_.rank_output(e.rank, std::chrono::duration<double>(it->second.first - began_).count());
   record_.rank_ended(e.rank, t, outcome_of(e), failed, e.wall_ms, e.cpu_ms, e.max_rss_kb);
+  forget_ticks(e.rank);
   if (auto it = rows_.find(e.rank); it != rows_.end()) {
     it->second.state = 'E';
     it->second.outcome = outcome_of(e);
@@ -147,6 +150,13 @@ void JobWatch::host_lost(const HostLink& host, size_t i, const std::string& why)
   latest_.erase(i);
 }
 
+// An ended rank leaves the stragglers' rounds at once: its host's next round (if any ever
+// comes: a host whose ranks all ended sends none) would drop it only then.
+void JobWatch::forget_ticks(int rank) {
+  for (auto& [host, ticks] : latest_)
+    std::erase_if(ticks, [rank](const RankTick& t) { return t.rank == rank; });
+}
+
 void JobWatch::mark(const std::string& kind, const std::string& text, int host) {
   record_.mark(now(), kind, text, host);
 }
@@ -160,13 +170,14 @@ void JobWatch::samples(const HostLink& host, size_t i, const wire::Samples& m,
   ticks.clear();
   for (const wire::RankSample& s : m.ranks) {
     if (!host.owns(s.rank)) continue;
-    points.push_back({s.rank, s.cpu_permille / 10.0, static_cast<double>(s.rss_kb) / 1024.0,
-                      s.cpus, s.devices});
+    points.push_back(
+        {s.rank, s.cpu_permille / 10.0, static_cast<double>(s.rss_kb) / 1024.0, s.cpus, s.devices});
     uint64_t bytes = 0;
     if (auto it = host.output.find(s.rank); it != host.output.end()) {
       bytes = it->second.bytes;
       if (bytes > 0)
-        record_.rank_output(s.rank, std::chrono::duration<double>(it->second.first - began_).count());
+        record_.rank_output(s.rank,
+                            std::chrono::duration<double>(it->second.first - began_).count());
     }
     ticks.push_back({s.rank, label(s.rank) + " on " + host.name(), static_cast<char>(s.state),
                      s.cpu_permille, bytes});

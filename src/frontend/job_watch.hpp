@@ -17,8 +17,8 @@
 #include "ferry/frontend/job_options.hpp"
 #include "ferry/monitor/job_timeline.hpp"
 #include "ferry/monitor/output_tail.hpp"
-#include "ferry/monitor/top_view.hpp"
 #include "ferry/monitor/stragglers.hpp"
+#include "ferry/monitor/top_view.hpp"
 #include "ferry/wire/messages.hpp"
 #include "host_link.hpp"
 
@@ -60,6 +60,7 @@ class JobWatch {
   double now() const;
   void judge_later();
   void judge();
+  void forget_ticks(int rank);
 
   asio::steady_timer timer_;
 

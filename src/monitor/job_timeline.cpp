@@ -1,6 +1,7 @@
 // The job's record: tracks, series, marks.
 #include "ferry/monitor/job_timeline.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace ferry {
@@ -38,16 +39,17 @@ void JobTimeline::set_host(size_t i, const std::string& name) {
   hosts_[i].name = name;
 }
 
-void JobTimeline::host_layout(size_t host, std::vector<std::string> numa, std::string accelerators) {
+void JobTimeline::host_layout(size_t host, std::vector<std::string> numa,
+                              std::string accelerators) {
   if (host >= hosts_.size()) return;
   hosts_[host].numa = std::move(numa);
   hosts_[host].accelerators = std::move(accelerators);
 }
 
 RankTrack* JobTimeline::current(int rank) {
-  for (auto it = ranks_.rbegin(); it != ranks_.rend(); ++it)
-    if (it->rank == rank) return &*it;
-  return nullptr;
+  auto it = std::find_if(ranks_.rbegin(), ranks_.rend(),
+                         [rank](const RankTrack& r) { return r.rank == rank; });
+  return it == ranks_.rend() ? nullptr : &*it;
 }
 
 void JobTimeline::rank_started(int attempt, int rank, std::string label, size_t host, double t) {
@@ -64,8 +66,8 @@ void JobTimeline::rank_output(int rank, double t) {
   if (RankTrack* r = current(rank); r && r->first_output < 0) r->first_output = t;
 }
 
-void JobTimeline::rank_ended(int rank, double t, std::string outcome, bool failed,
-                           uint32_t wall_ms, uint32_t cpu_ms, uint32_t max_rss_kb) {
+void JobTimeline::rank_ended(int rank, double t, std::string outcome, bool failed, uint32_t wall_ms,
+                             uint32_t cpu_ms, uint32_t max_rss_kb) {
   RankTrack* r = current(rank);
   if (!r || r->end >= 0) return;
   r->end = t;
@@ -97,7 +99,7 @@ void JobTimeline::sample(size_t host, double t, const std::vector<RankPoint>& ra
 
 void JobTimeline::lagging(int rank, double t, bool on) {
   RankTrack* r = current(rank);
-  if (!r) return;
+  if (!r || (on && r->end >= 0)) return;  // an ended rank lags no more
   if (on) {
     if (r->lagging.empty() || r->lagging.back().second >= 0) r->lagging.emplace_back(t, -1);
   } else if (!r->lagging.empty() && r->lagging.back().second < 0) {

@@ -69,7 +69,8 @@ void children_of(const std::string& proc, pid_t pid, std::vector<pid_t>& out) {
   if (dir == nullptr) return;
   while (const dirent* e = ::readdir(dir)) {
     if (e->d_name[0] == '.') continue;
-    auto text = read_text_file(tasks + "/" + e->d_name + "/children", 1 << 20, "children file");
+    auto text =
+        read_text_file(tasks + "/" + e->d_name + "/children", size_t{1} << 20, "children file");
     if (!text) continue;
     std::string_view rest(*text);
     while (!rest.empty()) {
@@ -77,7 +78,7 @@ void children_of(const std::string& proc, pid_t pid, std::vector<pid_t>& out) {
       if (b == std::string_view::npos) break;
       rest.remove_prefix(b);
       const size_t end = std::min(rest.find(' '), rest.size());
-      if (pid_t child = static_cast<pid_t>(number(rest.substr(0, end))); child > 0)
+      if (auto child = static_cast<pid_t>(number(rest.substr(0, end))); child > 0)
         out.push_back(child);
       rest.remove_prefix(end);
     }
@@ -86,7 +87,8 @@ void children_of(const std::string& proc, pid_t pid, std::vector<pid_t>& out) {
 }
 
 std::string status_field(const std::string& proc, pid_t pid, std::string_view name) {
-  auto text = read_text_file(proc + "/" + std::to_string(pid) + "/status", 64 * 1024, "status");
+  auto text =
+      read_text_file(proc + "/" + std::to_string(pid) + "/status", size_t{64} << 10, "status");
   if (!text) return "";
   std::string_view rest(*text);
   while (!rest.empty()) {
@@ -139,7 +141,8 @@ std::string allowed_cpus(pid_t pid, const std::string& proc) {
 }
 
 std::string visible_devices(pid_t pid, const std::string& proc) {
-  auto env = read_text_file(proc + "/" + std::to_string(pid) + "/environ", 4 << 20, "environ");
+  auto env =
+      read_text_file(proc + "/" + std::to_string(pid) + "/environ", size_t{4} << 20, "environ");
   if (!env) return "";
   static constexpr std::array<std::string_view, 4> kNames = {
       "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
@@ -168,17 +171,19 @@ std::vector<std::string> numa_cpu_lists(const std::string& root) {
       int n = -1;
       auto [end, ec] = std::from_chars(name.data() + 4, name.data() + name.size(), n);
       if (ec != std::errc{} || end != name.data() + name.size()) continue;
-      auto list = read_text_file(nodes + "/" + std::string(name) + "/cpulist", 64 * 1024, "cpu list");
+      auto list = read_text_file(nodes + "/" + std::string(name) + "/cpulist", size_t{64} << 10,
+                                 "cpu list");
       if (list && !list->empty()) found[n] = list->substr(0, list->find('\n'));
     }
     ::closedir(dir);
   }
   std::vector<std::string> out;
+  out.reserve(found.size());
   for (auto& [n, list] : found) out.push_back(std::move(list));
   if (out.empty()) {
-    auto online = read_text_file(root + (root.ends_with('/') ? "" : "/") +
-                                     "sys/devices/system/cpu/online",
-                                 64 * 1024, "cpu list");
+    auto online =
+        read_text_file(root + (root.ends_with('/') ? "" : "/") + "sys/devices/system/cpu/online",
+                       size_t{64} << 10, "cpu list");
     if (online && !online->empty()) out.push_back(online->substr(0, online->find('\n')));
   }
   return out;

@@ -11,22 +11,31 @@
 namespace ferry {
 namespace {
 
-constexpr double kWidth = 960;     // drawing width of the charts, px
-constexpr double kLabel = 130;     // the timeline's label column, px
-constexpr double kRow = 14;        // one timeline row, px
-constexpr size_t kMaxRows = 600;   // timeline rows drawn (the exit table lists every rank)
-constexpr size_t kRankCharts = 64; // per-rank CPU charts drawn
+constexpr double kWidth = 960;      // drawing width of the charts, px
+constexpr double kLabel = 130;      // the timeline's label column, px
+constexpr double kRow = 14;         // one timeline row, px
+constexpr size_t kMaxRows = 600;    // timeline rows drawn (the exit table lists every rank)
+constexpr size_t kRankCharts = 64;  // per-rank CPU charts drawn
 
 std::string esc(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -75,8 +84,8 @@ std::string chart(const std::vector<std::pair<const Series*, std::string>>& line
     o << "<text x=\"-4\" y=\"" << y + 4 << "\" class=\"axis\" text-anchor=\"end\">"
       << num(top * i / 2.0, top < 10 ? 1 : 0) << "</text>";
   }
-  o << "<text x=\"" << width << "\" y=\"" << height + 14
-    << "\" class=\"axis\" text-anchor=\"end\">" << esc(duration(span)) << "</text>";
+  o << "<text x=\"" << width << "\" y=\"" << height + 14 << "\" class=\"axis\" text-anchor=\"end\">"
+    << esc(duration(span)) << "</text>";
   o << "<text x=\"4\" y=\"12\" class=\"axis\">" << esc(unit) << "</text>";
   for (const auto& [s, colour] : lines) {
     if (s->points().empty()) continue;
@@ -114,11 +123,10 @@ std::string timeline(const JobTimeline& rec, double span) {
       << esc(r.label) << "</text>";
     const char* cls = r.failed ? "bar failed" : (r.outcome == "exit 0" ? "bar ok" : "bar other");
     o << "<rect class=\"" << cls << "\" x=\"" << num(x(r.start)) << "\" y=\"" << y + 2
-      << "\" width=\"" << num(std::max(1.0, x(end) - x(r.start))) << "\" height=\""
-      << kRow - 4 << "\"><title>rank " << esc(r.label) << " on "
-      << esc(rec.hosts()[r.host].name) << ", attempt " << r.attempt << ": "
-      << esc(duration(r.start)) << " to " << esc(duration(end)) << ", " << esc(r.outcome)
-      << "</title></rect>";
+      << "\" width=\"" << num(std::max(1.0, x(end) - x(r.start))) << "\" height=\"" << kRow - 4
+      << "\"><title>rank " << esc(r.label) << " on " << esc(rec.hosts()[r.host].name)
+      << ", attempt " << r.attempt << ": " << esc(duration(r.start)) << " to " << esc(duration(end))
+      << ", " << esc(r.outcome) << "</title></rect>";
     for (const auto& [from, to] : r.lagging)
       o << "<rect class=\"lag\" x=\"" << num(x(from)) << "\" y=\"" << y + 2 << "\" width=\""
         << num(std::max(2.0, x(to >= 0 ? to : end) - x(from))) << "\" height=\"" << kRow - 4
@@ -133,8 +141,8 @@ std::string timeline(const JobTimeline& rec, double span) {
     if (m.kind == "straggler") continue;  // drawn on its rank's row
     o << "<line class=\"mark\" x1=\"" << num(x(m.t)) << "\" x2=\"" << num(x(m.t))
       << "\" y1=\"0\" y2=\"" << bottom << "\"><title>" << esc(m.kind) << ": " << esc(m.text)
-      << "</title></line><text class=\"axis\" x=\"" << num(x(m.t) + 2) << "\" y=\""
-      << bottom + 20 << "\">" << esc(m.kind) << "</text>";
+      << "</title></line><text class=\"axis\" x=\"" << num(x(m.t) + 2) << "\" y=\"" << bottom + 20
+      << "\">" << esc(m.kind) << "</text>";
   }
   o << "<text class=\"axis\" x=\"" << kLabel << "\" y=\"" << bottom + 10 << "\">0 s</text>"
     << "<text class=\"axis\" x=\"" << kWidth << "\" y=\"" << bottom + 10
@@ -160,7 +168,7 @@ std::string binding_map(const JobTimeline& rec) {
     }
     o << "<h3>" << esc(host.name) << "</h3>";
     std::vector<std::string> nodes = host.numa;
-    if (nodes.empty()) nodes.push_back("");  // layout unknown: one row of the CPUs in use
+    if (nodes.empty()) nodes.emplace_back();  // layout unknown: one row of the CPUs in use
     o << "<table class=\"cores\">";
     for (size_t n = 0; n < nodes.size(); ++n) {
       std::vector<int> cpus = cpu_list(nodes[n]);
@@ -201,12 +209,12 @@ std::string exit_table(const JobTimeline& rec) {
        "<th>start</th><th>wall</th><th>CPU</th><th>max RSS</th><th>cores</th></tr>";
   for (const RankTrack& r : rec.ranks()) {
     o << "<tr class=\"" << (r.failed ? "failed" : "") << "\"><td>" << esc(r.label) << "</td><td>"
-      << esc(rec.hosts()[r.host].name) << "</td><td>" << r.attempt << "</td><td>"
-      << esc(r.outcome) << "</td><td>" << esc(duration(r.start)) << "</td><td>"
+      << esc(rec.hosts()[r.host].name) << "</td><td>" << r.attempt << "</td><td>" << esc(r.outcome)
+      << "</td><td>" << esc(duration(r.start)) << "</td><td>"
       << (r.wall_ms ? esc(duration(r.wall_ms / 1000.0)) : "") << "</td><td>"
       << (r.cpu_ms ? esc(duration(r.cpu_ms / 1000.0)) : "") << "</td><td>"
-      << (r.max_rss_kb ? num(r.max_rss_kb / 1024.0) + " MiB" : "") << "</td><td>"
-      << esc(r.cpus) << "</td></tr>";
+      << (r.max_rss_kb ? num(r.max_rss_kb / 1024.0) + " MiB" : "") << "</td><td>" << esc(r.cpus)
+      << "</td></tr>";
   }
   o << "</table>";
   return o.str();
@@ -241,9 +249,9 @@ std::string report_html(const JobTimeline& rec) {
   }
   o << "<h1>ferry job report</h1><p class=\"meta\"><code>" << esc(rec.command())
     << "</code><br>started " << esc(rec.started_at()) << ", ran " << esc(duration(rec.end()))
-    << ", exit status " << rec.exit_status() << "; " << rec.hosts().size() << (rec.hosts().size() == 1 ? " host, " : " hosts, ")
-    << distinct.size() << " ranks" << (failed ? ", " + std::to_string(failed) + " failed" : "")
-    << "</p>\n";
+    << ", exit status " << rec.exit_status() << "; " << rec.hosts().size()
+    << (rec.hosts().size() == 1 ? " host, " : " hosts, ") << distinct.size() << " ranks"
+    << (failed ? ", " + std::to_string(failed) + " failed" : "") << "</p>\n";
   o << "<h2>Timeline</h2><p class=\"legend\"><span style=\"background:#4a9d5b\"></span>ended "
        "well<span style=\"background:#d0453a\"></span>failed<span style=\"background:#9a9a9a\">"
        "</span>stopped by ferry or still running<span style=\"background:#f0a020\"></span>"
@@ -258,8 +266,8 @@ std::string report_html(const JobTimeline& rec) {
   o << "<h2>CPU and memory per host</h2>";
   for (const HostTrack& h : rec.hosts()) {
     o << "<h3>" << esc(h.name) << "</h3><div class=\"charts\">"
-      << chart({{&h.cpu, "#2a6fb0"}}, span, "CPU % (100 = one core)", 440, 110)
-      << chart({{&h.rss, "#8a4fb0"}}, span, "memory MiB", 440, 110) << "</div>";
+      << chart({{&h.cpu, "#2a6fb0"}}, span, "CPU % (100 = one core)", 400, 110)
+      << chart({{&h.rss, "#8a4fb0"}}, span, "memory MiB", 400, 110) << "</div>";
     if (h.cpu.points().empty()) o << "<p class=\"note\">No samples came from this host.</p>";
   }
   o << "\n<h2>CPU per rank</h2><div class=\"charts\">";
@@ -273,8 +281,9 @@ std::string report_html(const JobTimeline& rec) {
     const RankTrack& r = *rp;
     if (drawn++ == kRankCharts) break;
     o << "<div><div class=\"small\">rank " << esc(r.label) << " on "
-      << esc(rec.hosts()[r.host].name) << (r.attempt ? ", attempt " + std::to_string(r.attempt) : "")
-      << "</div>" << chart({{&r.cpu, "#2a6fb0"}}, span, "CPU %", 200, 60) << "</div>";
+      << esc(rec.hosts()[r.host].name)
+      << (r.attempt ? ", attempt " + std::to_string(r.attempt) : "") << "</div>"
+      << chart({{&r.cpu, "#2a6fb0"}}, span, "CPU %", 200, 60) << "</div>";
   }
   o << "</div>";
   if (rec.ranks().size() > kRankCharts)

@@ -35,18 +35,18 @@ std::string byte_rate(double bytes_per_s) {
   return buf;
 }
 
-StragglerWatch::Window StragglerWatch::window_of(const History& h) const {
+StragglerWatch::Window StragglerWatch::window_of(const History& h) {
   Window w;
   const Point& last = h.points.back();
   const Point& first = h.points.front();
   double cpu = 0;
   size_t n = 0;
-  char stuck = (last.state == 'T' || last.state == 'D') ? last.state : 0;
+  char stuck = (last.state == 'T' || last.state == 'D') ? last.state : '\0';
   // The first point only marks where the window starts: its CPU is of the time before.
   for (size_t i = 1; i < h.points.size(); ++i) {
     cpu += h.points[i].cpu_permille;
     ++n;
-    if (h.points[i].state != stuck) stuck = 0;
+    if (h.points[i].state != stuck) stuck = '\0';
   }
   w.cpu = n ? cpu / static_cast<double>(n) : 0;
   w.printed = last.output_bytes - std::min(first.output_bytes, last.output_bytes);
@@ -83,7 +83,7 @@ std::vector<Straggler> StragglerWatch::observe(Clock::time_point now,
   }
   const double mid_cpu = median(cpus);
   const double mid_printed = median(printed);
-  const double window_s = static_cast<double>(rules_.window.count());
+  const auto window_s = static_cast<double>(rules_.window.count());
   for (const auto& [rank, w] : full) {
     History& h = ranks_[rank];
     std::string why;
@@ -98,9 +98,8 @@ std::vector<Straggler> StragglerWatch::observe(Clock::time_point now,
             " while the median rank used " + cpu_percent(mid_cpu);
     } else if (full.size() >= 2 && mid_printed > 0 &&
                static_cast<double>(w.printed) < rules_.fraction * mid_printed) {
-      why = h.label + " printed " + byte_rate(static_cast<double>(w.printed) / window_s) +
-            " for " + span + " while the median rank printed " +
-            byte_rate(mid_printed / window_s);
+      why = h.label + " printed " + byte_rate(static_cast<double>(w.printed) / window_s) + " for " +
+            span + " while the median rank printed " + byte_rate(mid_printed / window_s);
     }
     if (why.empty()) {
       h.named = false;  // recovered (or never lagged)

@@ -85,8 +85,7 @@ struct Columns {
     }
   }
   std::string header(bool by_host) const {
-    if (by_host)
-      return fit_columns("HOST", host + 2) + " RANKS   CPU%     RSS  OUT/s  STATES";
+    if (by_host) return fit_columns("HOST", host + 2) + " RANKS   CPU%     RSS  OUT/s  STATES";
     std::string h = "  RANK " + fit_columns("HOST", host) + " STATE     CPU%     RSS  THR  OUT/s " +
                     fit_columns("CORES", cores);
     if (devices) h += " " + fit_columns("DEVICES", devices);
@@ -96,8 +95,9 @@ struct Columns {
     std::string state = r.state == 'E' ? r.outcome : state_word(r);
     std::string s = (r.lagging ? "!" : " ") + right(r.label, 5) + " " + fit_columns(r.host, host) +
                     " " + fit_columns(state, 8) + " " + right(fixed(r.cpu, 0), 5) + " " +
-                    right(fixed(r.rss_mib, 0) + "M", 7) + " " + right(std::to_string(r.threads), 4) +
-                    " " + right(rate(r.out_rate), 6) + " " + fit_columns(r.cores, cores);
+                    right(fixed(r.rss_mib, 0) + "M", 7) + " " +
+                    right(std::to_string(r.threads), 4) + " " + right(rate(r.out_rate), 6) + " " +
+                    fit_columns(r.cores, cores);
     if (devices) s += " " + fit_columns(r.devices, devices);
     return s + " " + r.last_line;
   }
@@ -111,9 +111,12 @@ std::string fit_columns(const std::string& text, size_t width) {
   for (size_t i = 0; i < text.size() && cols < width;) {
     const auto c = static_cast<unsigned char>(text[i]);
     size_t n = 1;
-    if (c >= 0xf0) n = 4;
-    else if (c >= 0xe0) n = 3;
-    else if (c >= 0xc0) n = 2;
+    if (c >= 0xf0)
+      n = 4;
+    else if (c >= 0xe0)
+      n = 3;
+    else if (c >= 0xc0)
+      n = 2;
     if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xc0) || i + n > text.size()) {
       out += '?';
       ++i;
@@ -239,18 +242,18 @@ TopAction top_key(TopState& s, int key, const std::vector<TopRow>& rows) {
 
 std::vector<std::string> top_screen(const TopState& s, const std::vector<TopRow>& rows,
                                     const std::string& title,
-                                    const std::vector<std::string>& output, int width,
-                                    int height) {
+                                    const std::vector<std::string>& output, int width, int height) {
   const auto w = static_cast<size_t>(std::max(width, 20));
   const auto h = static_cast<size_t>(std::max(height, 4));
   std::vector<std::string> lines;
   lines.push_back(fit_columns(title, w));
   if (s.typing) {
-    lines.push_back(fit_columns("filter (a host, or a rank number; Enter applies, Esc drops): " + s.typed, w));
+    lines.push_back(
+        fit_columns("filter (a host, or a rank number; Enter applies, Esc drops): " + s.typed, w));
   } else if (s.output) {
-    lines.push_back(fit_columns("output of rank " + std::to_string(s.output_rank) +
-                                    ", its last lines (o, q or Esc: back)",
-                                w));
+    lines.push_back(fit_columns(
+        "output of rank " + std::to_string(s.output_rank) + ", its last lines (o, q or Esc: back)",
+        w));
   } else {
     std::string help = "q leave  s sort (" + std::string(sort_name(s.sort)) +
                        (s.reverse ? ", reversed" : "") + ")  r reverse  h " +
@@ -283,11 +286,11 @@ std::vector<std::string> top_screen(const TopState& s, const std::vector<TopRow>
       lines.push_back(i == s.selected ? kInverse + text + kPlain : text);
     }
     if (rows.empty() && lines.size() < h)
-      lines.push_back(fit_columns(s.filter.empty() ? "no rank has started yet"
-                                                   : "no rank matches the filter " + s.filter,
-                                  w));
+      lines.push_back(fit_columns(
+          s.filter.empty() ? "no rank has started yet" : "no rank matches the filter " + s.filter,
+          w));
   }
-  while (lines.size() < h) lines.push_back(std::string(w, ' '));
+  while (lines.size() < h) lines.emplace_back(w, ' ');
   return lines;
 }
 

@@ -9,6 +9,7 @@
 #    itself, every rank's lines and the exit status follow.
 # 3. --top without a terminal, or with --detach: one line, exit 2.
 # Nothing of any job is left on the hosts.
+# shellcheck disable=SC2154 # N_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require_root

@@ -47,9 +47,9 @@ struct RankTrack {
   std::string cpus;     ///< allowed CPUs as ferryd read them ("0-3"), "" unknown
   std::string devices;  ///< "CUDA_VISIBLE_DEVICES=1", "" none
   uint32_t wall_ms = 0, cpu_ms = 0, max_rss_kb = 0;  ///< from its exit, 0 unknown
-  Series cpu;  ///< percent of one core
-  Series rss;  ///< MiB
-  std::vector<std::pair<double, double>> lagging;  ///< straggler spans [from, to]; to -1 open
+  Series cpu;                                        ///< percent of one core
+  Series rss;                                        ///< MiB
+  std::vector<std::pair<double, double>> lagging;    ///< straggler spans [from, to]; to -1 open
 };
 
 struct HostTrack {

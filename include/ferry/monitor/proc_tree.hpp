@@ -24,9 +24,9 @@ struct TreeReading {
   /// CPU time of the tree in clock ticks: user + system of every live process, plus what each
   /// reaped of its children (cutime, cstime), so a child's time is not lost when it ends.
   uint64_t cpu_ticks = 0;
-  uint64_t rss_kb = 0;      ///< resident set of every process, summed
-  uint32_t threads = 0;     ///< threads of every process, summed
-  uint32_t processes = 0;   ///< processes in the tree
+  uint64_t rss_kb = 0;     ///< resident set of every process, summed
+  uint32_t threads = 0;    ///< threads of every process, summed
+  uint32_t processes = 0;  ///< processes in the tree
 };
 
 /// Reads the tree under `pid` from `proc` ("/proc" but in tests). Trees deeper than 64 or

@@ -21,8 +21,8 @@ namespace ferry {
 
 struct StragglerRules {
   std::chrono::seconds window{60};
-  double fraction = 0.25;         ///< of the median rank's CPU use or output
-  uint32_t busy_permille = 200;   ///< the median rank must use this much CPU to compare CPU
+  double fraction = 0.25;        ///< of the median rank's CPU use or output
+  uint32_t busy_permille = 200;  ///< the median rank must use this much CPU to compare CPU
 };
 
 /// One rank in one round of samples.
@@ -57,9 +57,9 @@ class StragglerWatch {
  private:
   struct Point {
     Clock::time_point at;
-    char state;
-    uint32_t cpu_permille;
-    uint64_t output_bytes;
+    char state = '?';
+    uint32_t cpu_permille = 0;
+    uint64_t output_bytes = 0;
   };
   struct History {
     std::string label;
@@ -72,7 +72,7 @@ class StragglerWatch {
     uint64_t printed = 0;
     char stuck = 0;  // 'T' or 'D' when every point was; 0 otherwise
   };
-  Window window_of(const History& h) const;
+  static Window window_of(const History& h);
 
   StragglerRules rules_;
   std::map<int, History> ranks_;

@@ -62,8 +62,7 @@ std::vector<TopRow> top_rows(const TopState& s, std::vector<TopRow> all);
 /// which take no columns.
 std::vector<std::string> top_screen(const TopState& s, const std::vector<TopRow>& rows,
                                     const std::string& title,
-                                    const std::vector<std::string>& output, int width,
-                                    int height);
+                                    const std::vector<std::string>& output, int width, int height);
 
 /// `text` cut or padded to exactly `width` columns (UTF-8 counted per code point; control
 /// characters as '?').

@@ -408,7 +408,8 @@ struct OutputRoute {
 }  // namespace ferry::wire
 
 // The messages that diagnose a job before and while it runs (the preflight, --check, the state
-// report), the samples of the job's view, PMIx's and --sync's: in headers of their own, which need MsgType above.
+// report), the samples of the job's view, PMIx's and --sync's: in headers of their own, which need
+// MsgType above.
 #include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
 #include "ferry/wire/monitor_messages.hpp"    // IWYU pragma: export
 #include "ferry/wire/pmix_messages.hpp"       // IWYU pragma: export

@@ -37,6 +37,7 @@ JobTimeline sample_record() {
   rec.mark(2.0, "failure", "rank 2 exited with 3");
   rec.rank_ended(0, 2.1, "SIGTERM", false, 2000, 1900, 1024);
   rec.rank_ended(1, 2.1, "SIGTERM", false, 2000, 1900, 1024);
+  rec.lagging(2, 2.2, true);  // ended: lags no more
   rec.mark(2.5, "restart", "attempt 1");
   rec.rank_started(1, 0, "0", 0, 2.6);
   rec.finish(3.0, 3);

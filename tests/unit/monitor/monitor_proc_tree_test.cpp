@@ -1,11 +1,11 @@
 // The process-tree reader against real processes (busy, idle, stopped, a tree), and against
 // made-up /proc and sysfs trees for what cannot be made here on demand (disk sleep, NUMA).
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -114,7 +114,8 @@ TEST(MonitorProcTree, ADescendantInDiskSleepMarksTheTree) {
   EXPECT_EQ(r.cpu_ticks, 100u + 50 + 7 + 3 + 10 + 10);  // reaped children's time counts
   EXPECT_EQ(r.rss_kb, 30u * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024);
   // A traced rank reads as stopped.
-  std::ofstream(proc / "101/stat") << "101 (io) S 100 100 100 0 -1 0 0 0 0 0 10 10 0 0 20 0 1 0 6 1000 5 0\n";
+  std::ofstream(proc / "101/stat")
+      << "101 (io) S 100 100 100 0 -1 0 0 0 0 0 10 10 0 0 20 0 1 0 6 1000 5 0\n";
   std::ofstream(proc / "100/stat")
       << "100 (rank) t 1 100 100 0 -1 0 0 0 0 0 100 50 7 3 20 0 2 0 5 1000 25 0\n";
   EXPECT_EQ(read_tree(100, proc.string()).state, 'T');

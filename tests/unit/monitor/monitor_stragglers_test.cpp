@@ -9,8 +9,8 @@ using namespace std::chrono_literals;
 using Clock = StragglerWatch::Clock;
 
 RankTick tick(int rank, uint32_t cpu, uint64_t out = 0, char state = 'R') {
-  return {rank, "rank " + std::to_string(rank) + " on node" + std::to_string(rank % 2), state,
-          cpu, out};
+  return {rank, "rank " + std::to_string(rank) + " on node" + std::to_string(rank % 2), state, cpu,
+          out};
 }
 
 // Feeds `seconds` rounds one second apart; `make(rank, second)` gives each rank's tick.
@@ -20,6 +20,7 @@ std::vector<Straggler> run(StragglerWatch& w, Clock::time_point& t, int ranks, i
   std::vector<Straggler> named;
   for (int s = 0; s < seconds; ++s) {
     std::vector<RankTick> round;
+    round.reserve(static_cast<size_t>(ranks));
     for (int r = 0; r < ranks; ++r) round.push_back(make(r, s));
     for (auto& x : w.observe(t, round)) named.push_back(x);
     t += 1s;
@@ -45,7 +46,8 @@ TEST(MonitorStragglers, ALowCpuRankIsNamedOnceAfterTheWindow) {
   auto named = run(w, t, 4, 20, low);
   ASSERT_EQ(named.size(), 1u);
   EXPECT_EQ(named[0].rank, 3);
-  EXPECT_EQ(named[0].why, "rank 3 on node1 has used 3% CPU for 10 s while the median rank used 97%");
+  EXPECT_EQ(named[0].why,
+            "rank 3 on node1 has used 3% CPU for 10 s while the median rank used 97%");
   EXPECT_TRUE(w.lagging(3));
   // It recovers, then lags again: named again.
   run(w, t, 4, 15, [](int r, int) { return tick(r, 950); });
@@ -63,9 +65,7 @@ TEST(MonitorStragglers, IdlePeersAreNoMeasure) {
 TEST(MonitorStragglers, StoppedAndDiskSleepRanksAreNamed) {
   StragglerWatch w({5s, 0.25, 200});
   auto t = Clock::now();
-  auto named = run(w, t, 3, 10, [](int r, int) {
-    return tick(r, 0, 0, r == 1 ? 'T' : 'D');
-  });
+  auto named = run(w, t, 3, 10, [](int r, int) { return tick(r, 0, 0, r == 1 ? 'T' : 'D'); });
   ASSERT_EQ(named.size(), 3u);
   EXPECT_EQ(named[0].why, "rank 0 on node0 has been in disk sleep (D state) for 5 s");
   EXPECT_EQ(named[1].why, "rank 1 on node1 has been stopped (SIGSTOP or a debugger) for 5 s");
@@ -80,9 +80,8 @@ TEST(MonitorStragglers, StoppedAndDiskSleepRanksAreNamed) {
 TEST(MonitorStragglers, ASilentRankAmongPrintingPeers) {
   StragglerWatch w({10s, 0.25, 200});
   auto t = Clock::now();
-  auto named = run(w, t, 4, 15, [](int r, int s) {
-    return tick(r, 50, r == 2 ? 10 : uint64_t(s) * 2000);
-  });
+  auto named =
+      run(w, t, 4, 15, [](int r, int s) { return tick(r, 50, r == 2 ? 10 : uint64_t(s) * 2000); });
   ASSERT_EQ(named.size(), 1u);
   EXPECT_EQ(named[0].why,
             "rank 2 on node0 printed 0 B/s for 10 s while the median rank printed 2.0 KB/s");

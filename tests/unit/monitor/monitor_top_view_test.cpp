@@ -79,7 +79,8 @@ TEST(MonitorTopView, KeysSortFilterToggleAndLeave) {
   for (int k : std::initializer_list<int>{'/', 'n', 'o', 'd', 'e', '2', '\r'}) top_key(s, k, rows);
   EXPECT_EQ(s.filter, "node2");
   EXPECT_EQ(top_rows(s, sample_rows()).size(), 3u);
-  for (int k : std::initializer_list<int>{'/', 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, '1', '\r'}) top_key(s, k, rows);
+  for (int k : std::initializer_list<int>{'/', 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, '1', '\r'})
+    top_key(s, k, rows);
   EXPECT_EQ(s.filter, "1");
   ASSERT_EQ(top_rows(s, sample_rows()).size(), 1u);
   for (int k : std::initializer_list<int>{'/', 'x', 0x1b}) top_key(s, k, rows);
@@ -111,6 +112,7 @@ TEST(MonitorTopView, OneRanksOutputOpensAndCloses) {
   ASSERT_TRUE(s.output);
   EXPECT_EQ(s.output_rank, 1);
   std::vector<std::string> out;
+  out.reserve(40);
   for (int i = 0; i < 40; ++i) out.push_back("line " + std::to_string(i));
   const auto lines = top_screen(s, rows, "t", out, 80, 24);
   EXPECT_NE(lines[1].find("output of rank 1"), std::string::npos);

@@ -24,7 +24,10 @@ class Recorder : public OutputSink {
 TEST(HeldOutput, PassesThroughUntilHeldThenKeepsEverythingInOrder) {
   Recorder inner;
   std::string lines;
-  HeldOutput held(inner, [&](StreamId, const std::string& l) { lines += l; inner.log += "L;"; });
+  HeldOutput held(inner, [&](StreamId, const std::string& l) {
+    lines += l;
+    inner.log += "L;";
+  });
   held.write(0, StreamId::kStdout, "a\n");
   held.print_line(StreamId::kStderr, "x\n");
   EXPECT_EQ(inner.log, "w0o:a\n;L;");
@@ -45,7 +48,8 @@ TEST(HeldOutput, PassesThroughUntilHeldThenKeepsEverythingInOrder) {
 TEST(HeldOutput, PastTheLimitOutputIsDroppedAndSaidOnce) {
   Recorder inner;
   std::string lines;
-  HeldOutput held(inner, [&](StreamId, const std::string& l) { lines += l; }, 10);
+  HeldOutput held(
+      inner, [&](StreamId, const std::string& l) { lines += l; }, 10);
   held.hold();
   held.write(0, StreamId::kStdout, "12345678");
   held.write(0, StreamId::kStdout, "abcdef");  // over 10: dropped
