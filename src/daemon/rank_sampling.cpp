@@ -9,13 +9,18 @@ namespace ferry {
 RankSampling::RankSampling(asio::io_context& io,
                            std::function<std::vector<RankSet::Running>()> running,
                            std::function<void(const std::string&)> send, std::string root)
-    : timer_(io), running_(std::move(running)), send_(std::move(send)), root_(std::move(root)) {}
+    : timer_(io),
+      running_(std::move(running)),
+      send_(std::move(send)),
+      root_(std::move(root)),
+      gpus_(io) {}
 
 void RankSampling::start(std::chrono::milliseconds interval) {
   const bool was_on = interval_.count() > 0;
   interval_ = interval;
   if (interval_.count() <= 0) return stop();
   if (was_on) return;  // the running timer takes the new interval at its next round
+  gpus_.start(interval_);
   timer_.expires_after(interval_);
   timer_.async_wait([this](std::error_code ec) {
     if (!ec) tick();
@@ -25,6 +30,7 @@ void RankSampling::start(std::chrono::milliseconds interval) {
 void RankSampling::stop() {
   interval_ = std::chrono::milliseconds(0);
   timer_.cancel();
+  gpus_.stop();
 }
 
 void RankSampling::tick() {
@@ -58,6 +64,9 @@ void RankSampling::tick() {
       layout_sent_ = true;
       round.numa = numa_cpu_lists(root_);
     }
+    round.accelerators = gpus_.note();
+    for (const GpuUse& g : gpus_.latest())
+      round.gpus.push_back({g.index, g.uuid, g.util_percent, g.mem_used_mib, g.mem_total_mib});
     send_(wire::encode(round));
   }
   if (interval_.count() <= 0) return;

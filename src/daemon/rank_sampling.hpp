@@ -1,8 +1,8 @@
 #pragma once
 // ferryd's samples of its running ranks for the job's view (--report, --trace, --stragglers):
 // every HostSpec::sample_ms, each running rank's process tree read from /proc (CPU, memory,
-// state, threads), one Samples frame per round. Off unless the front end asked; a round with
-// no running rank sends nothing.
+// state, threads) and the host's GPUs (GpuWatch), one Samples frame per round. Off unless the front
+// end asked; a round with no running rank sends nothing.
 
 #include <asio.hpp>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ferry/monitor/proc_tree.hpp"
+#include "gpu_watch.hpp"
 #include "rank_set.hpp"
 
 namespace ferry {
@@ -36,6 +37,7 @@ class RankSampling {
   std::string root_;
   std::chrono::milliseconds interval_{0};
   TreeSampler sampler_;
+  GpuWatch gpus_;
   std::set<pid_t> described_;  // pids whose CPUs and devices went out already
   bool layout_sent_ = false;
 };

@@ -164,7 +164,15 @@ void JobWatch::mark(const std::string& kind, const std::string& text, int host) 
 void JobWatch::samples(const HostLink& host, size_t i, const wire::Samples& m,
                        const std::function<std::string(int)>& label) {
   const double t = now();
-  if (!m.numa.empty() || !m.accelerators.empty()) record_.host_layout(i, m.numa, m.accelerators);
+  if (!m.numa.empty() || !m.accelerators.empty())
+    record_.host_layout(i, m.numa.empty() ? record_.hosts()[i].numa : m.numa, m.accelerators);
+  std::vector<GpuUse> gpus;
+  std::vector<std::pair<uint32_t, double>> gpu_points;
+  for (const wire::GpuSample& g : m.gpus) {
+    gpus.push_back({g.index, g.uuid, g.util_percent, g.mem_used_mib, g.mem_total_mib});
+    gpu_points.emplace_back(g.index, g.util_percent);
+  }
+  if (!gpu_points.empty()) record_.gpu_sample(i, t, gpu_points);
   std::vector<RankPoint> points;
   std::vector<RankTick>& ticks = latest_[i];
   ticks.clear();
@@ -189,6 +197,12 @@ void JobWatch::samples(const HostLink& host, size_t i, const wire::Samples& m,
       row.threads = s.threads;
       if (!s.cpus.empty()) row.cores = s.cpus;
       if (!s.devices.empty()) row.devices = s.devices;
+      row.gpu = -1;
+      if (const auto held = gpus_of(row.devices, gpus); !held.empty()) {
+        double sum = 0;
+        for (size_t g : held) sum += gpus[g].util_percent;
+        row.gpu = sum / static_cast<double>(held.size());
+      }
       const auto at = Clock::now();
       auto [prev, fresh] = printed_.try_emplace(s.rank, bytes, at);
       const double dt = std::chrono::duration<double>(at - prev->second.second).count();

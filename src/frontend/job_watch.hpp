@@ -15,6 +15,7 @@
 
 #include "ferry/frontend/diagnostics.hpp"
 #include "ferry/frontend/job_options.hpp"
+#include "ferry/monitor/gpu_use.hpp"
 #include "ferry/monitor/job_timeline.hpp"
 #include "ferry/monitor/output_tail.hpp"
 #include "ferry/monitor/stragglers.hpp"

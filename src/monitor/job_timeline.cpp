@@ -97,6 +97,12 @@ void JobTimeline::sample(size_t host, double t, const std::vector<RankPoint>& ra
   hosts_[host].rss.add(t, rss);
 }
 
+void JobTimeline::gpu_sample(size_t host, double t,
+                             const std::vector<std::pair<uint32_t, double>>& gpus) {
+  if (host >= hosts_.size()) return;
+  for (const auto& [index, util] : gpus) hosts_[host].gpu_util[index].add(t, util);
+}
+
 void JobTimeline::lagging(int rank, double t, bool on) {
   RankTrack* r = current(rank);
   if (!r || (on && r->end >= 0)) return;  // an ended rank lags no more

@@ -1,5 +1,6 @@
 // The record as one HTML page: inline CSS and SVG, no script, nothing fetched.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -196,8 +197,9 @@ std::string binding_map(const JobTimeline& rec) {
         devices << "<li>rank " << esc(r.label) << ": " << esc(r.devices) << "</li>";
     if (!devices.str().empty()) o << "<ul class=\"devices\">" << devices.str() << "</ul>";
     o << "<p class=\"note\">Accelerator use: "
-      << esc(host.accelerators.empty() ? "not sampled (ferry reads no accelerator counters yet)"
-                                       : host.accelerators)
+      << esc(host.accelerators.empty()
+                 ? "not read (NVIDIA GPUs are read with nvidia-smi; none found on this host)"
+                 : host.accelerators)
       << "</p>";
   }
   return o.str();
@@ -267,7 +269,22 @@ std::string report_html(const JobTimeline& rec) {
   for (const HostTrack& h : rec.hosts()) {
     o << "<h3>" << esc(h.name) << "</h3><div class=\"charts\">"
       << chart({{&h.cpu, "#2a6fb0"}}, span, "CPU % (100 = one core)", 400, 110)
-      << chart({{&h.rss, "#8a4fb0"}}, span, "memory MiB", 400, 110) << "</div>";
+      << chart({{&h.rss, "#8a4fb0"}}, span, "memory MiB", 400, 110);
+    if (!h.gpu_util.empty()) {
+      static constexpr std::array<const char*, 8> kColours = {
+          "#2a6fb0", "#d0453a", "#4a9d5b", "#f0a020", "#8a4fb0", "#1f9c9c", "#9c5b1f", "#555"};
+      std::vector<std::pair<const Series*, std::string>> lines;
+      std::string names;
+      for (const auto& [index, series] : h.gpu_util) {
+        const char* colour = kColours[lines.size() % kColours.size()];
+        lines.emplace_back(&series, colour);
+        names += std::string(names.empty() ? "" : ", ") + "<span style=\"color:" + colour +
+                 "\">GPU " + std::to_string(index) + "</span>";
+      }
+      o << "<div>" << chart(lines, span, "GPU use %", 400, 110) << "<div class=\"small\">" << names
+        << "</div></div>";
+    }
+    o << "</div>";
     if (h.cpu.points().empty()) o << "<p class=\"note\">No samples came from this host.</p>";
   }
   o << "\n<h2>CPU per rank</h2><div class=\"charts\">";

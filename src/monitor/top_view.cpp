@@ -75,9 +75,11 @@ bool matches(const TopRow& r, const std::string& filter) {
 
 // One table line per rank, and its header, for `width` columns: the last line takes what the
 // fixed columns leave; the devices show from 120 columns.
+// A GPU% column where some rank's GPUs are read.
 struct Columns {
   size_t host = 10, cores = 8, devices = 0;
-  explicit Columns(int width) {
+  bool gpu = false;
+  Columns(int width, bool any_gpu) : gpu(any_gpu) {
     if (width >= 120) {
       host = 16;
       cores = 12;
@@ -86,8 +88,8 @@ struct Columns {
   }
   std::string header(bool by_host) const {
     if (by_host) return fit_columns("HOST", host + 2) + " RANKS   CPU%     RSS  OUT/s  STATES";
-    std::string h = "  RANK " + fit_columns("HOST", host) + " STATE     CPU%     RSS  THR  OUT/s " +
-                    fit_columns("CORES", cores);
+    std::string h = "  RANK " + fit_columns("HOST", host) + " STATE     CPU%" +
+                    (gpu ? "  GPU%" : "") + "     RSS  THR  OUT/s " + fit_columns("CORES", cores);
     if (devices) h += " " + fit_columns("DEVICES", devices);
     return h + " LAST LINE";
   }
@@ -95,6 +97,7 @@ struct Columns {
     std::string state = r.state == 'E' ? r.outcome : state_word(r);
     std::string s = (r.lagging ? "!" : " ") + right(r.label, 5) + " " + fit_columns(r.host, host) +
                     " " + fit_columns(state, 8) + " " + right(fixed(r.cpu, 0), 5) + " " +
+                    (gpu ? right(r.gpu >= 0 ? fixed(r.gpu, 0) : "-", 5) + " " : "") +
                     right(fixed(r.rss_mib, 0) + "M", 7) + " " +
                     right(std::to_string(r.threads), 4) + " " + right(rate(r.out_rate), 6) + " " +
                     fit_columns(r.cores, cores);
@@ -266,7 +269,9 @@ std::vector<std::string> top_screen(const TopState& s, const std::vector<TopRow>
     const size_t from = output.size() > room ? output.size() - room : 0;
     for (size_t i = from; i < output.size(); ++i) lines.push_back(fit_columns(output[i], w));
   } else {
-    const Columns cols(static_cast<int>(w));
+    const bool any_gpu =
+        std::any_of(rows.begin(), rows.end(), [](const TopRow& r) { return r.gpu >= 0; });
+    const Columns cols(static_cast<int>(w), any_gpu && !s.by_host);
     lines.push_back(kInverse + fit_columns(cols.header(s.by_host), w) + kPlain);
     const size_t room = h - lines.size();
     // Keep the selected row in sight.

@@ -43,6 +43,14 @@ void host_events(const JobTimeline& record, json& events) {
                         {"tid", 0},
                         {"ts", us(p.t)},
                         {"args", {{"all ranks", p.v}}}});
+    for (const auto& [index, series] : host.gpu_util)
+      for (const SeriesPoint& p : series.points())
+        events.push_back({{"ph", "C"},
+                          {"name", "GPU " + std::to_string(index) + " %"},
+                          {"pid", pid},
+                          {"tid", 0},
+                          {"ts", us(p.t)},
+                          {"args", {{"use", p.v}}}});
   }
 }
 

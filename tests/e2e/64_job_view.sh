@@ -10,6 +10,10 @@
 #    timeline's bars, the straggler marks and the binding map's cells.
 # 3. A balanced job (every rank busy) names nobody.
 # 4. Bad input: --report into a missing folder, or naming a folder: one line, exit 2.
+# 5. GPUs: with an nvidia-smi on ferryd's PATH (a stand-in printing two GPUs, GPU 0 at 87%)
+#    the report draws each host's GPU use and says how it was read, the trace holds GPU 0's
+#    counter at 87; the ranks were given GPU 0 (-x CUDA_VISIBLE_DEVICES=0). The stand-in ends
+#    with the job.
 # Nothing of any job is left on the hosts.
 # shellcheck disable=SC2154 # R_rc etc. come from run_capture
 # shellcheck source=lib.sh
@@ -94,6 +98,36 @@ assert_eq "ferryrun: --report $T/missing/job.html: cannot write into $T/missing:
 run_capture D -- "$FERRYRUN" -np 1 --trace "$T" true
 assert_eq 2 "$D_rc" "a trace naming a folder"
 assert_eq "ferryrun: --trace $T: is a folder; give a file name" "$D_err" "the one line"
+wait_gone "$tok" 10
+wait_cluster_idle 10
+
+# 5. GPUs read with (a stand-in for) nvidia-smi.
+mkdir -p "$T/gpubin-$tok"
+ln -s "$FERRY_SRC/tests/e2e/programs/fake_nvidia_smi.sh" "$T/gpubin-$tok/nvidia-smi"
+cat >"$T/ferryd-gpu" <<EOF2
+#!/bin/sh
+PATH=$T/gpubin-$tok:\$PATH exec $(dirname "$FERRYRUN")/ferryd "\$@"
+EOF2
+chmod +x "$T/ferryd-gpu"
+run_capture G --timeout 60 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
+  --ferryd "$T/ferryd-gpu" --ship-ferryd never -x CUDA_VISIBLE_DEVICES=0 \
+  --report "$T/gpu.html" --trace "$T/gpu.json" "$prog" "$tok" 4 bb
+assert_eq 0 "$G_rc" "the job with GPUs read"
+html=$(cat "$T/gpu.html")
+assert_contains "$html" "Accelerator use: NVIDIA, read with nvidia-smi every 1000 ms" "how the GPUs were read"
+assert_contains "$html" "GPU use %" "the GPU chart"
+assert_contains "$html" ">GPU 1</span>" "each GPU named"
+assert_contains "$html" "rank 0: CUDA_VISIBLE_DEVICES=0" "the rank's device"
+"$PY" - "$T/gpu.json" <<'PYEOF' || fail "the trace lacks the GPUs' use"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+hosts = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+for want in ("fnode1", "fnode2"):
+    pid = [p for p, n in hosts.items() if n == want][0]
+    gpu0 = [e["args"]["use"] for e in ev if e["ph"] == "C" and e["pid"] == pid and e["name"] == "GPU 0 %"]
+    assert gpu0 and all(v == 87 for v in gpu0), (want, gpu0)
+PYEOF
+wait_gone "gpubin-$tok" 10
 wait_gone "$tok" 10
 wait_cluster_idle 10
 pass

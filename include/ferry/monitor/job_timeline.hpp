@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,11 @@ struct RankTrack {
 
 struct HostTrack {
   std::string name;
-  std::vector<std::string> numa;  ///< each NUMA node's CPUs ("0-15"), in node order
-  std::string accelerators;       ///< what ferryd could read of them, in a line
-  Series cpu;                     ///< its ranks' CPU summed, percent of one core
-  Series rss;                     ///< its ranks' memory summed, MiB
+  std::vector<std::string> numa;        ///< each NUMA node's CPUs ("0-15"), in node order
+  std::string accelerators;             ///< what ferryd could read of them, in a line
+  Series cpu;                           ///< its ranks' CPU summed, percent of one core
+  Series rss;                           ///< its ranks' memory summed, MiB
+  std::map<uint32_t, Series> gpu_util;  ///< each GPU's use by its index, percent
 };
 
 /// Something that happened to the job as a whole or to one host or rank.
@@ -91,6 +93,8 @@ class JobTimeline {
                   uint32_t cpu_ms, uint32_t max_rss_kb);
   /// One round of `host`'s samples at `t`.
   void sample(size_t host, double t, const std::vector<RankPoint>& ranks);
+  /// `host`'s GPUs at `t`: (index, use in percent) each.
+  void gpu_sample(size_t host, double t, const std::vector<std::pair<uint32_t, double>>& gpus);
   void lagging(int rank, double t, bool on);
   void mark(double t, std::string kind, std::string text, int host = -1);
   /// The job ended at `t` with `exit_status`; ranks still open end there.

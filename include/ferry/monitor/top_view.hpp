@@ -24,6 +24,7 @@ struct TopRow {
   double out_rate = 0;  ///< bytes per second over the last interval
   std::string cores;    ///< "0-3"
   std::string devices;  ///< "CUDA_VISIBLE_DEVICES=1"
+  double gpu = -1;      ///< its GPUs' mean use in percent; -1 unknown (not read, or none)
   std::string last_line;
   bool lagging = false;
 };

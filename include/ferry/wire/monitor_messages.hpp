@@ -31,17 +31,31 @@ struct RankSample {
   }
 };
 
-/// d→f: one round of samples of this host's running ranks. The first round of a connection
-/// also carries the host's layout: each NUMA node's CPUs ("0-15"), and what can be read of
-/// its accelerators in a line ("" nothing).
+/// One NVIDIA GPU of the host as nvidia-smi last printed it.
+struct GpuSample {
+  uint32_t index = 0;
+  std::string uuid;
+  uint32_t util_percent = 0;
+  uint32_t mem_used_mib = 0;
+  uint32_t mem_total_mib = 0;
+  template <class M>
+  static auto fields(M& m) {
+    return std::tie(m.index, m.uuid, m.util_percent, m.mem_used_mib, m.mem_total_mib);
+  }
+};
+
+/// d→f: one round of samples of this host's running ranks, its GPUs' use where it can be
+/// read, and in a line how its accelerators are read or why not ("" nothing to say). The
+/// first round of a connection also carries each NUMA node's CPUs ("0-15").
 struct Samples {
   static constexpr MsgType kType = MsgType::kSamples;
   std::vector<RankSample> ranks;
   std::vector<std::string> numa;
   std::string accelerators;
+  std::vector<GpuSample> gpus;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.ranks, m.numa, m.accelerators);
+    return std::tie(m.ranks, m.numa, m.accelerators, m.gpus);
   }
 };
 

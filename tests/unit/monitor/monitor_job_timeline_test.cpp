@@ -101,7 +101,8 @@ TEST(MonitorJobTimeline, ReportIsOneSelfContainedPage) {
   // (shared), but the map shows the last attempt's: rank 0 alone (its CPUs came with its
   // first sample only in attempt 0, so attempt 1 shows none).
   EXPECT_NE(html.find("<th>NUMA 1</th>"), std::string::npos);
-  EXPECT_NE(html.find("Accelerator use: not sampled"), std::string::npos);
+  EXPECT_NE(html.find("Accelerator use: not read (NVIDIA GPUs are read with nvidia-smi"),
+            std::string::npos);
   EXPECT_NE(html.find("<td>exit 3</td>"), std::string::npos);
   EXPECT_NE(html.find("2.0 MiB"), std::string::npos);
 }
