@@ -14,6 +14,7 @@
 #include "ferry/frontend/elastic_discovery.hpp"
 #include "ferry/frontend/host_spec.hpp"
 #include "ferry/frontend/job.hpp"
+#include "ferry/monitor/view_board.hpp"
 #include "ferry/output/console_output.hpp"
 #include "ferry/output/held_output.hpp"
 #include "ferry/output/output_dir.hpp"
@@ -154,6 +155,7 @@ Result<std::unique_ptr<JobSession>> start_session(const FrontendConfig& cfg,
   for (const HostPlan& h : placed.hosts) so.record.hosts.push_back(h.label);
   so.record.ranks = placed.world_size;
   so.record.command = cfg.command_line;
+  so.board = cfg.job.board;
   auto s = cfg.detach ? JobSession::detach(std::move(so)) : JobSession::keep(std::move(so));
   if (s && cfg.nohup)
     std::fprintf(stderr,
@@ -185,6 +187,7 @@ int run_ferryrun(FrontendConfig cfg) {
   // --detach forks here, before the loop or any thread exists; the parent does not return.
   std::unique_ptr<JobSession> session;
   if (cfg.detach || cfg.nohup) {
+    cfg.job.board = std::make_shared<ViewBoard>();  // `ferry top ID`
     auto s = start_session(cfg, *placed);
     if (!s) {
       std::fprintf(stderr, "%s: %s\n", cfg.program.c_str(), s.error().message.c_str());

@@ -187,7 +187,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   // The job's view (job_watch.hpp), kept only with --report, --trace or --stragglers.
   void on_samples(size_t i, const wire::Samples& m) override;
   std::string rank_label(int rank) const;
-  OutputTail* tail_for_links() const { return watch_ && opts_.top ? &watch_->tail() : nullptr; }
+  OutputTail* tail_for_links() const {
+    return watch_ && (opts_.top || opts_.board) ? &watch_->tail() : nullptr;
+  }
   // --top (job_top.hpp): opened once the first rank started, closed when the job ends.
   void open_top();
   void send_sync_pieces(size_t i);

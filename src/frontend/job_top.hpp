@@ -1,11 +1,9 @@
 #pragma once
 // Private to src/frontend/: `ferryrun --top` on this terminal. The screen's text and keys are
-// monitor/top_view.hpp's; here are the terminal's sides: raw keys from stdin (Ctrl-C still
-// signals), the alternate screen, a redraw each second and on a resize, and the console held
-// while the view is up. Leaving the view (q, or the job's end) gives the terminal back as it
-// was and prints what the console held; the job goes on.
-
-#include <termios.h>
+// monitor/top_view.hpp's, the terminal's raw mode common/raw_terminal.hpp's; here are the
+// loop's sides: keys read from stdin, a redraw each second and on a resize, and the console
+// held while the view is up. Leaving the view (q, or the job's end) gives the terminal back
+// as it was and prints what the console held; the job goes on.
 
 #include <array>
 #include <asio.hpp>
@@ -13,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "ferry/common/raw_terminal.hpp"
 #include "ferry/monitor/top_view.hpp"
+#include "ferry/monitor/view_board.hpp"
 #include "job_watch.hpp"
 
 namespace ferry {
@@ -32,11 +32,10 @@ class TopScreen {
   bool open();
   /// Gives the terminal back and prints what the console held; idempotent.
   void close();
-  bool is_open() const { return open_; }
+  bool is_open() const { return terminal_.held(); }
 
  private:
   void read_keys();
-  void on_bytes(const char* data, size_t n);
   void draw();
   void redraw_later();
   void wait_resize();
@@ -48,9 +47,8 @@ class TopScreen {
   asio::steady_timer timer_;
   asio::signal_set resize_;
   std::array<char, 64> buf_{};
-  std::string escape_;  // an arrow key's bytes so far
-  termios saved_{};
-  bool open_ = false;
+  KeyDecoder decoder_;
+  RawTerminal terminal_;
   TopState state_;
   std::vector<TopRow> shown_;
 };

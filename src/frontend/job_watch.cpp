@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <set>
 
 #include "ferry/frontend/failure_report.hpp"
+#include "ferry/monitor/view_board.hpp"
 
 namespace ferry {
 namespace {
@@ -76,6 +79,11 @@ void JobWatch::judge_later() {
 // Every host's latest round together, once per sample interval: a host's rounds come that
 // often, so none is older than that.
 void JobWatch::judge() {
+  if (opts_.board && opts_.board->watched()) {
+    const int wanted = opts_.board->wanted();
+    opts_.board->publish(top_rows_json(top_rows(), top_title(joined(opts_.command))),
+                         wanted >= 0 ? lines_json(tail_.lines(wanted)) : "");
+  }
   std::vector<RankTick> all;
   for (const auto& [h, v] : latest_) all.insert(all.end(), v.begin(), v.end());
   if (all.empty()) return;
@@ -111,6 +119,19 @@ void JobWatch::rank_started(int attempt, int rank, const std::string& label, siz
   row.host = record_.hosts()[host].name;
   row.state = '?';
   printed_.erase(rank);
+}
+
+std::string JobWatch::top_title(const std::string& command) const {
+  size_t running = 0;
+  std::set<std::string> hosts;
+  for (const auto& [rank, row] : rows_) {
+    running += row.state != 'E' ? 1 : 0;
+    hosts.insert(row.host);
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.0f s", now());
+  return "ferry top  " + std::to_string(running) + " of " + std::to_string(rows_.size()) +
+         " ranks running on " + std::to_string(hosts.size()) + " hosts  " + secs + "  " + command;
 }
 
 std::vector<TopRow> JobWatch::top_rows() const {

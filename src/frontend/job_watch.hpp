@@ -56,6 +56,8 @@ class JobWatch {
   OutputTail& tail() { return tail_; }
   /// Seconds since the job began.
   double elapsed() const { return now(); }
+  /// The view's first line: "ferry top  R of N ranks running on H hosts  T s  " + `command`.
+  std::string top_title(const std::string& command) const;
 
  private:
   double now() const;

@@ -18,6 +18,8 @@ namespace {
 
 constexpr int kAnswerWithinMs = 5000;
 constexpr size_t kMaxRequest = 256;
+// An answer may be a live view's rows (`ferry top`): a JSON line of every rank.
+constexpr size_t kMaxAnswer = size_t{64} << 20;
 
 // The socket's address. A path too long for sun_path (a deep $XDG_STATE_HOME) is reached
 // through an O_PATH descriptor of its directory, /proc/self/fd/N/control.sock; `dir_fd` keeps
@@ -44,10 +46,10 @@ bool ready(int fd, short events, int timeout_ms) {
   return n > 0;
 }
 
-// Reads up to a newline (dropped) or EOF; false when nothing whole came in time.
-bool read_line(int fd, std::string& line) {
-  char buf[kMaxRequest];
-  while (line.find('\n') == std::string::npos && line.size() < kMaxRequest) {
+// Reads up to a newline (dropped), EOF or `limit` bytes; false when nothing whole came in time.
+bool read_line(int fd, std::string& line, size_t limit) {
+  char buf[4096];
+  while (line.find('\n') == std::string::npos && line.size() < limit) {
     if (!ready(fd, POLLIN, kAnswerWithinMs)) return false;
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
@@ -127,7 +129,7 @@ void ControlServer::serve() {
 // closed under its own write (EPIPE) and never read why.
 void ControlServer::answer(int conn) {
   std::string request;
-  const bool whole = read_line(conn, request);
+  const bool whole = read_line(conn, request, kMaxRequest);
   ucred peer{};
   socklen_t len = sizeof peer;
   if (::getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid()) {
@@ -152,7 +154,7 @@ Result<std::string> control_request(const std::string& dir, const std::string& r
   write_all(fd.get(), request + "\n");
   ::shutdown(fd.get(), SHUT_WR);
   std::string answer;
-  if (!read_line(fd.get(), answer))
+  if (!read_line(fd.get(), answer, kMaxAnswer))
     return make_error("its front end did not answer through " + path);
   return answer;
 }

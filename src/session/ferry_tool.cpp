@@ -1,5 +1,5 @@
-// `ferry ps|logs|attach|stop|wait`: everything reads the job's directory; stop and --signal
-// ask the job's front end through its control socket.
+// `ferry ps|logs|attach|top|stop|wait`: everything reads the job's directory; stop, --signal
+// and top ask the job's front end through its control socket.
 #include "ferry/session/ferry_tool.hpp"
 
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
 #include "ferry/sync/file_cache.hpp"
+#include "ferry_top.hpp"
 
 namespace ferry {
 
@@ -249,6 +250,24 @@ int cmd_attach(const std::string& id, const std::string& since, const std::strin
   return 255;
 }
 
+int cmd_top(const std::string& id) {
+  auto f = find_job(id);
+  if (!f) return refuse(f.error().message);
+  const std::string state = state_of(*f);
+  if (state == "ended" || state == "lost")
+    return refuse(ended_text(f->record, state) + "; 'ferry logs " + f->record.id +
+                  "' shows its output");
+  const std::string why = run_ferry_top(f->dir, f->record.id);
+  if (why.empty()) return 0;
+  // The job ended under the view: said, and no error of the viewer's.
+  if (auto now = read_record(f->dir);
+      now && (now->effective_state() == "ended" || now->effective_state() == "lost")) {
+    std::fprintf(stderr, "ferry: %s\n", ended_text(*now, now->effective_state()).c_str());
+    return 0;
+  }
+  return refuse(why);
+}
+
 int cmd_stop(const std::string& id) {
   auto f = find_job(id);
   if (!f) return refuse(f.error().message);
@@ -326,6 +345,11 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
                      "Send this signal instead (INT, TERM, USR1, USR2, QUIT): INT and TERM stop "
                      "the job, USR1 and USR2 go to every rank, QUIT writes the job's state report "
                      "into the journal");
+  auto* top = app.add_subcommand(
+      "top",
+      "Show a job's ranks live (as ferryrun --top: q leaves, s sorts, h per host, / filters, "
+      "o a rank's output); the job goes on");
+  top->add_option("id", id, "Job id (or its first characters)")->required();
   auto* stop = app.add_subcommand("stop", "End a job as Ctrl-C would (SIGTERM, then SIGKILL)");
   stop->add_option("id", id, "Job id (or its first characters)")->required();
   auto* wait = app.add_subcommand("wait", "Wait for a job's end; exit with its status");
@@ -350,6 +374,7 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
     return cmd_attach(id, since, signal_name);
   }
   if (stop->parsed()) return cmd_stop(id);
+  if (top->parsed()) return cmd_top(id);
   if (cache->parsed()) return cmd_cache(clear);
   return cmd_wait(id);
 }

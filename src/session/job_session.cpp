@@ -57,7 +57,10 @@ Result<std::string> new_job_dir(const SessionOptions& opts, std::string& id) {
 }  // namespace
 
 JobSession::JobSession(SessionOptions opts, std::unique_ptr<ConsoleJournal> journal, int ready_fd)
-    : record_(std::move(opts.record)), journal_(std::move(journal)), ready_fd_(ready_fd) {}
+    : record_(std::move(opts.record)),
+      board_(std::move(opts.board)),
+      journal_(std::move(journal)),
+      ready_fd_(ready_fd) {}
 
 JobSession::~JobSession() {
   if (ready_fd_ >= 0) ::close(ready_fd_);
@@ -139,6 +142,14 @@ Status JobSession::open(const std::string& dir) {
 std::string JobSession::control(const std::string& request) {
   std::lock_guard lock(mutex_);
   if (request == "state") return record_.state;
+  if (request == "top" || request.starts_with("top lines ")) {
+    if (!board_) return "no view";
+    if (request == "top") {
+      std::string rows = board_->rows();
+      return rows.empty() ? "no rows yet" : rows;
+    }
+    return board_->lines(std::atoi(request.c_str() + 10));
+  }
   int signo = 0;
   if (request == "stop")
     signo = SIGTERM;

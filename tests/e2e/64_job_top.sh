@@ -8,6 +8,9 @@
 # 2. 200x30: the devices column shows; the job ends while the view is up: the view closes by
 #    itself, every rank's lines and the exit status follow.
 # 3. --top without a terminal, or with --detach: one line, exit 2.
+# 4. ferry top ID of a detached job: its rows, rank 0's output (o), q leaves with exit 0 and
+#    the job runs on; a job that ends under the view is said so (exit 0); an ended job is
+#    refused in one line (exit 2).
 # Nothing of any job is left on the hosts.
 # shellcheck disable=SC2154 # N_rc etc. come from run_capture
 # shellcheck source=lib.sh
@@ -100,4 +103,35 @@ assert_eq "ferryrun: --top needs a terminal: stdin and stdout must be one" "$N_e
 run_capture D -- "$FERRYRUN" -np 1 --top --detach true
 assert_eq 2 "$D_rc" "--top with --detach"
 assert_contains "$D_err" "--top shows the job on this terminal; --detach leaves it" "the one line"
+
+# 4. ferry top of a detached job.
+export XDG_STATE_HOME=$T/state
+FERRY=$(dirname "$FERRYRUN")/ferry
+id=$("$FERRYRUN" --ssh-config "$SSHCFG" --detach -np 4 -H fnode1:2,fnode2:2 "$prog" "$tok" 12 bibb)
+[[ $id =~ ^[0-9a-f]+$ ]] || fail "ferryrun --detach gave no job id: '$id'"
+tm kill-server 2>/dev/null || true
+tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
+wait_screen "the detached job's rows" "4 of 4 ranks running on 2 hosts"
+wait_screen "its last lines" "rank 3 busy $tok"
+wait_screen "the ranks' first samples" "sleep        0"
+s=$(screen)
+for r in 0 1 2 3; do has_line "$s" "^ +$r fnode$((r / 2 + 1)) +(run|sleep)" "rank $r's row (ferry top)"; done
+assert_contains "$s" "ferry top  job $id  4 of 4 ranks" "the job named"
+tm send-keys -t view o
+wait_screen "rank 0's output" "output of rank 0"
+wait_screen "rank 0's lines" "rank 0 busy $tok"
+tm send-keys -t view q q
+wait_screen "ferry top's end" "EXIT=0"
+assert_eq running "$("$FERRY" ps | awk -v id="$id" '$1 == id { print $2 }')" "the job runs on after the view"
+# The job ends under a second view.
+tm kill-server
+tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
+wait_screen "the end under the view" "EXIT=0"
+assert_contains "$(screen)" "ferry: job $id has ended (status 0)" "the end said"
+tm kill-server
+run_capture E -- "$FERRY" top "$id"
+assert_eq 2 "$E_rc" "ferry top of an ended job"
+assert_eq "ferry: job $id has ended (status 0); 'ferry logs $id' shows its output" "$E_err" "the one line"
+wait_gone "$tok" 10
+wait_cluster_idle 10
 pass

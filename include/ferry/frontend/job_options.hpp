@@ -18,6 +18,8 @@
 
 namespace ferry {
 
+class ViewBoard;
+
 /// Devices named for one host in a job file (`[[hosts]] devices = [0, 1]`). The host is the
 /// HostList entry with the same name, user and port.
 struct HostDevices {
@@ -87,8 +89,11 @@ struct JobOptions {
   /// prints them (set by the app around its console).
   bool top = false;
   std::function<void(bool hold)> hold_console;
+  /// A detached (or --nohup) job's view for `ferry top ID`: published once a second while a
+  /// viewer asks (monitor/view_board.hpp); null: none.
+  std::shared_ptr<ViewBoard> board;
   bool watching() const {
-    return top || !report_file.empty() || !trace_file.empty() || stragglers_s > 0;
+    return top || board || !report_file.empty() || !trace_file.empty() || stragglers_s > 0;
   }
   /// Before the first attempt's ranks start, test that every host reaches rank 0's host at
   /// MASTER_ADDR:MASTER_PORT (--no-preflight turns it off).

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "ferry/common/result.hpp"
+#include "ferry/monitor/view_board.hpp"
 #include "ferry/session/control_socket.hpp"
 #include "ferry/session/job_store.hpp"
 #include "ferry/session/journal.hpp"
@@ -35,6 +36,9 @@ struct SessionOptions {
   uint64_t journal_max = 0;  ///< --journal-max in bytes; 0: unbounded
   std::string program;       ///< "ferryrun", for messages
   JobRecord record;          ///< hosts, ranks, command; the rest is filled here
+  /// The job's live view, which the control socket hands to `ferry top` ("top", "top lines
+  /// N"); null: none.
+  std::shared_ptr<ViewBoard> board;
 };
 
 class JobSession {
@@ -69,6 +73,7 @@ class JobSession {
   std::string dir_;
   std::mutex mutex_;  // record_: the control socket's thread changes it too
   JobRecord record_;
+  std::shared_ptr<ViewBoard> board_;  // the job's view for `ferry top`; null none
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ConsoleJournal> journal_;
   int ready_fd_ = -1;  // the parent waits on it (detach only)
