@@ -18,20 +18,13 @@ from __future__ import annotations
 
 import subprocess
 import time
-from dataclasses import dataclass
 
 from .context import Context
 from .cpu_split import CpuSplit
+from .detach import Column
 from .lines import check_output, gen_argv
 
 SECTION = "view"
-
-
-@dataclass
-class Column:
-    key: str
-    label: str
-
 
 COLUMNS = [Column("view", "with --report --trace --stragglers"), Column("plain", "without")]
 

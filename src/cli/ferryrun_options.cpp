@@ -55,7 +55,7 @@ void add_view_options(CLI::App& app, FrontendConfig& cfg) {
                  "format (open it in Perfetto or chrome://tracing)")
       ->group("View");
   app.add_option("--stragglers", job.stragglers_s,
-                 "Name in the console each rank that lags its peers for S seconds: CPU or "
+                 "Name in the console each rank that lags its peers for SECONDS: CPU or "
                  "output below --straggler-fraction of the median rank's, or stopped, or in "
                  "disk sleep (default off)")
       ->transform(whole_number(1, 86'400))

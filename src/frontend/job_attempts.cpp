@@ -56,7 +56,7 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   next.rank_exited.assign(next.placement.world_size, false);
   attempt_ = std::move(next);
   if (watch_ && !first) {
-    watch_->mark("restart",
+    watch_->mark(how.starts_with("restarting") ? "restart" : "new attempt",
                  "attempt " + std::to_string(attempt_.number) + (how.empty() ? "" : ": " + how));
     watch_->new_attempt();
   }

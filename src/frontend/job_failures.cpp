@@ -7,6 +7,23 @@
 #include "job_follow_up.hpp"
 
 namespace ferry {
+namespace {
+
+// The report's first line of words (it opens with a rule), without the program's name.
+std::string first_line_of_report(const std::string& report, const std::string& program) {
+  size_t at = 0;
+  while (at < report.size()) {
+    const size_t end = std::min(report.find('\n', at), report.size());
+    std::string line = report.substr(at, end - at);
+    at = end + 1;
+    if (line.empty() || line.find_first_not_of('-') == std::string::npos) continue;
+    if (line.starts_with(program + ": ")) line.erase(0, program.size() + 2);
+    return line;
+  }
+  return report;
+}
+
+}  // namespace
 
 // ---- failures -----------------------------------------------------------------------------
 
@@ -25,7 +42,7 @@ void Job::Impl::fail_attempt(const JobFailure& failure) {
   const std::string report = format_failure_report(
       diag_.program(), failure, follow_up_->restartable() ? attempt_.number : -1);
   diag_.raw(report);
-  if (watch_) watch_->mark("failure", report.substr(0, report.find('\n')));
+  if (watch_) watch_->mark("failure", first_line_of_report(report, diag_.program()));
   abort_attempt(kill_grace_ms());
 }
 

@@ -58,8 +58,12 @@ const char* sort_name(TopState::Sort s) {
       return "state";
     case TopState::Sort::kCpu:
       return "CPU";
+    case TopState::Sort::kGpu:
+      return "GPU";
     case TopState::Sort::kMemory:
       return "memory";
+    case TopState::Sort::kThreads:
+      return "threads";
     case TopState::Sort::kOutput:
       return "output";
   }
@@ -172,8 +176,14 @@ std::vector<TopRow> top_rows(const TopState& s, std::vector<TopRow> all) {
       case TopState::Sort::kCpu:
         if (a.cpu != b.cpu) return a.cpu > b.cpu;  // busiest first
         break;
+      case TopState::Sort::kGpu:
+        if (a.gpu != b.gpu) return a.gpu > b.gpu;
+        break;
       case TopState::Sort::kMemory:
         if (a.rss_mib != b.rss_mib) return a.rss_mib > b.rss_mib;
+        break;
+      case TopState::Sort::kThreads:
+        if (a.threads != b.threads) return a.threads > b.threads;
         break;
       case TopState::Sort::kOutput:
         if (a.out_rate != b.out_rate) return a.out_rate > b.out_rate;
@@ -209,7 +219,7 @@ TopAction top_key(TopState& s, int key, const std::vector<TopRow>& rows) {
     case 'q':
       return TopAction::kLeave;
     case 's':
-      s.sort = static_cast<TopState::Sort>((static_cast<int>(s.sort) + 1) % 6);
+      s.sort = static_cast<TopState::Sort>((static_cast<int>(s.sort) + 1) % TopState::kSorts);
       return TopAction::kRedraw;
     case 'r':
       s.reverse = !s.reverse;

@@ -39,11 +39,20 @@ int ViewBoard::wanted() const {
 std::string top_rows_json(const std::vector<TopRow>& rows, const std::string& title) {
   nlohmann::json a = nlohmann::json::array();
   for (const TopRow& r : rows)
-    a.push_back({{"rank", r.rank},          {"label", r.label},     {"host", r.host},
-                 {"state", std::string(1, r.state)}, {"outcome", r.outcome},
-                 {"cpu", r.cpu},            {"rss", r.rss_mib},     {"threads", r.threads},
-                 {"out", r.out_rate},       {"cores", r.cores},     {"devices", r.devices},
-                 {"gpu", r.gpu},            {"last", r.last_line},  {"lagging", r.lagging}});
+    a.push_back({{"rank", r.rank},
+                 {"label", r.label},
+                 {"host", r.host},
+                 {"state", std::string(1, r.state)},
+                 {"outcome", r.outcome},
+                 {"cpu", r.cpu},
+                 {"rss", r.rss_mib},
+                 {"threads", r.threads},
+                 {"out", r.out_rate},
+                 {"cores", r.cores},
+                 {"devices", r.devices},
+                 {"gpu", r.gpu},
+                 {"last", r.last_line},
+                 {"lagging", r.lagging}});
   // Lines of rank output may hold any bytes: replaced, never an exception.
   return nlohmann::json{{"title", title}, {"rows", std::move(a)}}.dump(
       -1, ' ', false, nlohmann::json::error_handler_t::replace);

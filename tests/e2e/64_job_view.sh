@@ -14,6 +14,10 @@
 #    the report draws each host's GPU use and says how it was read, the trace holds GPU 0's
 #    counter at 87; the ranks were given GPU 0 (-x CUDA_VISIBLE_DEVICES=0). The stand-in ends
 #    with the job.
+# 6. Restarts and a lost host: rank 1 fails the first attempt (exit 3, --max-restarts 1), the
+#    second attempt loses fnode2 (its sshd session killed, --min-hosts 1) and the job ends on
+#    fnode1. The report marks the failure, the restart and the lost host and draws the failed
+#    rank red; the trace has a slice per rank and attempt (rank 1: failed, then two more).
 # Nothing of any job is left on the hosts.
 # shellcheck disable=SC2154 # R_rc etc. come from run_capture
 # shellcheck source=lib.sh
@@ -128,6 +132,34 @@ for want in ("fnode1", "fnode2"):
     assert gpu0 and all(v == 87 for v in gpu0), (want, gpu0)
 PYEOF
 wait_gone "gpubin-$tok" 10
+wait_gone "$tok" 10
+wait_cluster_idle 10
+
+# 6. A restart and a lost host in the timeline.
+start_bg R -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 --max-restarts 1 \
+  --min-hosts 1 --kill-grace 1 --report "$T/restart.html" --trace "$T/restart.json" \
+  "$prog" "$tok" 10 bfbb
+wait_for "the second attempt's ranks" 60 grep -q "\[1\]<stdout>:rank 1 busy" "$T/R.out"
+victim=$(pids_on_host fnode2 "sshd: root@notty")
+[[ -n $victim ]] || fail "no sshd session found on fnode2"
+# shellcheck disable=SC2086
+kill -9 $victim
+wait_bg R 120
+assert_eq 0 "$R_rc" "the job that restarted and lost a host ends well on fnode1"
+html=$(cat "$T/restart.html")
+assert_contains "$html" "restart: attempt 1" "the restart marked"
+assert_match "$html" "host lost: fnode2" "the lost host marked"
+assert_contains "$html" "failure: attempt 0: rank 1 on host fnode1" "the failure marked"
+assert_contains "$html" "class=\"bar failed\"" "the failed rank drawn red"
+"$PY" - "$T/restart.json" <<'PYEOF' || fail "the trace lacks the attempts"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+r1 = sorted((e["args"]["attempt"], e["cat"], e["args"]["outcome"]) for e in ev
+            if e["ph"] == "X" and e["cat"] != "straggler" and e["args"]["rank"] == "1")
+assert len(r1) == 3 and r1[0] == (0, "failed", "exit 3") and r1[2][2] == "exit 0", r1
+marks = sorted(e["name"] for e in ev if e["ph"] == "i" and e["name"] != "first output")
+assert marks == ["failure", "failure", "host lost", "new attempt", "restart"], marks
+PYEOF
 wait_gone "$tok" 10
 wait_cluster_idle 10
 pass

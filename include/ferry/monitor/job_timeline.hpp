@@ -65,7 +65,7 @@ struct HostTrack {
 /// Something that happened to the job as a whole or to one host or rank.
 struct JobMark {
   double t = 0;
-  std::string kind;  ///< "restart", "host lost", "failure", "straggler", "end"
+  std::string kind;  ///< "restart", "new attempt", "host lost", "failure", "straggler"
   std::string text;
   int host = -1;  ///< index in hosts, -1 none
 };

@@ -31,7 +31,8 @@ struct TopRow {
 
 /// What the view shows now and how; keys change it.
 struct TopState {
-  enum class Sort { kRank, kHost, kState, kCpu, kMemory, kOutput };
+  enum class Sort { kRank, kHost, kState, kCpu, kGpu, kMemory, kThreads, kOutput };
+  static constexpr int kSorts = 8;
   Sort sort = Sort::kRank;
   bool reverse = false;
   bool by_host = false;
@@ -46,7 +47,8 @@ struct TopState {
 /// What a key asks of the view's owner.
 enum class TopAction { kNone, kRedraw, kLeave };
 
-/// Applies one key: q leave (or back from a rank's output), s next sort column, r reverse,
+/// Applies one key: q leave (or back from a rank's output), s next sort column (rank, host,
+/// state, CPU, GPU, memory, threads, output; the numbers largest first), r reverse,
 /// h ranks/hosts, / filter (Enter applies, Esc drops; an empty filter shows all), j/k or the
 /// arrow keys move, o or Enter opens the selected rank's output (o, Enter, q or Esc closes
 /// it). `key` is one byte, or kUp/kDown for the arrows. `rows` are the shown rows.

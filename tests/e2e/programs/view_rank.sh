@@ -4,6 +4,7 @@
 #   b  busy: spins for SECONDS, printing a line every second
 #   i  idle: sleeps for SECONDS, printing nothing
 #   s  stopped: prints "stopping", stops itself (SIGSTOP), then spins for 2 s once continued
+#   f  fails: exits 3 in the job's first attempt (TORCHELASTIC_RESTART_COUNT 0), busy after
 # TOKEN only marks the processes (pgrep -f).
 tok=$1 secs=$2 modes=${3:-bbbbbbbbbbbbbbbb}
 mode=${modes:$RANK:1}
@@ -17,6 +18,10 @@ spin() {
   done
 }
 case $mode in
+  f)
+    if [ "${TORCHELASTIC_RESTART_COUNT:-0}" = 0 ]; then echo "failing $tok"; exit 3; fi
+    spin "$secs"
+    ;;
   i) sleep "$secs" ;;
   s) echo "stopping $tok"; kill -STOP $$; spin 2 ;;
   *) spin "$secs" ;;

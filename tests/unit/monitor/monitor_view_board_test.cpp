@@ -64,7 +64,7 @@ TEST(MonitorViewBoard, KeysAndArrows) {
   EXPECT_EQ(d.feed("q", 1), (std::vector<int>{'q'}));
   EXPECT_EQ(d.feed("\x1b[A\x1b[Bj", 7), (std::vector<int>{kUp, kDown, 'j'}));
   EXPECT_EQ(d.feed("\x1b", 1), (std::vector<int>{0x1b}));  // Esc alone
-  EXPECT_EQ(d.feed("\x1b[", 2), (std::vector<int>{}));       // an arrow cut between reads
+  EXPECT_EQ(d.feed("\x1b[", 2), (std::vector<int>{}));     // an arrow cut between reads
   EXPECT_EQ(d.feed("A", 1), (std::vector<int>{kUp}));
   EXPECT_EQ(d.feed("\x1bOB", 3), (std::vector<int>{kDown}));
 }
