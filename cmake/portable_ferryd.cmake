@@ -23,7 +23,7 @@ if(FERRY_ARCH STREQUAL "amd64")
 endif()
 
 add_executable(ferryd src/apps/ferryd.cpp src/apps/udev_absent.cpp)
-target_link_libraries(ferryd PRIVATE ferry_daemon ${FERRY_HWLOC_STATIC} m)
+target_link_libraries(ferryd PRIVATE ferry_daemon ferry_pool ${FERRY_HWLOC_STATIC} m)
 if(NOT FERRY_SANITIZE)
   target_link_options(ferryd PRIVATE -static-libstdc++ LINKER:--as-needed)
   if(FERRY_ARCH STREQUAL "x86_64")

@@ -20,6 +20,8 @@
 #include "ferry/output/output_dir.hpp"
 #include "ferry/plan/limits.hpp"
 #include "ferry/plan/placement.hpp"
+#include "ferry/pool/pool_dir.hpp"
+#include "ferry/pool/pool_launcher.hpp"
 #include "ferry/session/job_session.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/slurm_launcher.hpp"
@@ -205,6 +207,29 @@ int run_ferryrun(FrontendConfig cfg) {
 
 namespace {
 
+// The warm pool the job goes through (`ferry up`): --pool NAME, else the running pool that
+// serves the most of its hosts; none with --no-pool, outside SSH, or when no pool serves any.
+// Error (one line): --pool names a pool that does not run.
+Result<std::optional<PoolRoute>> job_pool(const FrontendConfig& cfg) {
+  if (cfg.no_pool && !cfg.pool.empty())
+    return make_error("--pool " + cfg.pool + " and --no-pool: choose one");
+  if (cfg.no_pool || cfg.launch != LaunchWith::kSsh) return std::optional<PoolRoute>();
+  if (!cfg.pool.empty())
+    if (Status st = check_pool_name(cfg.pool); !st) return make_error("--pool: " + st.error().message);
+  auto dir = pools_directory();
+  if (!dir) {
+    if (cfg.pool.empty()) return std::optional<PoolRoute>();
+    return make_error("--pool " + cfg.pool + ": " + dir.error().message);
+  }
+  std::vector<std::string> keys;
+  for (const HostEntry& h : cfg.job.hosts) keys.push_back(pool_host_key(h, cfg.ssh.port, cfg.ssh.user));
+  auto route = find_pool(*dir, cfg.pool, keys);
+  if (!route || !*route) return route;
+  (*route)->default_port = cfg.ssh.port;
+  (*route)->default_user = cfg.ssh.user;
+  return route;
+}
+
 int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_error) {
   asio::io_context io;
   ConsoleOutput console(console_options(cfg, *placed));
@@ -258,8 +283,21 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
                " (" + cfg.launch_reason + ")");
   // Slurm starts every host's ferryd, this machine's too (inside the step's accounting).
   Launcher& near = cfg.launch == LaunchWith::kSlurm ? static_cast<Launcher&>(slurm) : local;
+  auto route = job_pool(cfg);
+  if (!route) {
+    diag.error(route.error().message);
+    return 2;
+  }
+  std::optional<PoolLauncher> pooled;
+  if (*route) {
+    diag.verbose("warm pool: " + (*route)->name + " (" + (*route)->dir + ")");
+    job_opts.remote_via = "warm pool " + (*route)->name + " or SSH";
+    pooled.emplace(io, std::move(**route), remote, "ferryrun-" + std::to_string(::getpid()),
+                   [&diag](const std::string& line) { diag.verbose(line); });
+  }
   Launcher& far = cfg.launch == LaunchWith::kSlurm   ? static_cast<Launcher&>(slurm)
                   : cfg.launch == LaunchWith::kLocal ? static_cast<Launcher&>(local)
+                  : pooled                           ? static_cast<Launcher&>(*pooled)
                                                      : remote;
   Launchers launchers{near, far};
   job_opts.ssh_port = cfg.ssh.port;

@@ -1,6 +1,7 @@
 // ferryd: the per-host daemon. Started by ferryrun as `ferryd --stdio` over SSH (or forked
 // directly for the local host), speaking ferry's framed protocol on stdin/stdout; or by srun
-// as `ferryd --connect`, speaking it on a TCP connection back to ferryrun.
+// as `ferryd --connect`, speaking it on a TCP connection back to ferryrun; or by a warm pool
+// (`ferry up`) as `ferryd --pool`, which starts a `ferryd --stdio` for each job the pool opens.
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/daemon/pmix_server.hpp"
 #include "ferry/hosts/slurm.hpp"
+#include "ferry/pool/host_side.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "ferry/wire/messages.hpp"
 
@@ -62,11 +64,14 @@ bool connect_to_ferryrun(int& in, int& out) {
 
 int run(int argc, char** argv) {
   CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to."};
-  bool stdio = false, connect = false;
+  bool stdio = false, connect = false, pool = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
   app.add_flag("--connect", connect,
                "Serve one job over a connection back to ferryrun (how ferryrun's Slurm "
                "launcher starts it with srun; address, port and secret in the environment)");
+  app.add_flag("--pool", pool,
+               "Serve a warm pool's jobs over stdin/stdout, one ferryd --stdio each (how "
+               "'ferry up' starts it)");
   app.set_version_flag("--version", std::string("ferryd ") + FERRY_VERSION + " (protocol " +
                                         std::to_string(ferry::wire::kProtocolVersion) + ")");
   try {
@@ -76,7 +81,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ferryd: %s (ferryrun starts ferryd with --stdio)\n", e.what());
     return 2;
   }
-  if (!stdio && !connect) {
+  if (!stdio && !connect && !pool) {
     std::fprintf(stderr, "ferryd: nothing to do; ferryrun starts ferryd with --stdio\n");
     return 2;
   }
@@ -98,6 +103,15 @@ int run(int argc, char** argv) {
   ::dup2(null, 0);
   ::dup2(null, 1);
   ::close(null);
+  if (pool) {
+    char exe[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+      std::perror("ferryd: /proc/self/exe");
+      return 2;
+    }
+    return ferry::run_pool_host(in, out, std::string(exe, static_cast<size_t>(n)));
+  }
   asio::io_context io;
   ferry::DaemonOptions opts;
   opts.in_fd = in;

@@ -95,6 +95,13 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "allocation whose nodes are the hosts, else ssh); hydra's rsh and fork too")
       ->check(CLI::IsMember({"auto", "ssh", "slurm", "local", "rsh", "fork"}))
       ->group("Start");
+  app.add_option("--pool", cfg.pool,
+                 "Start the job through the warm pool NAME ('ferry up'); by default through the "
+                 "running pool that serves the most of its hosts, if any")
+      ->group("Start");
+  app.add_flag("--no-pool", cfg.no_pool,
+               "Reach every host directly, even where a warm pool serves it")
+      ->group("Start");
   app.add_option("--ferryd", raw.ferryd,
                  "Path of ferryd on the hosts (default: beside this ferryrun)")
       ->group("Start");

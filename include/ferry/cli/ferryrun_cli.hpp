@@ -48,6 +48,10 @@ struct FrontendConfig {
   bool detach = false;
   bool nohup = false;
   uint64_t journal_max = uint64_t{256} << 20;
+  /// --pool NAME: the warm pool the job goes through ("" = the one serving the most of its
+  /// hosts, if any runs); --no-pool: none.
+  std::string pool;
+  bool no_pool = false;
   /// The command line as the user typed it (one line), for the job's record.
   std::string command_line;
 };

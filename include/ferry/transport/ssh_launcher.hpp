@@ -59,6 +59,9 @@ struct SshOptions {
   /// ship_command() on its session, which names the ferryd to start or receives this
   /// plan's file for its architecture.
   std::shared_ptr<const ShipPlan> ship;
+  /// How ferryd is started: `--stdio` serves one job; a warm pool starts `--pool` (then with
+  /// no shipping: `ship` must be null).
+  std::string ferryd_mode = "--stdio";
 };
 
 /// A Launcher that reaches hosts over SSH. The command run is
