@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# 69_pool: the warm pool on 4 simulated hosts. `ferry up` keeps one `ferryd --pool` per host
+# behind one SSH connection each; 20 jobs in a row and 3 at once go through it (no SSH
+# session of their own), each checked like any job: every rank's line with its variables and
+# one core, exit codes, an MPI world (mpi4py over PMIx), --timeout. Jobs at once do not see
+# each other's output or signals. A `ferryd --pool` killed on a host is started again by the
+# next job (--verbose says so); a job's ferryd killed loses that host as usual; kill -9 of
+# ferryrun or of the pool leaves no rank, and the pool's ferryds end with its connections; a
+# stale pool is passed over. The pool's socket refuses another user; it ends itself after
+# --idle; `ferry down` ends it. Bad input: one line.
+# shellcheck disable=SC2154 # X_rc etc. come from run_capture
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cluster
+require_nodes 4
+
+export XDG_STATE_HOME=$T/state
+FERRY=$FERRY_BIN/ferry
+tok=$(unique_token)
+sleeper=$(sleeper_for "$tok")
+# The pool's name carries the token: a failed scenario's cleanup ends the pool too.
+NAME=p$tok
+POOLS=$XDG_STATE_HOME/ferry/pools
+UP=(--ssh-config "$SSHCFG" -H fnode1,fnode2,fnode3,fnode4)
+JOB=(--ssh-config "$SSHCFG" -H fnode1:2,fnode2:2,fnode3:2,fnode4:2)
+
+pool_pid() { sed -n "s/.* pool $1: pid \([0-9]*\),.*/\1/p" "$POOLS/$1/pool.log" | tail -1; }
+pool_ferryds() { pgrep -c -f "ferryd --pool" || true; }
+# SSH logins the hosts' sshd accepted so far.
+ssh_logins() { cat "$FERRY_CLUSTER_DIR"/fnode*/sshd.log | grep -c "Accepted publickey" || true; }
+
+# Bad input: one line each, nothing started.
+assert_refused "--idle 5x" "ferry up: --idle: bad time '5x'" "$FERRY" up --idle 5x "${UP[@]}"
+assert_refused "--name a/b" "ferry up: --name: bad pool name 'a/b'" "$FERRY" up --name 'a/b' "${UP[@]}"
+assert_refused "no host" "ferry up: no remote host to keep" "$FERRY" up
+assert_refused "--pool nosuch" "ferryrun: --pool nosuch: no such pool runs" \
+  "$FERRYRUN" --pool nosuch "${JOB[@]}" true
+assert_refused "--pool and --no-pool" "--no-pool: choose one" \
+  "$FERRYRUN" --pool "$NAME" --no-pool "${JOB[@]}" true
+run_capture B6 --timeout 10 -- "$FERRY" down "$NAME"
+assert_eq 1 "$B6_rc" "ferry down of no pool"
+assert_contains "$B6_err" "ferry down: no pool $NAME runs" "ferry down of no pool says so"
+
+# Up: 4 hosts, one ferryd --pool each, the socket private.
+run_capture UP --timeout 60 -- "$FERRY" up --name "$NAME" --idle 300s "${UP[@]}"
+assert_eq 0 "$UP_rc" "ferry up"
+assert_contains "$UP_out" "pool $NAME: 4 of 4 host(s) up" "ferry up's report"
+assert_eq 700 "$(stat -c %a "$POOLS/$NAME")" "the pool's directory is private"
+assert_eq 600 "$(stat -c %a "$POOLS/$NAME/pool.sock")" "the pool's socket"
+for i in 1 2 3 4; do
+  assert_eq 1 "$(pids_on_host "fnode$i" "ferryd --pool" | wc -l)" "one ferryd --pool on fnode$i"
+done
+run_capture PS --timeout 10 -- "$FERRY" pools
+for i in 1 2 3 4; do assert_contains "$PS_out" "fnode$i up" "ferry pools: fnode$i up"; done
+logins=$(ssh_logins)
+
+# 20 jobs in a row through the pool (found without --pool), each checked; every fifth fails.
+check_job() {  # P EXPECTED_RC
+  local p=$1 want=$2 r out rc_var="${1}_rc"
+  assert_eq "$want" "${!rc_var}" "job $p: exit status"
+  out=$T/$p.out
+  for r in 0 1 2 3 4 5 6 7; do
+    assert_eq "r=$r w=8 lr=$((r % 2)) h=fnode$((r / 2 + 1)) cpus=1" "$(rank_lines "$out" "$r" stdout | grep "^r=")" \
+      "job $p: rank $r's line"
+  done
+}
+RANK_LINE='echo "r=$RANK w=$WORLD_SIZE lr=$LOCAL_RANK h=$(hostname) cpus=$(nproc)"'
+for i in $(seq 1 20); do
+  code=0
+  ((i % 5 == 0)) && code=3
+  run_capture J --timeout 60 -- "$FERRYRUN" --verbose "${JOB[@]}" \
+    sh -c "$RANK_LINE; [ \$RANK = 5 ] && { $sleeper 1; exit $code; }; exit 0"
+  check_job J "$code"
+  assert_eq 4 "$(grep -c "through pool $NAME (warm, no SSH)" "$T/J.err")" "job $i: every host through the pool"
+done
+assert_eq "$logins" "$(ssh_logins)" "no SSH login of the jobs' own (the hosts' sshd logs)"
+assert_eq 20 "$(grep -c "fnode1: job ferryrun-[0-9]* on stream" "$POOLS/$NAME/pool.log")" \
+  "the pool's log: 20 jobs on fnode1"
+wait_gone "ferryd --stdio" 10
+assert_eq 4 "$(pool_ferryds)" "the pool's ferryds stay"
+
+# An MPI world through the pool (Open MPI's PMIx, served by the jobs' ferryds).
+if "$PY" -c 'from mpi4py import MPI' 2>/dev/null; then
+  run_capture M --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 \
+    -H fnode1:1,fnode2:1,fnode3:1,fnode4:1 "$PY" "$FERRY_SRC/tests/e2e/programs/mpi4py_allreduce.py" "$tok"
+  assert_eq 0 "$M_rc" "mpi4py through the pool"
+  for r in 0 1 2 3; do
+    assert_eq "mpi4py $r/4 host=fnode$((r + 1)) sum=10 bcast=from-0 hosts=4" \
+      "$(rank_lines "$T/M.out" "$r" stdout)" "mpi4py rank $r"
+  done
+else
+  fail "python3-mpi4py is not installed (apt-get install python3-mpi4py)"
+fi
+
+# --timeout through the pool: exit 124, nothing left.
+run_capture TO --timeout 60 -- "$FERRYRUN" --timeout 2 "${JOB[@]}" "$sleeper" 1000
+assert_eq 124 "$TO_rc" "--timeout through the pool"
+wait_gone "$sleeper" 10
+
+# 3 jobs at once: each sees only its own ranks' lines; SIGTERM to one leaves the others.
+for k in 1 2 3; do
+  start_bg C$k -- "$FERRYRUN" "${JOB[@]}" sh -c "echo job$k \$RANK; $sleeper 2; $RANK_LINE"
+done
+wait_procs "^$sleeper 2" 24 30
+start_bg K -- "$FERRYRUN" "${JOB[@]}" sh -c "echo jobK \$RANK; exec $sleeper 1000"
+wait_procs "^$sleeper 1000" 8 30
+kill -TERM "$K_pid"
+for k in 1 2 3; do
+  wait_bg C$k 60
+  check_job C$k 0
+  assert_eq 8 "$(grep -c "<stdout>:job$k " "$T/C$k.out")" "job $k: its 8 ranks' lines"
+  assert_eq 8 "$(grep -c "<stdout>:job" "$T/C$k.out")" "job $k: no other job's lines"
+done
+wait_bg K 30
+assert_ne 0 "$K_rc" "the job given SIGTERM"
+wait_gone "$sleeper 1000" 10
+run_capture PJ --timeout 10 -- "$FERRY" pools
+assert_contains "$PJ_out" "0 job stream(s) open" "no stream left open"
+
+# A ferryd --pool killed on fnode2: the next job starts it again (said under --verbose).
+kill -9 "$(pids_on_host fnode2 "ferryd --pool")"
+wait_for "the pool sees fnode2 down" 20 sh -c "'$FERRY' pools | grep -q 'fnode2 down'"
+run_capture R --timeout 60 -- "$FERRYRUN" --verbose "${JOB[@]}" sh -c "$RANK_LINE"
+check_job R 0
+assert_contains "$R_err" "fnode2: through pool $NAME (repaired" "the repair, under --verbose"
+assert_eq 1 "$(pids_on_host fnode2 "ferryd --pool" | wc -l)" "fnode2's ferryd --pool again"
+
+# A job's own ferryd killed: that host is lost as usual; nothing left.
+start_sleeper_job L 8 -- "${JOB[@]}"
+kill -9 "$(pids_on_host fnode3 "ferryd --stdio" | head -1)"
+wait_bg L 30
+assert_ne 0 "$L_rc" "a job whose ferryd was killed"
+assert_contains "$L_err" "lost host fnode3" "the lost host named"
+wait_gone "$L_sleeper" 15
+
+# kill -9 of ferryrun during a job: its ranks end on every host; the pool stays.
+start_sleeper_job F 8 -- "${JOB[@]}"
+kill -9 "$F_pid"
+wait_gone "$F_sleeper" 15
+wait_gone "ferryd --stdio" 15
+assert_eq 4 "$(pool_ferryds)" "the pool outlives a killed job"
+
+# Another user cannot use the pool: the directory keeps them out, and the socket's peer
+# check refuses them even where the directory lets them through.
+probe='import socket,sys
+s=socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("connect:", e.strerror); sys.exit(0)
+s.sendall(b"open fnode1:2222 x\n"); print(s.recv(200).decode().strip())'
+run_capture U1 --timeout 10 -- runuser -u nobody -- "$PY" -c "$probe" "$POOLS/$NAME/pool.sock"
+assert_contains "$U1_out" "connect: Permission denied" "the directory keeps another user out"
+chmod 755 "$XDG_STATE_HOME" "$XDG_STATE_HOME/ferry" "$POOLS" "$POOLS/$NAME"
+chmod 666 "$POOLS/$NAME/pool.sock"
+run_capture U2 --timeout 10 -- runuser -u nobody -- "$PY" -c "$probe" "$POOLS/$NAME/pool.sock"
+chmod 700 "$XDG_STATE_HOME/ferry" "$POOLS" "$POOLS/$NAME"
+chmod 600 "$POOLS/$NAME/pool.sock"
+assert_eq "refused: this pool belongs to another user" "$U2_out" "the socket refuses another uid"
+assert_contains "$(cat "$POOLS/$NAME/pool.log")" "refused a connection of uid $(id -u nobody)" "logged"
+
+# kill -9 of the pool during a job: the job loses its hosts, no rank is left, and the pool's
+# ferryds end with their connections.
+start_sleeper_job P 8 -- "${JOB[@]}"
+kill -9 "$(pool_pid "$NAME")"
+wait_bg P 30
+assert_ne 0 "$P_rc" "a job whose pool was killed"
+assert_contains "$P_err" "the warm pool's connection ended" "the reason"
+wait_gone "$P_sleeper" 15
+wait_cluster_idle 20
+# Its socket is left behind: a job passes it over and reaches the hosts itself.
+run_capture S --timeout 60 -- "$FERRYRUN" --verbose "${JOB[@]}" sh -c "$RANK_LINE"
+check_job S 0
+assert_not_contains "$S_err" "through pool" "a dead pool is passed over"
+
+# Idle: the pool ends itself after --idle without a job, its ferryds with it.
+run_capture UP2 --timeout 60 -- "$FERRY" up --name "$NAME" --idle 3s "${UP[@]}"
+assert_eq 0 "$UP2_rc" "ferry up over a dead pool's directory"
+run_capture I --timeout 60 -- "$FERRYRUN" "${JOB[@]}" sh -c "$RANK_LINE"
+check_job I 0
+pid=$(pool_pid "$NAME")
+wait_for "the idle pool's end" 20 sh -c "! kill -0 $pid"
+assert_contains "$(cat "$POOLS/$NAME/pool.log")" "no job for 3 s: ending" "the log says why"
+wait_cluster_idle 20
+
+# The default pool: ferry up again over it is fine, ferry down ends it.
+run_capture UP3 --timeout 60 -- "$FERRY" up --idle 300s "${UP[@]}"
+assert_eq 0 "$UP3_rc" "ferry up (default pool)"
+run_capture UP4 --timeout 60 -- "$FERRY" up "${UP[@]}"
+assert_contains "$UP4_out" "pool default runs already" "a running pool is reused"
+assert_refused "another pool's hosts" "ferry up: pool default runs already without fnode9" \
+  "$FERRY" up --ssh-config "$SSHCFG" -H fnode1,fnode9
+pid=$(pool_pid default)
+run_capture D --timeout 30 -- "$FERRY" down
+assert_eq 0 "$D_rc" "ferry down"
+assert_contains "$D_out" "ferry down: pool default ended" "ferry down's line"
+wait_for "the pool's end" 20 sh -c "! kill -0 $pid"
+wait_cluster_idle 20
+pass
