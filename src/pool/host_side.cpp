@@ -31,6 +31,8 @@ using asio::local::stream_protocol;
 // stream's end waits for it this long at most (for the reason it gives).
 constexpr auto kStatusWait = std::chrono::milliseconds(1000);
 constexpr std::size_t kRead = 64 * 1024;
+// A spare ferryd older than this is replaced (its greeting's free port may be taken by then).
+constexpr auto kSpareAge = std::chrono::seconds(15);
 
 std::string exit_reason(int status, const std::string& last_line) {
   std::string why;
@@ -45,9 +47,15 @@ std::string exit_reason(int status, const std::string& last_line) {
 class HostSide {
  public:
   HostSide(asio::io_context& io, int in_fd, int out_fd, std::string exe)
-      : io_(io), in_(io, in_fd), out_(io, out_fd), exe_(std::move(exe)), sigchld_(io, SIGCHLD) {}
+      : io_(io),
+        in_(io, in_fd),
+        out_(io, out_fd),
+        exe_(std::move(exe)),
+        sigchld_(io, SIGCHLD),
+        spare_timer_(io) {}
 
   void start() {
+    make_spare();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     send(encode_mux(MuxType::kHello, 0,
@@ -131,50 +139,89 @@ class HostSide {
       case MuxType::kClose:
         // The job's front end is gone: its ferryd reads EOF and stops the ranks; reaped later.
         jobs_.erase(f.stream);
+        refill();
         return;
       default:
         return;
     }
   }
 
-  void open_job(std::uint32_t id) {
+  // A ferryd --stdio started, not yet a job's: its socket and its stderr's pipe.
+  struct Started {
+    pid_t pid = -1;
+    UniqueFd sock, err;
+    std::chrono::steady_clock::time_point born;
+  };
+
+  Result<Started> start_ferryd() {
     int sv[2], ep[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      return send(encode_mux(MuxType::kClose, id, std::string("socketpair: ") + std::strerror(errno)));
-    if (::pipe2(ep, O_CLOEXEC) != 0) {
-      ::close(sv[0]);
-      ::close(sv[1]);
-      return send(encode_mux(MuxType::kClose, id, std::string("pipe: ") + std::strerror(errno)));
-    }
+      return make_error(std::string("socketpair: ") + std::strerror(errno));
+    UniqueFd mine(sv[0]), theirs(sv[1]);
+    if (::pipe2(ep, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
+    UniqueFd err_read(ep[0]), err_write(ep[1]);
     SpawnRequest req;
     // The file this process runs, even if it was replaced or removed since (a new version
     // installed under a running pool): every job's ferryd speaks the pool's version.
     req.path = "/proc/self/exe";
     req.argv = {exe_, "--stdio"};
     for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
-    req.stdin_fd = sv[1];
-    req.stdout_fd = sv[1];
-    req.stderr_fd = ep[1];
+    req.stdin_fd = theirs.get();
+    req.stdout_fd = theirs.get();
+    req.stderr_fd = err_write.get();
     // This process gone (its connection cut, or killed): the job's ferryd stops its ranks with
     // the job's grace, as when its stream ends.
     req.parent_death_signal = SIGTERM;
     auto pid = spawn_process(req);
-    ::close(sv[1]);
-    ::close(ep[1]);
-    if (!pid) {
-      ::close(sv[0]);
-      ::close(ep[0]);
-      return send(encode_mux(MuxType::kClose, id, "cannot start ferryd: " + pid.error().message));
+    if (!pid) return make_error("cannot start ferryd: " + pid.error().message);
+    Started s;
+    s.pid = *pid;
+    s.sock = std::move(mine);
+    s.err = std::move(err_read);
+    s.born = std::chrono::steady_clock::now();
+    return s;
+  }
+
+  // One ferryd is kept started ahead of the next job (its start, hwloc's discovery and its
+  // greeting are then off that job's path). Its greeting names a free port, and ports free
+  // now may be taken later: a spare older than kSpareAge is replaced.
+  void make_spare() {
+    spare_.reset();
+    auto s = start_ferryd();
+    if (!s) return;  // the next job starts its own and reports why it cannot
+    spare_ = std::move(*s);
+    spare_timer_.expires_after(kSpareAge);
+    spare_timer_.async_wait([this](std::error_code ec) {
+      if (!ec && !ended_) make_spare();  // the old one reads EOF and exits
+    });
+  }
+
+  void open_job(std::uint32_t id) {
+    std::optional<Started> s;
+    if (spare_) {
+      s = std::move(*spare_);
+      spare_.reset();
+      spare_timer_.cancel();
+    } else if (auto fresh = start_ferryd()) {
+      s = std::move(*fresh);
+    } else {
+      return send(encode_mux(MuxType::kClose, id, fresh.error().message));
     }
     auto job = std::make_unique<Job>(io_);
-    job->pid = *pid;
-    job->sock.assign(stream_protocol(), sv[0]);
-    job->err.assign(ep[0]);
+    job->pid = s->pid;
+    job->sock.assign(stream_protocol(), s->sock.release());
+    job->err.assign(s->err.release());
     Job& j = *job;
     jobs_[id] = std::move(job);
-    by_pid_[*pid] = id;
+    by_pid_[s->pid] = id;
     read_job(id, j);
     read_err(id, j);
+  }
+
+  // The next job's ferryd is started when a job's stream ends, not when it begins: its start
+  // would compete for the host's CPUs with the job's own ranks starting.
+  void refill() {
+    if (!ended_ && !spare_) make_spare();
   }
 
   // The job still exists, and is the one the callback was made for (ids are never reused).
@@ -261,6 +308,7 @@ class HostSide {
     std::string why = j->wait_status ? exit_reason(*j->wait_status, j->last_line) : "";
     send(encode_mux(MuxType::kClose, id, why));
     jobs_.erase(id);
+    refill();
   }
 
   void wait_children() {
@@ -270,7 +318,15 @@ class HostSide {
       pid_t pid;
       while ((pid = ::waitpid(-1, &st, WNOHANG)) > 0) {
         auto it = by_pid_.find(pid);
-        if (it == by_pid_.end()) continue;
+        if (it == by_pid_.end()) {
+          // The spare ended unused (it failed at its start): the next job starts its own, and
+          // its stream says why, should that one fail too.
+          if (spare_ && spare_->pid == pid) {
+            spare_.reset();
+            spare_timer_.cancel();
+          }
+          continue;
+        }
         const std::uint32_t id = it->second;
         by_pid_.erase(it);
         if (Job* j = alive(id)) {
@@ -288,6 +344,8 @@ class HostSide {
     status_ = status;
     // Every job's ferryd reads EOF now (and SIGTERM when this process exits).
     jobs_.clear();
+    spare_.reset();
+    spare_timer_.cancel();
     io_.stop();
   }
 
@@ -303,6 +361,8 @@ class HostSide {
   int status_ = 0;
   std::map<std::uint32_t, std::unique_ptr<Job>> jobs_;
   std::map<pid_t, std::uint32_t> by_pid_;
+  std::optional<Started> spare_;
+  asio::steady_timer spare_timer_;
 };
 
 }  // namespace

@@ -19,6 +19,8 @@
 #include <ctime>
 #include <filesystem>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/session/control_socket.hpp"
@@ -321,8 +323,10 @@ int cmd_cache(bool clear) {
 }
 
 int run_ferry_tool(const std::vector<std::string>& args_in) {
-  CLI::App app("ferry: the jobs ferryrun keeps (--detach, --nohup), and its cache of synced trees",
-               "ferry");
+  CLI::App app(
+      "ferry: the jobs ferryrun keeps (--detach, --nohup), its warm pools and its cache of synced "
+      "trees",
+      "ferry");
   app.require_subcommand(1);
   app.footer(
       "A job's id may be shortened to its first characters. Jobs live in "
@@ -357,6 +361,14 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   auto* cache = app.add_subcommand(
       "cache", "Say what this machine's cache of synced trees (ferryrun --sync) keeps");
   cache->add_flag("--clear", clear, "Remove every cached file first");
+  // The warm pool's commands are run by ferry's main before this parser (app.hpp's
+  // run_pool_tool); listed here for --help.
+  for (const auto& [name, what] : std::vector<std::pair<const char*, const char*>>{
+           {"up", "Start a warm pool: ferryd kept on the hosts, jobs start without SSH (ferry up "
+                  "--help)"},
+           {"down", "End a warm pool (default: the one named default; --all)"},
+           {"pools", "List the warm pools and their hosts"}})
+    app.add_subcommand(name, what)->allow_extras();
   std::vector<std::string> args(args_in.begin() + (args_in.empty() ? 0 : 1), args_in.end());
   std::reverse(args.begin(), args.end());
   try {

@@ -27,6 +27,25 @@ JOB=(--ssh-config "$SSHCFG" -H fnode1:2,fnode2:2,fnode3:2,fnode4:2)
 
 pool_pid() { sed -n "s/.* pool $1: pid \([0-9]*\),.*/\1/p" "$POOLS/$1/pool.log" | tail -1; }
 pool_ferryds() { pgrep -c -f "ferryd --pool" || true; }
+# The ferryds the pools' ferryd --pool started and that still run: one spare per host (started
+# ahead of the next job) once no job runs.
+pool_children() {
+  local n=0 p parent
+  for p in $(pgrep -f "ferryd --stdio"); do
+    parent=$(ps -o ppid= -p "$p" | tr -d ' ')
+    [[ -n $parent && $(ps -o args= -p "$parent") == *"ferryd --pool"* ]] && n=$((n + 1))
+  done
+  echo "$n"
+}
+spares_only() { [[ $(pool_children) == 4 ]]; }
+# job_ferryd HOST SLEEPER: the ferryd of the job whose rank runs SLEEPER on HOST (the rank's
+# shell is its child).
+job_ferryd() {
+  local rank shell
+  rank=$(pids_on_host "$1" "^$2 1000" | head -1)
+  shell=$(ps -o ppid= -p "$rank" | tr -d ' ')
+  ps -o ppid= -p "$shell" | tr -d ' '
+}
 # SSH logins the hosts' sshd accepted so far.
 ssh_logins() { cat "$FERRY_CLUSTER_DIR"/fnode*/sshd.log | grep -c "Accepted publickey" || true; }
 
@@ -77,7 +96,7 @@ done
 assert_eq "$logins" "$(ssh_logins)" "no SSH login of the jobs' own (the hosts' sshd logs)"
 assert_eq 20 "$(grep -c "fnode1: job ferryrun-[0-9]* on stream" "$POOLS/$NAME/pool.log")" \
   "the pool's log: 20 jobs on fnode1"
-wait_gone "ferryd --stdio" 10
+wait_for "no job's ferryd left, a spare on each host" 15 spares_only
 assert_eq 4 "$(pool_ferryds)" "the pool's ferryds stay"
 
 # An MPI world through the pool (Open MPI's PMIx, served by the jobs' ferryds).
@@ -128,7 +147,7 @@ assert_eq 1 "$(pids_on_host fnode2 "ferryd --pool" | wc -l)" "fnode2's ferryd --
 
 # A job's own ferryd killed: that host is lost as usual; nothing left.
 start_sleeper_job L 8 -- "${JOB[@]}"
-kill -9 "$(pids_on_host fnode3 "ferryd --stdio" | head -1)"
+kill -9 "$(job_ferryd fnode3 "$L_sleeper")"
 wait_bg L 30
 assert_ne 0 "$L_rc" "a job whose ferryd was killed"
 assert_contains "$L_err" "lost host fnode3" "the lost host named"
@@ -138,7 +157,7 @@ wait_gone "$L_sleeper" 15
 start_sleeper_job F 8 -- "${JOB[@]}"
 kill -9 "$F_pid"
 wait_gone "$F_sleeper" 15
-wait_gone "ferryd --stdio" 15
+wait_for "no job's ferryd left" 15 spares_only
 assert_eq 4 "$(pool_ferryds)" "the pool outlives a killed job"
 
 # Another user cannot use the pool: the directory keeps them out, and the socket's peer
