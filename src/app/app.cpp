@@ -215,14 +215,16 @@ Result<std::optional<PoolRoute>> job_pool(const FrontendConfig& cfg) {
     return make_error("--pool " + cfg.pool + " and --no-pool: choose one");
   if (cfg.no_pool || cfg.launch != LaunchWith::kSsh) return std::optional<PoolRoute>();
   if (!cfg.pool.empty())
-    if (Status st = check_pool_name(cfg.pool); !st) return make_error("--pool: " + st.error().message);
+    if (Status st = check_pool_name(cfg.pool); !st)
+      return make_error("--pool: " + st.error().message);
   auto dir = pools_directory();
   if (!dir) {
     if (cfg.pool.empty()) return std::optional<PoolRoute>();
     return make_error("--pool " + cfg.pool + ": " + dir.error().message);
   }
   std::vector<std::string> keys;
-  for (const HostEntry& h : cfg.job.hosts) keys.push_back(pool_host_key(h, cfg.ssh.port, cfg.ssh.user));
+  for (const HostEntry& h : cfg.job.hosts)
+    keys.push_back(pool_host_key(h, cfg.ssh.port, cfg.ssh.user));
   auto route = find_pool(*dir, cfg.pool, keys);
   if (!route || !*route) return route;
   (*route)->default_port = cfg.ssh.port;

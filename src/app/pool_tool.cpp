@@ -26,7 +26,8 @@ namespace ferry {
 
 namespace {
 
-constexpr const char* kUpHelp = R"(Usage: ferry up [--name NAME] [--idle TIME] [--foreground] HOST OPTIONS...
+constexpr const char* kUpHelp =
+    R"(Usage: ferry up [--name NAME] [--idle TIME] [--foreground] HOST OPTIONS...
 
 Starts a warm pool: one ferryd per host, kept running behind one SSH connection per host
 held by a pool process on this machine. Jobs whose hosts it serves then start through it
@@ -146,11 +147,12 @@ int pool_up(const std::vector<std::string>& args) {
     if (a == "--name" || a == "--idle") return refuse("up", a + " needs a value");
     up.rest.push_back(a);
   }
-  if (Status st = check_pool_name(up.name); !st) return refuse("up", "--name: " + st.error().message);
+  if (Status st = check_pool_name(up.name); !st)
+    return refuse("up", "--name: " + st.error().message);
   auto idle = parse_idle(up.idle_text);
   if (!idle)
-    return refuse("up", "--idle: bad time '" + up.idle_text +
-                            "' (expected 90s, 30m, 2h, 1d or never)");
+    return refuse("up",
+                  "--idle: bad time '" + up.idle_text + "' (expected 90s, 30m, 2h, 1d or never)");
   up.idle = *idle;
   // The hosts exactly as ferryrun reads them; `true` stands for the job's command.
   std::vector<std::string> fargs{"ferry up"};
@@ -160,15 +162,17 @@ int pool_up(const std::vector<std::string>& args) {
   if (!parsed.config) return parsed.exit_code;
   FrontendConfig& cfg = *parsed.config;
   if (cfg.launch != LaunchWith::kSsh)
-    return refuse("up", std::string("a pool holds SSH connections; these hosts are reached ") +
-                            (cfg.launch == LaunchWith::kSlurm ? "by srun (a Slurm allocation)"
-                                                              : "on this machine (--launcher local)"));
+    return refuse("up",
+                  std::string("a pool holds SSH connections; these hosts are reached ") +
+                      (cfg.launch == LaunchWith::kSlurm ? "by srun (a Slurm allocation)"
+                                                        : "on this machine (--launcher local)"));
   HostList remote;
   for (const HostEntry& h : cfg.job.hosts)
     if (!is_local_host(h.name) || h.port != 0 || !h.user.empty()) remote.push_back(h);
   if (remote.empty())
-    return refuse("up", "no remote host to keep (give them with -H, --hostfile or --config; this "
-                        "machine's ferryd is forked for each job, no pool needed)");
+    return refuse("up",
+                  "no remote host to keep (give them with -H, --hostfile or --config; this "
+                  "machine's ferryd is forked for each job, no pool needed)");
   auto pools = pools_directory();
   if (!pools) return refuse("up", pools.error().message);
   const std::string dir = *pools + "/" + up.name;
@@ -262,7 +266,8 @@ int pool_up(const std::vector<std::string>& args) {
     const std::string rest = sp == std::string::npos ? "" : line.substr(sp + 1);
     if (rest.rfind("up ", 0) == 0) {
       ++up_count;
-      if (cfg.job.verbose) std::printf("ferry up: %s: up (%s)\n", key.c_str(), rest.substr(3).c_str());
+      if (cfg.job.verbose)
+        std::printf("ferry up: %s: up (%s)\n", key.c_str(), rest.substr(3).c_str());
     } else if (rest.rfind("failed ", 0) == 0) {
       ++failed;
       std::fprintf(stderr, "ferry up: %s: %s\n", key.c_str(), rest.substr(7).c_str());
@@ -274,9 +279,10 @@ int pool_up(const std::vector<std::string>& args) {
                  up.name.c_str());
     return 1;
   }
-  std::printf("ferry up: pool %s: %d of %d host(s) up; ends after %s without a job ('ferry down%s')\n",
-              up.name.c_str(), up_count, up_count + failed, up.idle_text.c_str(),
-              up.name == "default" ? "" : (" " + up.name).c_str());
+  std::printf(
+      "ferry up: pool %s: %d of %d host(s) up; ends after %s without a job ('ferry down%s')\n",
+      up.name.c_str(), up_count, up_count + failed, up.idle_text.c_str(),
+      up.name == "default" ? "" : (" " + up.name).c_str());
   return failed == 0 ? 0 : 1;
 }
 
@@ -285,9 +291,10 @@ int pool_down(const std::vector<std::string>& args) {
   bool all = false;
   for (size_t i = 2; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::fputs("Usage: ferry down [NAME...|--all]\n\nEnds warm pools (default: the pool "
-                 "named default): their ferryds on every host end with them.\n",
-                 stdout);
+      std::fputs(
+          "Usage: ferry down [NAME...|--all]\n\nEnds warm pools (default: the pool "
+          "named default): their ferryds on every host end with them.\n",
+          stdout);
       return 0;
     }
     if (args[i] == "--all") {
@@ -322,7 +329,8 @@ int pool_down(const std::vector<std::string>& args) {
 int pool_list(const std::vector<std::string>& args) {
   if (args.size() > 2) {
     if (args[2] == "-h" || args[2] == "--help") {
-      std::fputs("Usage: ferry pools\n\nLists the warm pools and the state of each host.\n", stdout);
+      std::fputs("Usage: ferry pools\n\nLists the warm pools and the state of each host.\n",
+                 stdout);
       return 0;
     }
     return refuse("pools", "takes no arguments");

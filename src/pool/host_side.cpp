@@ -158,7 +158,8 @@ class HostSide {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       return make_error(std::string("socketpair: ") + std::strerror(errno));
     UniqueFd mine(sv[0]), theirs(sv[1]);
-    if (::pipe2(ep, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(ep, O_CLOEXEC) != 0)
+      return make_error(std::string("pipe: ") + std::strerror(errno));
     UniqueFd err_read(ep[0]), err_write(ep[1]);
     SpawnRequest req;
     // The file this process runs, even if it was replaced or removed since (a new version

@@ -10,7 +10,8 @@ void put_u32(std::string& out, std::uint32_t v) {
 
 std::uint32_t get_u32(std::string_view in) {
   std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(in[static_cast<size_t>(i)]);
   return v;
 }
 

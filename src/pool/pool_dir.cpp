@@ -50,11 +50,11 @@ Result<std::string> pools_directory() {
 }
 
 Status check_pool_name(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' &&
-                  std::all_of(name.begin(), name.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
-                           c == '_';
-                  });
+  const bool ok =
+      !name.empty() && name.size() <= 64 && name.front() != '.' &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+      });
   if (ok) return {};
   return make_error("bad pool name '" + printable(name) +
                     "' (letters, digits, '.', '-', '_'; at most 64)");
@@ -106,8 +106,7 @@ Result<UniqueFd> connect_pool(const std::string& dir) {
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return make_error(path + ": " + std::strerror(errno));
   if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    if (errno == ENOENT || errno == ECONNREFUSED)
-      return make_error("no pool answers at " + path);
+    if (errno == ENOENT || errno == ECONNREFUSED) return make_error("no pool answers at " + path);
     return make_error("cannot reach the pool at " + path + ": " + std::strerror(errno));
   }
   return fd;
@@ -117,7 +116,8 @@ Result<std::vector<std::string>> pool_request(const std::string& dir, const std:
   auto fd = connect_pool(dir);
   if (!fd) return fd.error();
   const std::string line = request + "\n";
-  if (::send(fd->get(), line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+  if (::send(fd->get(), line.data(), line.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(line.size()))
     return make_error("the pool at " + dir + " did not take the request: " + std::strerror(errno));
   std::string in;
   std::vector<std::string> lines;
@@ -128,8 +128,8 @@ Result<std::vector<std::string>> pool_request(const std::string& dir, const std:
       std::string l = in.substr(0, nl);
       in.erase(0, nl + 1);
       if (l == "end") return lines;
-      const bool last = lines.empty() && (l == "ok" || l.rfind("ok ", 0) == 0 || l.rfind("no ", 0) == 0 ||
-                                          l.rfind("refused", 0) == 0);
+      const bool last = lines.empty() && (l == "ok" || l.rfind("ok ", 0) == 0 ||
+                                          l.rfind("no ", 0) == 0 || l.rfind("refused", 0) == 0);
       lines.push_back(std::move(l));
       if (last) return lines;
     }

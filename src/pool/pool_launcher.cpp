@@ -82,9 +82,10 @@ class PoolLink final : public Link {
       if (!*alive) return;
       reading_ = false;
       if (closed_) return;
-      if (ec) return ended(ec == asio::error::eof ? "the warm pool's connection ended (the pool "
-                                                    "process is gone)"
-                                                  : "the warm pool's connection: " + ec.message());
+      if (ec)
+        return ended(ec == asio::error::eof ? "the warm pool's connection ended (the pool "
+                                              "process is gone)"
+                                            : "the warm pool's connection: " + ec.message());
       reader_.feed(std::string_view(buf_.data(), n));
       if (!deliver() || !*alive || closed_) return;
       if (!paused_) read();
@@ -228,7 +229,8 @@ void PoolLauncher::fall_back(const HostEntry& host, const DaemonCommand& cmd, Op
   fallback_.async_open(host, cmd, std::move(handler));
 }
 
-void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, OpenHandler handler) {
+void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
+                              OpenHandler handler) {
   const std::string key = pool_host_key(host, route_.default_port, route_.default_user);
   if (!route_.keys.count(key)) return fallback_.async_open(host, cmd, std::move(handler));
   auto p = std::make_shared<Pending>(io_);
@@ -251,10 +253,12 @@ void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, O
               [this, p, host, cmd, handler = std::move(handler)](std::error_code ec3,
                                                                  size_t n) mutable {
                 if (p->cancelled) return handler(make_error(host.name + ": cancelled"));
-                if (ec3) return fall_back(host, cmd, std::move(handler), "no answer (" + ec3.message() + ")");
-                std::string line(asio::buffers_begin(p->answer.data()),
-                                 asio::buffers_begin(p->answer.data()) +
-                                     static_cast<std::ptrdiff_t>(n - 1));
+                if (ec3)
+                  return fall_back(host, cmd, std::move(handler),
+                                   "no answer (" + ec3.message() + ")");
+                std::string line(
+                    asio::buffers_begin(p->answer.data()),
+                    asio::buffers_begin(p->answer.data()) + static_cast<std::ptrdiff_t>(n - 1));
                 p->answer.consume(n);
                 const auto w = split(line, ' ');
                 if (w.size() < 5 || w[0] != "ok") {
@@ -265,8 +269,9 @@ void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd, O
                                   asio::buffers_end(p->answer.data()));
                 if (verbose_)
                   verbose_(host.name + ": through pool " + route_.name + " (" + w[4] +
-                           (w[4] == "repaired" ? ": its ferryd there had ended and was started again"
-                                               : ", no SSH") +
+                           (w[4] == "repaired"
+                                ? ": its ferryd there had ended and was started again"
+                                : ", no SSH") +
                            ")");
                 std::function<void(const std::string&)> on_stderr = cmd.on_stderr;
                 std::unique_ptr<Link> link = std::make_unique<PoolLink>(

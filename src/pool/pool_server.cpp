@@ -101,13 +101,12 @@ struct PoolServer::Impl {
       host->describe = host->link->describe();
       host->peer = host->link->peer_address();
       host->local = host->link->local_address();
-      host->link->start(
-          [this, key, gen](std::string_view bytes) { on_host_data(key, gen, bytes); },
-          [this, key, gen](const std::string& why) {
-            Host* hh = find_host(key);
-            if (!hh || hh->generation != gen) return;
-            host_down(*hh, why.empty() ? "its ferryd --pool ended" : why);
-          });
+      host->link->start([this, key, gen](std::string_view bytes) { on_host_data(key, gen, bytes); },
+                        [this, key, gen](const std::string& why) {
+                          Host* hh = find_host(key);
+                          if (!hh || hh->generation != gen) return;
+                          host_down(*hh, why.empty() ? "its ferryd --pool ended" : why);
+                        });
       host->hello_timer.expires_after(kHelloWithin);
       host->hello_timer.async_wait([this, key, gen](std::error_code ec) {
         Host* hh = find_host(key);
@@ -177,8 +176,8 @@ struct PoolServer::Impl {
         auto words = split(frame.payload, ' ');
         if (words.size() < 2 || words[0] != "ferryd-pool" ||
             words[1] != std::to_string(kMuxVersion))
-          return host_down(*h, "its ferryd speaks another pool version ('" +
-                                   printable(frame.payload) + "')");
+          return host_down(
+              *h, "its ferryd speaks another pool version ('" + printable(frame.payload) + "')");
         if (h->state == State::kStarting) host_up(*h);
         continue;
       }
@@ -263,13 +262,16 @@ struct PoolServer::Impl {
 
   void request(const std::shared_ptr<Client>& c, const std::string& line) {
     const auto words = split(line, ' ');
-    if (words.size() >= 2 && words[0] == "open") return open(c, words[1], words.size() > 2 ? words[2] : "");
+    if (words.size() >= 2 && words[0] == "open")
+      return open(c, words[1], words.size() > 2 ? words[2] : "");
     if (line == "hosts") {
       std::string text;
       for (const auto& key : order) {
         const Host& h = *hosts[key];
         text += h.key + " " +
-                (h.state == State::kUp ? "up" : h.state == State::kStarting ? "starting" : "down") +
+                (h.state == State::kUp         ? "up"
+                 : h.state == State::kStarting ? "starting"
+                                               : "down") +
                 " " + or_dash(h.describe) + (h.why.empty() ? "" : " " + h.why) + "\n";
       }
       return reply(c, text + "end\n");
@@ -308,14 +310,17 @@ struct PoolServer::Impl {
     c->key = h.key;
     streams[c->id] = c;
     idle_timer.cancel();
-    log(h.key + ": job " + or_dash(c->label) + " on stream " + std::to_string(c->id) + " (" + how + ")");
+    log(h.key + ": job " + or_dash(c->label) + " on stream " + std::to_string(c->id) + " (" + how +
+        ")");
     h.link->send(encode_mux(MuxType::kOpen, c->id, c->label));
-    to_client(c, "ok " + or_dash(h.peer) + " " + or_dash(h.local) + " " + or_dash(h.describe) +
-                     " " + how + "\n",
+    to_client(c,
+              "ok " + or_dash(h.peer) + " " + or_dash(h.local) + " " + or_dash(h.describe) + " " +
+                  how + "\n",
               0);
     // What the job wrote after its request line is ferryd's already.
     if (c->request.size() > 0) {
-      std::string early(asio::buffers_begin(c->request.data()), asio::buffers_end(c->request.data()));
+      std::string early(asio::buffers_begin(c->request.data()),
+                        asio::buffers_end(c->request.data()));
       c->request.consume(c->request.size());
       c->unacked += early.size();
       h.link->send(encode_mux(MuxType::kData, c->id, early));
@@ -378,7 +383,8 @@ struct PoolServer::Impl {
     c.ended = true;
     auto self = c.shared_from_this();
     if (tell_host)
-      if (Host* h = find_host(c.key); h && h->link) h->link->send(encode_mux(MuxType::kClose, c.id, ""));
+      if (Host* h = find_host(c.key); h && h->link)
+        h->link->send(encode_mux(MuxType::kClose, c.id, ""));
     if (!tell_host) {
       to_client(self, encode_mux(MuxType::kClose, 0, why), 0);
       c.close_after = true;

@@ -364,8 +364,9 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   // The warm pool's commands are run by ferry's main before this parser (app.hpp's
   // run_pool_tool); listed here for --help.
   for (const auto& [name, what] : std::vector<std::pair<const char*, const char*>>{
-           {"up", "Start a warm pool: ferryd kept on the hosts, jobs start without SSH (ferry up "
-                  "--help)"},
+           {"up",
+            "Start a warm pool: ferryd kept on the hosts, jobs start without SSH (ferry up "
+            "--help)"},
            {"down", "End a warm pool (default: the one named default; --all)"},
            {"pools", "List the warm pools and their hosts"}})
     app.add_subcommand(name, what)->allow_extras();

@@ -22,8 +22,8 @@ sleeper=$(sleeper_for "$tok")
 # The pool's name carries the token: a failed scenario's cleanup ends the pool too.
 NAME=p$tok
 POOLS=$XDG_STATE_HOME/ferry/pools
-UP=(--ssh-config "$SSHCFG" -H fnode1,fnode2,fnode3,fnode4)
-JOB=(--ssh-config "$SSHCFG" -H fnode1:2,fnode2:2,fnode3:2,fnode4:2)
+UP=(--ssh-config "$SSHCFG" -H "fnode1,fnode2,fnode3,fnode4")
+JOB=(--ssh-config "$SSHCFG" -H "fnode1:2,fnode2:2,fnode3:2,fnode4:2")
 
 pool_pid() { sed -n "s/.* pool $1: pid \([0-9]*\),.*/\1/p" "$POOLS/$1/pool.log" | tail -1; }
 pool_ferryds() { pgrep -c -f "ferryd --pool" || true; }
@@ -84,6 +84,7 @@ check_job() {  # P EXPECTED_RC
       "job $p: rank $r's line"
   done
 }
+# shellcheck disable=SC2016 # the rank's shell expands them
 RANK_LINE='echo "r=$RANK w=$WORLD_SIZE lr=$LOCAL_RANK h=$(hostname) cpus=$(nproc)"'
 for i in $(seq 1 20); do
   code=0

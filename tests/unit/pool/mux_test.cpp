@@ -21,7 +21,8 @@ TEST(Mux, FramesComeBackAsSentWhateverThePieces) {
   const std::string big(300000, 'x');
   std::string bytes = encode_mux(MuxType::kHello, 0, "ferryd-pool 1 h 7") +
                       encode_mux(MuxType::kOpen, 3, "ferryrun-12") +
-                      encode_mux(MuxType::kData, 3, big) + encode_mux(MuxType::kStderr, 3, "oops\n") +
+                      encode_mux(MuxType::kData, 3, big) +
+                      encode_mux(MuxType::kStderr, 3, "oops\n") +
                       encode_mux(MuxType::kData, 4, "") + encode_mux(MuxType::kClose, 3, "why");
   for (size_t piece : {bytes.size(), size_t{1}, size_t{7}, size_t{4096}}) {
     MuxReader r;

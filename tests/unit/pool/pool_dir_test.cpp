@@ -34,8 +34,10 @@ TEST(PoolDir, AHostsKeyHasTheUserAndPortTheJobWouldUse) {
 }
 
 TEST(PoolDir, NamesAreChecked) {
-  for (const char* ok : {"default", "a", "sweep-2.b_c"}) EXPECT_TRUE(check_pool_name(ok).ok()) << ok;
-  for (const std::string& bad : std::vector<std::string>{"", ".hidden", "a/b", "a b", std::string(65, 'x')}) {
+  for (const char* ok : {"default", "a", "sweep-2.b_c"})
+    EXPECT_TRUE(check_pool_name(ok).ok()) << ok;
+  for (const std::string& bad :
+       std::vector<std::string>{"", ".hidden", "a/b", "a b", std::string(65, 'x')}) {
     auto st = check_pool_name(bad);
     ASSERT_FALSE(st.ok()) << bad;
     EXPECT_NE(st.error().message.find("bad pool name"), std::string::npos);
