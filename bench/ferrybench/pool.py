@@ -101,7 +101,7 @@ def run(ctx: Context) -> None:
 def one_case(ctx: Context, env: dict, case: str, cmds: dict, columns: list[Column], jobs: int,
              rounds: int) -> None:
     ferry = ctx.ferry()
-    up = subprocess.run([str(ferry.bin_dir / "ferry"), "up", "--name", "bench", "--idle", "600s",
+    up = subprocess.run([str(ferry.bin_dir / "ferry"), "up", "--name", "bench", "--idle", "never",
                          "--ssh-config", str(ctx.cluster.ssh_config),
                          "-H", "fnode1,fnode2,fnode3,fnode4"],
                         env=env, capture_output=True, text=True, timeout=120)
@@ -121,7 +121,8 @@ def one_case(ctx: Context, env: dict, case: str, cmds: dict, columns: list[Colum
             ctx.log(f"  pool: {case}: round {rnd + 1}/{rounds} "
                     f"({', '.join(c.key for c in order)})")
             for col in order:
-                json_path = ctx.out / "raw" / f"pool-{col.key}-{rnd + 1}-{len(wall.by_tool)}.json"
+                shell = "heavy" if "0.5 s" in case else "light"
+                json_path = ctx.out / "raw" / f"pool-{shell}-{col.key}-round{rnd + 1}.json"
                 json_path.parent.mkdir(parents=True, exist_ok=True)
                 before = proc_cpu(pool_pid)
                 r = subprocess.run(["hyperfine", "-N", "--runs", str(jobs), "--style", "basic",

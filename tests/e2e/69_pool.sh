@@ -138,6 +138,20 @@ wait_gone "$sleeper 1000" 10
 run_capture PJ --timeout 10 -- "$FERRY" pools
 assert_contains "$PJ_out" "0 job stream(s) open" "no stream left open"
 
+# A restart through the pool: rank 1 fails its first attempt, the second runs through.
+run_capture RS --timeout 60 -- "$FERRYRUN" --max-restarts 1 "${JOB[@]}" \
+  sh -c "[ \$FERRY_ATTEMPT = 0 ] && [ \$RANK = 1 ] && exit 3; $RANK_LINE"
+assert_eq 0 "$RS_rc" "the restarted job's status"
+for r in 0 1 2 3 4 5 6 7; do
+  assert_eq "r=$r w=8 lr=$((r % 2)) h=fnode$((r / 2 + 1)) cpus=1" \
+    "$(rank_lines "$T/RS.out" "$r" stdout | sort -u)" "restarted job: rank $r's line"
+done
+assert_contains "$RS_err" "restart" "the restart is said"
+# --check through the pool: every host described, nothing started.
+run_capture CK --timeout 60 -- "$FERRYRUN" --check "${JOB[@]}" true
+assert_eq 0 "$CK_rc" "--check through the pool"
+for i in 1 2 3 4; do assert_contains "$CK_out$CK_err" "fnode$i" "--check names fnode$i"; done
+
 # A ferryd --pool killed on fnode2: the next job starts it again (said under --verbose).
 kill -9 "$(pids_on_host fnode2 "ferryd --pool")"
 wait_for "the pool sees fnode2 down" 20 sh -c "'$FERRY' pools | grep -q 'fnode2 down'"
@@ -204,10 +218,16 @@ wait_for "the idle pool's end" 20 sh -c "! kill -0 $pid"
 assert_contains "$(cat "$POOLS/$NAME/pool.log")" "no job for 3 s: ending" "the log says why"
 wait_cluster_idle 20
 
-# The default pool: ferry up again over it is fine, ferry down ends it.
-run_capture UP3 --timeout 60 -- "$FERRY" up --idle 300s "${UP[@]}"
+# The default pool, of 3 hosts: a job on 4 goes through it for those 3 and reaches fnode4
+# itself; ferry up again over it is fine, ferry down ends it.
+UP3HOSTS=(--ssh-config "$SSHCFG" -H "fnode1,fnode2,fnode3")
+run_capture UP3 --timeout 60 -- "$FERRY" up --idle 300s "${UP3HOSTS[@]}"
 assert_eq 0 "$UP3_rc" "ferry up (default pool)"
-run_capture UP4 --timeout 60 -- "$FERRY" up "${UP[@]}"
+run_capture PART --timeout 60 -- "$FERRYRUN" --verbose "${JOB[@]}" sh -c "$RANK_LINE"
+check_job PART 0
+assert_eq 3 "$(grep -c "through pool default (warm, no SSH)" "$T/PART.err")" "3 hosts through the pool"
+assert_not_contains "$PART_err" "fnode4: through pool" "fnode4 reached directly"
+run_capture UP4 --timeout 60 -- "$FERRY" up "${UP3HOSTS[@]}"
 assert_contains "$UP4_out" "pool default runs already" "a running pool is reused"
 assert_refused "another pool's hosts" "ferry up: pool default runs already without fnode9" \
   "$FERRY" up --ssh-config "$SSHCFG" -H fnode1,fnode9
