@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 
 #include "ferry/app/app.hpp"
 #include "ferry/common/private_dir.hpp"
+#include "ferry/common/text.hpp"
 #include "ferry/pool/pool_dir.hpp"
 #include "ferry/pool/pool_server.hpp"
 #include "ferry/transport/local_launcher.hpp"
@@ -120,8 +122,11 @@ int serve_pool(PoolOptions opts, int report) {
   return up_count > 0 ? 0 : 1;
 }
 
-int pool_up(const std::vector<std::string>& args) {
+// ferry up's own options (the rest are ferryrun's); nullopt when done: help printed (status
+// 0), or refused (2).
+std::optional<UpArgs> parse_up_args(const std::vector<std::string>& args, int& status) {
   UpArgs up;
+  status = 0;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const std::string& flag, std::string& into) {
@@ -137,23 +142,141 @@ int pool_up(const std::vector<std::string>& args) {
     };
     if (a == "-h" || a == "--help") {
       std::fputs(kUpHelp, stdout);
-      return 0;
+      return std::nullopt;
     }
     if (a == "--foreground") {
       up.foreground = true;
       continue;
     }
     if (value("--name", up.name) || value("--idle", up.idle_text)) continue;
-    if (a == "--name" || a == "--idle") return refuse("up", a + " needs a value");
+    if (a == "--name" || a == "--idle") {
+      status = refuse("up", a + " needs a value");
+      return std::nullopt;
+    }
     up.rest.push_back(a);
   }
-  if (Status st = check_pool_name(up.name); !st)
-    return refuse("up", "--name: " + st.error().message);
+  if (Status st = check_pool_name(up.name); !st) {
+    status = refuse("up", "--name: " + st.error().message);
+    return std::nullopt;
+  }
   auto idle = parse_idle(up.idle_text);
-  if (!idle)
-    return refuse("up",
-                  "--idle: bad time '" + up.idle_text + "' (expected 90s, 30m, 2h, 1d or never)");
+  if (!idle) {
+    status = refuse("up",
+                    "--idle: bad time '" + up.idle_text + "' (expected 90s, 30m, 2h, 1d or never)");
+    return std::nullopt;
+  }
   up.idle = *idle;
+  return up;
+}
+
+// How the pool reaches its hosts: ferryrun's SSH settings, a keepalive, a log with times.
+PoolOptions pool_options(const UpArgs& up, const std::string& dir, const FrontendConfig& cfg,
+                         HostList remote) {
+  PoolOptions opts;
+  opts.name = up.name;
+  opts.dir = dir;
+  opts.hosts = std::move(remote);
+  opts.ssh.config_file = cfg.ssh.config_file;
+  opts.ssh.identity_file = cfg.ssh.identity_file;
+  opts.ssh.default_port = cfg.ssh.port;
+  opts.ssh.default_user = cfg.ssh.user;
+  opts.ssh.accept_new_host_keys = cfg.ssh.accept_new;
+  opts.ssh.connect_timeout_s = cfg.job.start_timeout_s;
+  // A host that vanished is noticed within 30 s; a job's own heartbeat does its part.
+  opts.ssh.keepalive_s = 10;
+  opts.ssh.verbose = cfg.job.verbose;
+  opts.ssh.log = [](const std::string& line) {
+    std::fprintf(stderr, "%s %s\n", now_text().c_str(), line.c_str());
+  };
+  opts.ferryd_path = cfg.job.ferryd_path;
+  opts.idle = up.idle;
+  opts.log = opts.ssh.log;
+  return opts;
+}
+
+// The background pool's first report, read from `fd` until it closes: each failed host said,
+// and ferry up's exit status.
+int report_up(int fd, const UpArgs& up, bool verbose) {
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  int up_count = 0, failed = 0;
+  std::string error;
+  for (const std::string& line : split(text, '\n')) {
+    if (line.rfind("error ", 0) == 0) {
+      error = line.substr(6);
+      continue;
+    }
+    const size_t sp = line.find(' ');
+    const std::string key = line.substr(0, sp);
+    const std::string rest = sp == std::string::npos ? "" : line.substr(sp + 1);
+    if (rest.rfind("up ", 0) == 0) {
+      ++up_count;
+      if (verbose) std::printf("ferry up: %s: up (%s)\n", key.c_str(), rest.substr(3).c_str());
+    } else if (rest.rfind("failed ", 0) == 0) {
+      ++failed;
+      std::fprintf(stderr, "ferry up: %s: %s\n", key.c_str(), rest.substr(7).c_str());
+    }
+  }
+  if (!error.empty()) return refuse("up", error);
+  if (up_count == 0) {
+    std::fprintf(stderr, "ferry up: pool %s: no host could be reached; nothing kept\n",
+                 up.name.c_str());
+    return 1;
+  }
+  std::printf(
+      "ferry up: pool %s: %d of %d host(s) up; ends after %s without a job ('ferry down%s')\n",
+      up.name.c_str(), up_count, up_count + failed, up.idle_text.c_str(),
+      up.name == "default" ? "" : (" " + up.name).c_str());
+  return failed == 0 ? 0 : 1;
+}
+
+// Refused (with the status) unless the pool of that name that runs already serves `remote`.
+int already_up(const std::vector<std::string>& answer, const UpArgs& up, const HostList& remote,
+               const FrontendConfig& cfg) {
+  std::set<std::string> served;
+  for (const auto& line : answer) served.insert(line.substr(0, line.find(' ')));
+  std::string missing;
+  for (const HostEntry& h : remote) {
+    const std::string key = pool_host_key(h, cfg.ssh.port, cfg.ssh.user);
+    if (!served.contains(key)) missing += (missing.empty() ? "" : ", ") + key;
+  }
+  if (!missing.empty())
+    return refuse("up", "pool " + up.name + " runs already without " + missing +
+                            "; end it first ('ferry down " + up.name + "') or give --name");
+  std::printf("ferry up: pool %s runs already and serves these hosts\n", up.name.c_str());
+  return 0;
+}
+
+// The pool's process: a new session, no terminal, its output into the pool's log.
+[[noreturn]] void become_pool(PoolOptions opts, const UpArgs& up, int report) {
+  ::setsid();
+  ::signal(SIGHUP, SIG_IGN);
+  const std::string log = opts.dir + "/" + kPoolLogName;
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (null >= 0) ::dup2(null, 0);
+  if (out >= 0) {
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+  }
+  std::fprintf(stderr, "%s pool %s: pid %d, %zu host(s), idle %s\n", now_text().c_str(),
+               up.name.c_str(), static_cast<int>(::getpid()), opts.hosts.size(),
+               up.idle_text.c_str());
+  std::_Exit(serve_pool(std::move(opts), report));
+}
+
+int pool_up(const std::vector<std::string>& args) {
+  int status = 0;
+  const auto parsed_up = parse_up_args(args, status);
+  if (!parsed_up) return status;
+  const UpArgs& up = *parsed_up;
   // The hosts exactly as ferryrun reads them; `true` stands for the job's command.
   std::vector<std::string> fargs{"ferry up"};
   fargs.insert(fargs.end(), up.rest.begin(), up.rest.end());
@@ -177,45 +300,11 @@ int pool_up(const std::vector<std::string>& args) {
   if (!pools) return refuse("up", pools.error().message);
   const std::string dir = *pools + "/" + up.name;
   if (Status st = make_private_dir(dir, "pools"); !st) return refuse("up", st.error().message);
+  if (auto answer = pool_request(dir, "hosts")) return already_up(*answer, up, remote, cfg);
 
-  // A pool of that name that runs already: fine if it serves these hosts.
-  if (auto answer = pool_request(dir, "hosts")) {
-    std::set<std::string> served;
-    for (const auto& line : *answer) served.insert(line.substr(0, line.find(' ')));
-    std::string missing;
-    for (const HostEntry& h : remote) {
-      const std::string key = pool_host_key(h, cfg.ssh.port, cfg.ssh.user);
-      if (!served.count(key)) missing += (missing.empty() ? "" : ", ") + key;
-    }
-    if (!missing.empty())
-      return refuse("up", "pool " + up.name + " runs already without " + missing +
-                              "; end it first ('ferry down " + up.name + "') or give --name");
-    std::printf("ferry up: pool %s runs already and serves these hosts\n", up.name.c_str());
-    return 0;
-  }
-
-  PoolOptions opts;
-  opts.name = up.name;
-  opts.dir = dir;
-  opts.hosts = remote;
-  opts.ssh.config_file = cfg.ssh.config_file;
-  opts.ssh.identity_file = cfg.ssh.identity_file;
-  opts.ssh.default_port = cfg.ssh.port;
-  opts.ssh.default_user = cfg.ssh.user;
-  opts.ssh.accept_new_host_keys = cfg.ssh.accept_new;
-  opts.ssh.connect_timeout_s = cfg.job.start_timeout_s;
-  // A host that vanished is noticed within 30 s; a job's own heartbeat does its part.
-  opts.ssh.keepalive_s = 10;
-  opts.ssh.verbose = cfg.job.verbose;
-  opts.ssh.log = [](const std::string& line) {
-    std::fprintf(stderr, "%s %s\n", now_text().c_str(), line.c_str());
-  };
-  opts.ferryd_path = cfg.job.ferryd_path;
-  opts.idle = up.idle;
-  opts.log = opts.ssh.log;
+  PoolOptions opts = pool_options(up, dir, cfg, std::move(remote));
   ::signal(SIGPIPE, SIG_IGN);
   if (up.foreground) return serve_pool(std::move(opts), -1);
-
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return refuse("up", std::strerror(errno));
   std::fflush(stdout);
@@ -224,66 +313,10 @@ int pool_up(const std::vector<std::string>& args) {
   if (child < 0) return refuse("up", std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
     ::close(report[0]);
-    ::setsid();
-    ::signal(SIGHUP, SIG_IGN);
-    const std::string log = dir + "/" + kPoolLogName;
-    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (null >= 0) ::dup2(null, 0);
-    if (out >= 0) {
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-    }
-    std::fprintf(stderr, "%s pool %s: pid %d, %zu host(s), idle %s\n", now_text().c_str(),
-                 up.name.c_str(), static_cast<int>(::getpid()), remote.size(),
-                 up.idle_text.c_str());
-    std::_Exit(serve_pool(std::move(opts), report[1]));
+    become_pool(std::move(opts), up, report[1]);
   }
   ::close(report[1]);
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(report[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(report[0]);
-  int up_count = 0, failed = 0;
-  std::string error;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    const size_t sp = line.find(' ');
-    if (line.rfind("error ", 0) == 0) {
-      error = line.substr(6);
-      continue;
-    }
-    const std::string key = line.substr(0, sp);
-    const std::string rest = sp == std::string::npos ? "" : line.substr(sp + 1);
-    if (rest.rfind("up ", 0) == 0) {
-      ++up_count;
-      if (cfg.job.verbose)
-        std::printf("ferry up: %s: up (%s)\n", key.c_str(), rest.substr(3).c_str());
-    } else if (rest.rfind("failed ", 0) == 0) {
-      ++failed;
-      std::fprintf(stderr, "ferry up: %s: %s\n", key.c_str(), rest.substr(7).c_str());
-    }
-  }
-  if (!error.empty()) return refuse("up", error);
-  if (up_count == 0) {
-    std::fprintf(stderr, "ferry up: pool %s: no host could be reached; nothing kept\n",
-                 up.name.c_str());
-    return 1;
-  }
-  std::printf(
-      "ferry up: pool %s: %d of %d host(s) up; ends after %s without a job ('ferry down%s')\n",
-      up.name.c_str(), up_count, up_count + failed, up.idle_text.c_str(),
-      up.name == "default" ? "" : (" " + up.name).c_str());
-  return failed == 0 ? 0 : 1;
+  return report_up(report[0], up, cfg.job.verbose);
 }
 
 int pool_down(const std::vector<std::string>& args) {
@@ -307,9 +340,9 @@ int pool_down(const std::vector<std::string>& args) {
   auto pools = pools_directory();
   if (!pools) return refuse("down", pools.error().message);
   if (all)
-    for (const PoolEntry& p : list_pools(*pools)) names.push_back(p.name);
+    for (const PoolEntry& p : list_pools(*pools)) names.emplace_back(p.name);
   else if (names.empty())
-    names.push_back("default");
+    names.emplace_back("default");
   int status = 0;
   for (const auto& name : names) {
     const std::string dir = *pools + "/" + name;

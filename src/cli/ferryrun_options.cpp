@@ -67,6 +67,17 @@ void add_view_options(CLI::App& app, FrontendConfig& cfg) {
       ->group("View");
 }
 
+// A warm pool (`ferry up`): which one, or none.
+void add_pool_options(CLI::App& app, FrontendConfig& cfg) {
+  app.add_option("--pool", cfg.pool,
+                 "Start the job through the warm pool NAME ('ferry up'); by default through the "
+                 "running pool that serves the most of its hosts, if any")
+      ->group("Start");
+  app.add_flag("--no-pool", cfg.no_pool,
+               "Reach every host directly, even where a warm pool serves it")
+      ->group("Start");
+}
+
 }  // namespace
 
 void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
@@ -95,13 +106,7 @@ void add_shared_options(CLI::App& app, FrontendConfig& cfg, RawCli& raw) {
                  "allocation whose nodes are the hosts, else ssh); hydra's rsh and fork too")
       ->check(CLI::IsMember({"auto", "ssh", "slurm", "local", "rsh", "fork"}))
       ->group("Start");
-  app.add_option("--pool", cfg.pool,
-                 "Start the job through the warm pool NAME ('ferry up'); by default through the "
-                 "running pool that serves the most of its hosts, if any")
-      ->group("Start");
-  app.add_flag("--no-pool", cfg.no_pool,
-               "Reach every host directly, even where a warm pool serves it")
-      ->group("Start");
+  add_pool_options(app, cfg);
   app.add_option("--ferryd", raw.ferryd,
                  "Path of ferryd on the hosts (default: beside this ferryrun)")
       ->group("Start");

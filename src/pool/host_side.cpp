@@ -19,8 +19,6 @@
 #include "ferry/pool/mux.hpp"
 #include "ferry/process/spawn.hpp"
 
-extern char** environ;
-
 namespace ferry {
 
 namespace {
@@ -30,7 +28,7 @@ using asio::local::stream_protocol;
 // A job's ferryd closes its socket only when exiting: its status follows EOF closely, and the
 // stream's end waits for it this long at most (for the reason it gives).
 constexpr auto kStatusWait = std::chrono::milliseconds(1000);
-constexpr std::size_t kRead = 64 * 1024;
+constexpr std::size_t kRead = std::size_t{64} * 1024;
 // A spare ferryd older than this is replaced (its greeting's free port may be taken by then).
 constexpr auto kSpareAge = std::chrono::seconds(15);
 
@@ -259,7 +257,7 @@ class HostSide {
       send(encode_mux(MuxType::kStderr, id, bytes));
       // The last whole line: the reason an exit gives.
       job->err_partial.append(bytes);
-      size_t nl;
+      size_t nl = 0;
       while ((nl = job->err_partial.find('\n')) != std::string::npos) {
         std::string line = job->err_partial.substr(0, nl);
         job->err_partial.erase(0, nl + 1);
@@ -316,7 +314,7 @@ class HostSide {
     sigchld_.async_wait([this](std::error_code ec, int) {
       if (ec) return;
       int st = 0;
-      pid_t pid;
+      pid_t pid = 0;
       while ((pid = ::waitpid(-1, &st, WNOHANG)) > 0) {
         auto it = by_pid_.find(pid);
         if (it == by_pid_.end()) {

@@ -123,7 +123,7 @@ Result<std::vector<std::string>> pool_request(const std::string& dir, const std:
   std::vector<std::string> lines;
   char buf[4096];
   for (;;) {
-    size_t nl;
+    size_t nl = 0;
     while ((nl = in.find('\n')) != std::string::npos) {
       std::string l = in.substr(0, nl);
       in.erase(0, nl + 1);

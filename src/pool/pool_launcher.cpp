@@ -25,8 +25,9 @@ std::string dash_empty(const std::string& s) { return s == "-" ? "" : s; }
 // (ferryd's stdout, its stderr, the stream's end), ferryd's stdin goes out as it is.
 class PoolLink final : public Link {
  public:
-  PoolLink(stream_protocol::socket sock, std::string early, std::string peer, std::string local,
-           std::string describe, std::function<void(const std::string&)> on_stderr)
+  PoolLink(stream_protocol::socket sock, const std::string& early, std::string peer,
+           std::string local, std::string describe,
+           std::function<void(const std::string&)> on_stderr)
       : sock_(std::move(sock)),
         peer_(std::move(peer)),
         local_(std::move(local)),
@@ -122,7 +123,7 @@ class PoolLink final : public Link {
 
   void stderr_lines(std::string_view bytes) {
     partial_.append(bytes);
-    size_t nl;
+    size_t nl = 0;
     while ((nl = partial_.find('\n')) != std::string::npos) {
       std::string line = partial_.substr(0, nl);
       partial_.erase(0, nl + 1);
@@ -164,7 +165,7 @@ class PoolLink final : public Link {
   std::function<void(const std::string&)> on_stderr_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   MuxReader reader_;
-  std::array<char, 256 * 1024> buf_{};
+  std::array<char, std::size_t{256} * 1024> buf_{};
   std::deque<std::string> queue_;
   std::string partial_;
   bool writing_ = false, reading_ = false, started_ = false, paused_ = false, closed_ = false,
@@ -232,7 +233,7 @@ void PoolLauncher::fall_back(const HostEntry& host, const DaemonCommand& cmd, Op
 void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
                               OpenHandler handler) {
   const std::string key = pool_host_key(host, route_.default_port, route_.default_user);
-  if (!route_.keys.count(key)) return fallback_.async_open(host, cmd, std::move(handler));
+  if (!route_.keys.contains(key)) return fallback_.async_open(host, cmd, std::move(handler));
   auto p = std::make_shared<Pending>(io_);
   std::erase_if(pending_, [](const std::weak_ptr<Pending>& w) { return w.expired(); });
   pending_.push_back(p);

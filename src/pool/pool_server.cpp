@@ -56,7 +56,7 @@ struct PoolServer::Impl {
     asio::streambuf request{kMaxRequest};
     std::uint32_t id = 0;  // 0: no stream
     std::string key, label;
-    std::array<char, 64 * 1024> buf{};
+    std::array<char, std::size_t{64} * 1024> buf{};
     std::uint64_t unacked = 0;  // sent to the host, not yet written to ferryd there
     bool reading = false, ended = false;
     std::deque<std::pair<std::string, std::size_t>> out;  // bytes, data bytes to acknowledge
@@ -154,7 +154,7 @@ struct PoolServer::Impl {
   // The first start of each host, for `ferry up`'s report.
   void first_result(const std::string& line, bool up) {
     if (!ready) return;
-    ready_lines.push_back(line);
+    ready_lines.emplace_back(line);
     if (up) ++ready_up;
     if (static_cast<int>(ready_lines.size()) == static_cast<int>(hosts.size())) {
       auto r = std::move(ready);
@@ -296,7 +296,7 @@ struct PoolServer::Impl {
     c->label = label;
     if (h->state == State::kUp) return begin_stream(c, *h, "warm");
     const bool repair = h->state == State::kDown;
-    h->waiting.push_back([this, c, key, repair](const std::string& why) {
+    h->waiting.emplace_back([this, c, key, repair](const std::string& why) {
       Host* hh = find_host(key);
       if (!why.empty() || !hh) return reply(c, "no " + key + ": " + why + "\n");
       begin_stream(c, *hh, repair ? "repaired" : "warm");
@@ -370,7 +370,7 @@ struct PoolServer::Impl {
                       });
   }
 
-  void finish_client(const std::shared_ptr<Client>& c) {
+  static void finish_client(const std::shared_ptr<Client>& c) {
     std::error_code ignored;
     c->sock.shutdown(stream_protocol::socket::shutdown_both, ignored);
     c->sock.close(ignored);
@@ -458,13 +458,20 @@ struct PoolServer::Impl {
 PoolServer::PoolServer(asio::io_context& io, PoolOptions options)
     : impl_(std::make_unique<Impl>(io, std::move(options))) {}
 
-PoolServer::~PoolServer() { stop(); }
+PoolServer::~PoolServer() {
+  // Closing sockets and cancelling timers throws only when the reactor itself fails; a
+  // destructor must not throw, and the loop goes away with the process.
+  try {
+    stop();
+  } catch (...) {
+  }
+}
 
 Status PoolServer::start(Ready ready) {
   Impl& m = *impl_;
   for (const HostEntry& e : m.opt.hosts) {
     const std::string key = pool_host_key(e, m.opt.ssh.default_port, m.opt.ssh.default_user);
-    if (m.hosts.count(key)) continue;
+    if (m.hosts.contains(key)) continue;
     auto h = std::make_unique<Impl::Host>(m.io);
     h->key = key;
     h->entry = e;

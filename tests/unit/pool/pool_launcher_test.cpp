@@ -86,7 +86,8 @@ TEST(PoolLauncher, HostsThePoolDoesNotServeGoToTheJobsLauncher) {
   pool.acceptor.async_accept(*conn, [&](std::error_code ec) {
     ASSERT_FALSE(ec);
     asio::async_read_until(*conn, in, '\n', [&](std::error_code, size_t n) {
-      request.assign(asio::buffers_begin(in.data()), asio::buffers_begin(in.data()) + n);
+      request.assign(asio::buffers_begin(in.data()),
+                     asio::buffers_begin(in.data()) + static_cast<std::ptrdiff_t>(n));
       asio::write(*conn, asio::buffer(std::string("no node1:22: cannot reach it now\n")));
       conn->close();
     });
