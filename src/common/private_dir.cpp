@@ -1,10 +1,12 @@
 // Directories of the user's own.
 #include "ferry/common/private_dir.hpp"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -34,6 +36,32 @@ Status make_private_dir(const std::string& path, std::string_view what) {
   if ((st.st_mode & 077) != 0 && ::chmod(path.c_str(), 0700) != 0)
     return make_error(path + ": cannot make it private: " + std::strerror(errno));
   return {};
+}
+
+Result<std::string> ferry_state_dir(const std::string& home, const std::string& xdg_state_home,
+                                    const std::string& name, std::string_view what) {
+  std::string base;
+  if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
+    base = xdg_state_home;
+  else if (!home.empty())
+    base = home + "/.local/state";
+  else
+    return make_error("no home directory to keep " + std::string(what) +
+                      " in (set HOME or XDG_STATE_HOME)");
+  const std::string dir = base + "/ferry/" + name;
+  if (Status st = make_private_dir(dir, what); !st) return st.error();
+  // The ferry directory above holds only such directories: private too.
+  if (Status st = make_private_dir(base + "/ferry", what); !st) return st.error();
+  return dir;
+}
+
+Result<std::string> ferry_state_dir(const std::string& name, std::string_view what) {
+  const char* home = std::getenv("HOME");
+  std::string h = home ? home : "";
+  if (h.empty())
+    if (const passwd* pw = ::getpwuid(::geteuid())) h = pw->pw_dir;
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  return ferry_state_dir(h, xdg ? xdg : "", name, what);
 }
 
 }  // namespace ferry

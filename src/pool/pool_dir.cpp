@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -10,7 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "ferry/common/printable.hpp"
@@ -27,27 +25,10 @@ constexpr int kAnswerWithinMs = 10000;
 }  // namespace
 
 Result<std::string> pools_directory(const std::string& home, const std::string& xdg_state_home) {
-  std::string base;
-  if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
-    base = xdg_state_home;
-  else if (!home.empty())
-    base = home + "/.local/state";
-  else
-    return make_error("no home directory to keep pools in (set HOME or XDG_STATE_HOME)");
-  const std::string dir = base + "/ferry/pools";
-  if (Status st = make_private_dir(dir, "pools"); !st) return st.error();
-  if (Status st = make_private_dir(base + "/ferry", "pools"); !st) return st.error();
-  return dir;
+  return ferry_state_dir(home, xdg_state_home, "pools", "pools");
 }
 
-Result<std::string> pools_directory() {
-  const char* home = std::getenv("HOME");
-  std::string h = home ? home : "";
-  if (h.empty())
-    if (const passwd* pw = ::getpwuid(::geteuid())) h = pw->pw_dir;
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  return pools_directory(h, xdg ? xdg : "");
-}
+Result<std::string> pools_directory() { return ferry_state_dir("pools", "pools"); }
 
 Status check_pool_name(const std::string& name) {
   const bool ok =

@@ -12,6 +12,7 @@
 #include "ferry/common/text.hpp"
 #include "ferry/pool/mux.hpp"
 #include "ferry/pool/pool_dir.hpp"
+#include "ferry/transport/socket_link.hpp"
 
 namespace ferry {
 
@@ -23,52 +24,29 @@ std::string dash_empty(const std::string& s) { return s == "-" ? "" : s; }
 
 // The pool's connection as a link to one host's ferryd: mux frames on stream 0 come in
 // (ferryd's stdout, its stderr, the stream's end), ferryd's stdin goes out as it is.
-class PoolLink final : public Link {
+class PoolLink final : public SocketLink<stream_protocol> {
  public:
-  PoolLink(stream_protocol::socket sock, const std::string& early, std::string peer,
-           std::string local, std::string describe,
+  PoolLink(asio::io_context& io, stream_protocol::socket sock, const std::string& early,
+           std::string peer, std::string local, std::string describe,
            std::function<void(const std::string&)> on_stderr)
-      : sock_(std::move(sock)),
+      : SocketLink(io, std::move(sock)),
         peer_(std::move(peer)),
         local_(std::move(local)),
         describe_(std::move(describe)),
         on_stderr_(std::move(on_stderr)) {
     reader_.feed(early);
   }
-  ~PoolLink() override {
-    *alive_ = false;
-    close();
-  }
+  ~PoolLink() override { close(); }
   PoolLink(const PoolLink&) = delete;
   PoolLink& operator=(const PoolLink&) = delete;
 
   void start(DataHandler on_data, ClosedHandler on_closed) override {
-    on_data_ = std::move(on_data);
-    on_closed_ = std::move(on_closed);
-    started_ = true;
-    auto alive = alive_;
-    if (!deliver() || !*alive) return;
-    if (!paused_) read();
-  }
-
-  void send(std::string bytes) override {
-    if (closed_ || broken_) return;
-    queue_.push_back(std::move(bytes));
-    if (!writing_) write_next();
-  }
-
-  void pause_reading() override { paused_ = true; }
-  void resume_reading() override {
-    paused_ = false;
-    if (started_ && !reading_ && !closed_) read();
-  }
-
-  void close() override {
-    on_closed_ = nullptr;
-    if (closed_) return;
-    closed_ = true;
-    std::error_code ignored;
-    sock_.close(ignored);
+    on_ferryd_ = std::move(on_data);
+    SocketLink::start([this](std::string_view bytes) { frames(bytes); }, std::move(on_closed));
+    // What came with the pool's answer, after start() returned (as any link's first bytes).
+    asio::post(io_, [this, alive = alive_] {
+      if (*alive) frames("");
+    });
   }
 
   std::string peer_address() const override { return peer_; }
@@ -77,46 +55,29 @@ class PoolLink final : public Link {
   bool relays_output() const override { return true; }
 
  private:
-  void read() {
-    reading_ = true;
-    sock_.async_read_some(asio::buffer(buf_), [this, alive = alive_](std::error_code ec, size_t n) {
-      if (!*alive) return;
-      reading_ = false;
-      if (closed_) return;
-      if (ec)
-        return ended(ec == asio::error::eof ? "the warm pool's connection ended (the pool "
-                                              "process is gone)"
-                                            : "the warm pool's connection: " + ec.message());
-      reader_.feed(std::string_view(buf_.data(), n));
-      if (!deliver() || !*alive || closed_) return;
-      if (!paused_) read();
-    });
+  // The socket ended without the pool's close frame: the pool process is gone.
+  void finish(std::string reason) override {
+    if (by_frame_) return report_closed(reason);  // the host's own reason, "" for a clean end
+    report_closed(reason.empty() ? "the warm pool's connection ended (the pool process is gone)"
+                                 : "the warm pool's connection: " + reason);
   }
 
-  // Hands on every whole frame; false once the stream ended (or the link went away).
-  bool deliver() {
+  void frames(std::string_view bytes) {
+    reader_.feed(bytes);
     auto alive = alive_;
     for (;;) {
       auto f = reader_.next();
-      if (!f) {
-        ended(f.error().message);
-        return false;
-      }
-      if (!*f) return true;
+      if (!f) return end_with(f.error().message);
+      if (!*f) return;
       MuxFrame& frame = **f;
-      switch (frame.type) {
-        case MuxType::kData:
-          on_data_(frame.payload);
-          if (!*alive || closed_) return false;
-          break;
-        case MuxType::kStderr:
-          stderr_lines(frame.payload);
-          break;
-        case MuxType::kClose:
-          ended(frame.payload);
-          return false;
-        default:
-          break;
+      if (frame.type == MuxType::kData) {
+        on_ferryd_(frame.payload);
+        if (!*alive) return;
+      } else if (frame.type == MuxType::kStderr) {
+        stderr_lines(frame.payload);
+      } else if (frame.type == MuxType::kClose) {
+        by_frame_ = true;
+        return end_with(frame.payload);
       }
     }
   }
@@ -131,47 +92,12 @@ class PoolLink final : public Link {
     }
   }
 
-  void write_next() {
-    if (queue_.empty() || closed_) {
-      writing_ = false;
-      return;
-    }
-    writing_ = true;
-    asio::async_write(sock_, asio::buffer(queue_.front()),
-                      [this, alive = alive_](std::error_code ec, size_t) {
-                        if (!*alive || closed_) return;
-                        if (ec) {
-                          broken_ = true;
-                          writing_ = false;
-                          queue_.clear();
-                          return;
-                        }
-                        queue_.pop_front();
-                        write_next();
-                      });
-  }
-
-  void ended(const std::string& reason) {
-    closed_ = true;
-    std::error_code ignored;
-    sock_.close(ignored);
-    auto cb = std::move(on_closed_);
-    on_closed_ = nullptr;
-    if (cb) cb(reason);
-  }
-
-  stream_protocol::socket sock_;
   std::string peer_, local_, describe_;
   std::function<void(const std::string&)> on_stderr_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  DataHandler on_ferryd_;
   MuxReader reader_;
-  std::array<char, std::size_t{256} * 1024> buf_{};
-  std::deque<std::string> queue_;
   std::string partial_;
-  bool writing_ = false, reading_ = false, started_ = false, paused_ = false, closed_ = false,
-       broken_ = false;
-  DataHandler on_data_;
-  ClosedHandler on_closed_;
+  bool by_frame_ = false;  // the pool's close frame ended the stream
 };
 
 }  // namespace
@@ -276,7 +202,7 @@ void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
                            ")");
                 std::function<void(const std::string&)> on_stderr = cmd.on_stderr;
                 std::unique_ptr<Link> link = std::make_unique<PoolLink>(
-                    std::move(p->sock), std::move(early), dash_empty(w[1]), dash_empty(w[2]),
+                    io_, std::move(p->sock), std::move(early), dash_empty(w[1]), dash_empty(w[2]),
                     dash_empty(w[3]), std::move(on_stderr));
                 handler(std::move(link));
               });

@@ -2,14 +2,12 @@
 #include "ferry/session/job_store.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -48,28 +46,10 @@ std::string JobRecord::effective_state() const {
 }
 
 Result<std::string> jobs_directory(const std::string& home, const std::string& xdg_state_home) {
-  std::string base;
-  if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
-    base = xdg_state_home;
-  else if (!home.empty())
-    base = home + "/.local/state";
-  else
-    return make_error("no home directory to keep jobs in (set HOME or XDG_STATE_HOME)");
-  const std::string dir = base + "/ferry/jobs";
-  if (Status st = make_private_dir(dir, "jobs"); !st) return st.error();
-  // The ferry directory above holds only jobs/: private too.
-  if (Status st = make_private_dir(base + "/ferry", "jobs"); !st) return st.error();
-  return dir;
+  return ferry_state_dir(home, xdg_state_home, "jobs", "jobs");
 }
 
-Result<std::string> default_jobs_directory() {
-  const char* home = std::getenv("HOME");
-  std::string h = home ? home : "";
-  if (h.empty())
-    if (const passwd* pw = ::getpwuid(::geteuid())) h = pw->pw_dir;
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  return jobs_directory(h, xdg ? xdg : "");
-}
+Result<std::string> default_jobs_directory() { return ferry_state_dir("jobs", "jobs"); }
 
 Result<std::string> create_job_directory(const std::string& jobs_dir) {
   for (int tries = 0; tries < 16; ++tries) {

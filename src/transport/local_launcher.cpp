@@ -17,7 +17,7 @@
 #include "child_reaper.hpp"
 #include "ferry/common/interface_addresses.hpp"
 #include "ferry/process/spawn.hpp"
-#include "socket_link.hpp"
+#include "ferry/transport/socket_link.hpp"
 
 namespace ferry {
 namespace {

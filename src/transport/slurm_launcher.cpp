@@ -15,7 +15,7 @@
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/process/spawn.hpp"
 #include "ferry/transport/connect_back.hpp"
-#include "socket_link.hpp"
+#include "ferry/transport/socket_link.hpp"
 
 namespace ferry {
 namespace {

@@ -1,8 +1,10 @@
 #pragma once
-// Private to src/transport/: a Link over a connected stream socket (a socketpair to a forked
-// ferryd, or a TCP connection a ferryd started by srun made back to ferryrun). Reads with
-// flow control, a write queue, and one close report. What happens once the stream ended
-// (waiting for a child's exit status, say) is the subclass's: finish().
+/// \file
+/// A Link over a connected stream socket (a socketpair to a forked ferryd, a TCP connection a
+/// ferryd started by srun made back to ferryrun, a warm pool's Unix socket). Reads with flow
+/// control, a write queue, and one close report. What happens once the stream ended (waiting
+/// for a child's exit status, say) is the subclass's: finish(); a subclass whose stream says
+/// itself that it ended (a pool's close frame) ends it with end_with().
 
 #include <array>
 #include <asio.hpp>
@@ -59,6 +61,10 @@ class SocketLink : public Link {
   virtual void finish(std::string reason) { report_closed(reason); }
   /// close() was called: nothing is reported.
   virtual void closed_by_us() {}
+
+  /// Ends the stream now, as if it had ended by itself with `reason`: the socket is closed
+  /// and finish(reason) runs (the close handler may destroy the link: touch nothing after).
+  void end_with(std::string reason) { ended(std::move(reason)); }
 
   void report_closed(const std::string& reason) {
     auto cb = std::move(on_closed_);
