@@ -65,6 +65,7 @@ constexpr std::pair<std::string_view, std::string_view> kValueWords[] = {
     {"default-slots", "N"},
     {"start-timeout", "SECONDS"},
     {"ferryd", "PATH"},
+    {"pool", "NAME"},
     {"ssh-port", "PORT"},
     {"ssh-identity-file", "FILE"},
     {"l", "USER"},
