@@ -2,8 +2,8 @@
 # 69_pool: the warm pool on 4 simulated hosts. `ferry up` keeps one `ferryd --pool` per host
 # behind one SSH connection each; 20 jobs in a row and 3 at once go through it (no SSH
 # session of their own), each checked like any job: every rank's line with its variables and
-# one core, exit codes, an MPI world (mpi4py over PMIx), --timeout. Jobs at once do not see
-# each other's output or signals. A `ferryd --pool` killed on a host is started again by the
+# one core, exit codes, a --sync tree, an MPI world (mpi4py over PMIx), --timeout, a restart,
+# --check. Jobs at once do not see each other's output or signals. A `ferryd --pool` killed on a host is started again by the
 # next job (--verbose says so); a job's ferryd killed loses that host as usual; kill -9 of
 # ferryrun or of the pool leaves no rank, and the pool's ferryds end with its connections; a
 # stale pool is passed over. The pool's socket refuses another user; it ends itself after
@@ -99,6 +99,18 @@ assert_eq 20 "$(grep -c "fnode1: job ferryrun-[0-9]* on stream" "$POOLS/$NAME/po
   "the pool's log: 20 jobs on fnode1"
 wait_for "no job's ferryd left, a spare on each host" 15 spares_only
 assert_eq 4 "$(pool_ferryds)" "the pool's ferryds stay"
+
+# --sync through the pool: the tree reaches every host's own cache over the pool's connection.
+mkdir -p "$T/tree/sub"
+echo "synced $tok" >"$T/tree/sub/f.txt"
+# shellcheck disable=SC2016 # the rank's shell expands them
+run_capture SY --timeout 60 -- "$FERRYRUN" --verbose --sync "$T/tree" "${JOB[@]}" \
+  sh -c 'echo "$(hostname) $(cat sub/f.txt)"'
+assert_eq 0 "$SY_rc" "--sync through the pool"
+assert_eq 4 "$(grep -c "through pool $NAME (warm, no SSH)" "$T/SY.err")" "--sync: every host through the pool"
+for r in 0 1 2 3 4 5 6 7; do
+  assert_eq "fnode$((r / 2 + 1)) synced $tok" "$(rank_lines "$T/SY.out" "$r" stdout)" "--sync: rank $r"
+done
 
 # An MPI world through the pool (Open MPI's PMIx, served by the jobs' ferryds).
 if "$PY" -c 'from mpi4py import MPI' 2>/dev/null; then
