@@ -217,15 +217,21 @@ Result<std::optional<PoolRoute>> job_pool(const FrontendConfig& cfg) {
   if (!cfg.pool.empty())
     if (Status st = check_pool_name(cfg.pool); !st)
       return make_error("--pool: " + st.error().message);
-  auto dir = pools_directory();
+  // Only looked at: a job that finds no pool leaves no directory behind.
+  auto dir = existing_pools_directory();
   if (!dir) {
     if (cfg.pool.empty()) return std::optional<PoolRoute>();
     return make_error("--pool " + cfg.pool + ": " + dir.error().message);
   }
+  if (!*dir) {
+    if (cfg.pool.empty()) return std::optional<PoolRoute>();
+    return make_error("--pool " + cfg.pool +
+                      ": no such pool runs (start it with 'ferry up --name " + cfg.pool + " ...')");
+  }
   std::vector<std::string> keys;
   for (const HostEntry& h : cfg.job.hosts)
     keys.push_back(pool_host_key(h, cfg.ssh.port, cfg.ssh.user));
-  auto route = find_pool(*dir, cfg.pool, keys);
+  auto route = find_pool(**dir, cfg.pool, keys);
   if (!route || !*route) return route;
   (*route)->default_port = cfg.ssh.port;
   (*route)->default_user = cfg.ssh.user;

@@ -337,16 +337,18 @@ int pool_down(const std::vector<std::string>& args) {
     if (Status st = check_pool_name(args[i]); !st) return refuse("down", st.error().message);
     names.push_back(args[i]);
   }
-  auto pools = pools_directory();
-  if (!pools) return refuse("down", pools.error().message);
-  if (all)
-    for (const PoolEntry& p : list_pools(*pools)) names.emplace_back(p.name);
+  auto found = existing_pools_directory();  // looked at, never made
+  if (!found) return refuse("down", found.error().message);
+  const std::string pools = found->value_or("");
+  if (all && !pools.empty())
+    for (const PoolEntry& p : list_pools(pools)) names.emplace_back(p.name);
   else if (names.empty())
     names.emplace_back("default");
   int status = 0;
   for (const auto& name : names) {
-    const std::string dir = *pools + "/" + name;
-    auto answer = pool_request(dir, "down");
+    const std::string dir = pools + "/" + name;
+    auto answer = pools.empty() ? Result<std::vector<std::string>>(make_error("none"))
+                                : pool_request(dir, "down");
     if (!answer) {
       if (!all) {
         std::fprintf(stderr, "ferry down: no pool %s runs\n", name.c_str());
@@ -368,10 +370,10 @@ int pool_list(const std::vector<std::string>& args) {
     }
     return refuse("pools", "takes no arguments");
   }
-  auto pools = pools_directory();
+  auto pools = existing_pools_directory();  // looked at, never made
   if (!pools) return refuse("pools", pools.error().message);
   bool any = false;
-  for (const PoolEntry& p : list_pools(*pools)) {
+  for (const PoolEntry& p : *pools ? list_pools(**pools) : std::vector<PoolEntry>{}) {
     auto hosts = pool_request(p.dir, "hosts");
     if (!hosts) continue;
     auto jobs = pool_request(p.dir, "jobs");

@@ -38,16 +38,28 @@ Status make_private_dir(const std::string& path, std::string_view what) {
   return {};
 }
 
-Result<std::string> ferry_state_dir(const std::string& home, const std::string& xdg_state_home,
-                                    const std::string& name, std::string_view what) {
-  std::string base;
-  if (!xdg_state_home.empty() && xdg_state_home.front() == '/')
-    base = xdg_state_home;
-  else if (!home.empty())
-    base = home + "/.local/state";
-  else
-    return make_error("no home directory to keep " + std::string(what) +
-                      " in (set HOME or XDG_STATE_HOME)");
+namespace {
+
+// `<state>`: $XDG_STATE_HOME when absolute, else HOME/.local/state.
+Result<std::string> state_base(const std::string& home, const std::string& xdg_state_home,
+                               std::string_view what) {
+  if (!xdg_state_home.empty() && xdg_state_home.front() == '/') return xdg_state_home;
+  if (!home.empty()) return home + "/.local/state";
+  return make_error("no home directory to keep " + std::string(what) +
+                    " in (set HOME or XDG_STATE_HOME)");
+}
+
+Result<std::string> this_users_base(std::string_view what) {
+  const char* home = std::getenv("HOME");
+  std::string h = home ? home : "";
+  if (h.empty())
+    if (const passwd* pw = ::getpwuid(::geteuid())) h = pw->pw_dir;
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  return state_base(h, xdg ? xdg : "", what);
+}
+
+Result<std::string> make_state_dir(const std::string& base, const std::string& name,
+                                   std::string_view what) {
   const std::string dir = base + "/ferry/" + name;
   if (Status st = make_private_dir(dir, what); !st) return st.error();
   // The ferry directory above holds only such directories: private too.
@@ -55,13 +67,25 @@ Result<std::string> ferry_state_dir(const std::string& home, const std::string& 
   return dir;
 }
 
+}  // namespace
+
+Result<std::string> ferry_state_dir(const std::string& home, const std::string& xdg_state_home,
+                                    const std::string& name, std::string_view what) {
+  auto base = state_base(home, xdg_state_home, what);
+  if (!base) return base.error();
+  return make_state_dir(*base, name, what);
+}
+
 Result<std::string> ferry_state_dir(const std::string& name, std::string_view what) {
-  const char* home = std::getenv("HOME");
-  std::string h = home ? home : "";
-  if (h.empty())
-    if (const passwd* pw = ::getpwuid(::geteuid())) h = pw->pw_dir;
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  return ferry_state_dir(h, xdg ? xdg : "", name, what);
+  auto base = this_users_base(what);
+  if (!base) return base.error();
+  return make_state_dir(*base, name, what);
+}
+
+Result<std::string> ferry_state_path(const std::string& name, std::string_view what) {
+  auto base = this_users_base(what);
+  if (!base) return base.error();
+  return *base + "/ferry/" + name;
 }
 
 }  // namespace ferry

@@ -30,6 +30,14 @@ Result<std::string> pools_directory(const std::string& home, const std::string& 
 
 Result<std::string> pools_directory() { return ferry_state_dir("pools", "pools"); }
 
+Result<std::optional<std::string>> existing_pools_directory() {
+  auto path = ferry_state_path("pools", "pools");
+  if (!path) return path.error();
+  if (::access(path->c_str(), F_OK) != 0) return std::optional<std::string>();
+  if (Status st = make_private_dir(*path, "pools"); !st) return st.error();
+  return std::optional<std::string>(*path);
+}
+
 Status check_pool_name(const std::string& name) {
   const bool ok =
       !name.empty() && name.size() <= 64 && name.front() != '.' &&

@@ -24,5 +24,7 @@ Result<std::string> ferry_state_dir(const std::string& home, const std::string& 
                                     const std::string& name, std::string_view what);
 /// The same for this process: $HOME (else the user's password entry) and $XDG_STATE_HOME.
 Result<std::string> ferry_state_dir(const std::string& name, std::string_view what);
+/// Where ferry_state_dir(name, ...) is for this process, made or not (nothing is created).
+Result<std::string> ferry_state_path(const std::string& name, std::string_view what);
 
 }  // namespace ferry

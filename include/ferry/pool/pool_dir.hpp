@@ -8,6 +8,7 @@
 /// only where one was given (`node1`, `alice@node1:2222`), so a job reaches a pooled host
 /// exactly when it would have asked SSH for the same destination.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ inline constexpr const char* kPoolLogName = "pool.log";
 
 /// The pools' directory (made private where missing). Error: one line naming it.
 Result<std::string> pools_directory();
+/// The pools' directory if it exists (nullopt: no pool was ever started here), checked as
+/// pools_directory() checks it but never made: a job that only looks for a pool creates
+/// nothing. Error: one line (another user's, or open to others).
+Result<std::optional<std::string>> existing_pools_directory();
 /// The same below `home` / `xdg_state_home` (tests).
 Result<std::string> pools_directory(const std::string& home, const std::string& xdg_state_home);
 

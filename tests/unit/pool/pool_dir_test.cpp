@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -66,6 +67,27 @@ TEST(PoolDir, ThePoolsDirectoryIsPrivate) {
     EXPECT_NE(refused.error().message.find("owned by uid 65534"), std::string::npos)
         << refused.error().message;
   }
+}
+
+// A job looks for pools in every run: looking must create nothing in the user's home.
+TEST(PoolDir, LookingForPoolsCreatesNothing) {
+  const std::string home = fresh_dir("look");
+  const char* old_home = std::getenv("HOME");
+  const char* old_xdg = std::getenv("XDG_STATE_HOME");
+  const std::string saved_home = old_home ? old_home : "";
+  const std::string saved_xdg = old_xdg ? old_xdg : "";
+  ::setenv("HOME", (home + "/absent").c_str(), 1);
+  ::unsetenv("XDG_STATE_HOME");
+  auto none = existing_pools_directory();
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  EXPECT_FALSE(std::filesystem::exists(home + "/absent")) << "nothing made";
+  ASSERT_TRUE(pools_directory().ok());
+  auto some = existing_pools_directory();
+  ASSERT_TRUE(some.ok() && some->has_value());
+  EXPECT_EQ(**some, home + "/absent/.local/state/ferry/pools");
+  ::setenv("HOME", saved_home.c_str(), 1);
+  if (old_xdg) ::setenv("XDG_STATE_HOME", saved_xdg.c_str(), 1);
 }
 
 TEST(PoolDir, PoolsAreListedWithTheirHosts) {
