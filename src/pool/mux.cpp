@@ -1,5 +1,8 @@
 #include "ferry/pool/mux.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace ferry {
 
 namespace {
@@ -37,6 +40,24 @@ std::string encode_mux_ack(std::uint32_t stream, std::uint64_t bytes) {
 std::optional<std::uint64_t> decode_mux_ack(std::string_view payload) {
   if (payload.size() != 8) return std::nullopt;
   return std::uint64_t{get_u32(payload)} | (std::uint64_t{get_u32(payload.substr(4))} << 32);
+}
+
+std::string encode_open_answer(const OpenAnswer& a) {
+  auto word = [](const std::string& w) { return w.empty() ? std::string("-") : w; };
+  return "ok " + word(a.peer) + " " + word(a.local) + " " + word(a.describe) + " " + word(a.how) +
+         "\n";
+}
+
+std::optional<OpenAnswer> parse_open_answer(std::string_view line) {
+  std::vector<std::string> w;
+  for (size_t pos = 0; pos <= line.size();) {
+    const size_t sp = std::min(line.find(' ', pos), line.size());
+    w.emplace_back(line.substr(pos, sp - pos));
+    pos = sp + 1;
+  }
+  if (w.size() != 5 || w[0] != "ok") return std::nullopt;
+  auto word = [](const std::string& s) { return s == "-" ? std::string() : s; };
+  return OpenAnswer{word(w[1]), word(w[2]), word(w[3]), word(w[4])};
 }
 
 Result<std::optional<MuxFrame>> MuxReader::next() {

@@ -9,7 +9,6 @@
 #include <deque>
 #include <map>
 
-#include "ferry/common/text.hpp"
 #include "ferry/pool/mux.hpp"
 #include "ferry/pool/pool_dir.hpp"
 #include "ferry/transport/socket_link.hpp"
@@ -19,8 +18,6 @@ namespace ferry {
 namespace {
 
 using asio::local::stream_protocol;
-
-std::string dash_empty(const std::string& s) { return s == "-" ? "" : s; }
 
 // The pool's connection as a link to one host's ferryd: mux frames on stream 0 come in
 // (ferryd's stdout, its stderr, the stream's end), ferryd's stdin goes out as it is.
@@ -187,23 +184,23 @@ void PoolLauncher::async_open(const HostEntry& host, const DaemonCommand& cmd,
                     asio::buffers_begin(p->answer.data()),
                     asio::buffers_begin(p->answer.data()) + static_cast<std::ptrdiff_t>(n - 1));
                 p->answer.consume(n);
-                const auto w = split(line, ' ');
-                if (w.size() < 5 || w[0] != "ok") {
+                const auto answer = parse_open_answer(line);
+                if (!answer) {
                   std::string why = line.rfind("no ", 0) == 0 ? line.substr(3) : line;
                   return fall_back(host, cmd, std::move(handler), why);
                 }
                 std::string early(asio::buffers_begin(p->answer.data()),
                                   asio::buffers_end(p->answer.data()));
                 if (verbose_)
-                  verbose_(host.name + ": through pool " + route_.name + " (" + w[4] +
-                           (w[4] == "repaired"
+                  verbose_(host.name + ": through pool " + route_.name + " (" + answer->how +
+                           (answer->how == "repaired"
                                 ? ": its ferryd there had ended and was started again"
                                 : ", no SSH") +
                            ")");
                 std::function<void(const std::string&)> on_stderr = cmd.on_stderr;
                 std::unique_ptr<Link> link = std::make_unique<PoolLink>(
-                    io_, std::move(p->sock), std::move(early), dash_empty(w[1]), dash_empty(w[2]),
-                    dash_empty(w[3]), std::move(on_stderr));
+                    io_, std::move(p->sock), std::move(early), answer->peer, answer->local,
+                    answer->describe, std::move(on_stderr));
                 handler(std::move(link));
               });
         });

@@ -313,10 +313,7 @@ struct PoolServer::Impl {
     log(h.key + ": job " + or_dash(c->label) + " on stream " + std::to_string(c->id) + " (" + how +
         ")");
     h.link->send(encode_mux(MuxType::kOpen, c->id, c->label));
-    to_client(c,
-              "ok " + or_dash(h.peer) + " " + or_dash(h.local) + " " + or_dash(h.describe) + " " +
-                  how + "\n",
-              0);
+    to_client(c, encode_open_answer(OpenAnswer{h.peer, h.local, h.describe, how}), 0);
     // What the job wrote after its request line is ferryd's already.
     if (c->request.size() > 0) {
       std::string early(asio::buffers_begin(c->request.data()),

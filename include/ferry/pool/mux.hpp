@@ -48,6 +48,17 @@ std::string encode_mux_ack(std::uint32_t stream, std::uint64_t bytes);
 /// The count an acknowledgement carries; nullopt when its payload is not 8 bytes.
 std::optional<std::uint64_t> decode_mux_ack(std::string_view payload);
 
+/// The pool's answer to a job's `open KEY LABEL` (pool_server.hpp): where the host was
+/// reached and how its ferryd came (`warm`, or `repaired` when the host's pool ferryd had to
+/// be started again). One line on the wire: `ok PEER LOCAL DESCRIBE HOW`, "-" for empty.
+struct OpenAnswer {
+  std::string peer, local, describe, how;
+};
+/// The answer's line, newline included.
+std::string encode_open_answer(const OpenAnswer& a);
+/// The answer in `line` (no newline); nullopt when it is not an `ok` line (a refusal: `no WHY`).
+std::optional<OpenAnswer> parse_open_answer(std::string_view line);
+
 /// Cuts a byte stream into frames.
 class MuxReader {
  public:

@@ -56,6 +56,19 @@ TEST(Mux, AcknowledgementsCarrySixtyFourBits) {
   EXPECT_FALSE(decode_mux_ack("1234567").has_value());
 }
 
+TEST(Mux, TheOpenAnswerGoesBothWays) {
+  const std::string line = encode_open_answer(OpenAnswer{"10.0.0.2", "", "node1:22", "warm"});
+  EXPECT_EQ(line, "ok 10.0.0.2 - node1:22 warm\n");
+  auto a = parse_open_answer(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->peer, "10.0.0.2");
+  EXPECT_EQ(a->local, "");
+  EXPECT_EQ(a->describe, "node1:22");
+  EXPECT_EQ(a->how, "warm");
+  EXPECT_FALSE(parse_open_answer("no node1: cannot reach it now").has_value());
+  EXPECT_FALSE(parse_open_answer("ok a b c").has_value());
+}
+
 TEST(Mux, ACorruptStreamIsRefused) {
   {
     MuxReader r;
