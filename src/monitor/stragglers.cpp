@@ -51,6 +51,7 @@ StragglerWatch::Window StragglerWatch::window_of(const History& h) {
   w.cpu = n ? cpu / static_cast<double>(n) : 0;
   w.printed = last.output_bytes - std::min(first.output_bytes, last.output_bytes);
   w.stuck = stuck;
+  w.paused = last.state == 'T' || last.state == 'D';
   return w;
 }
 
@@ -76,11 +77,14 @@ std::vector<Straggler> StragglerWatch::observe(Clock::time_point now,
       full[rank] = window_of(h);
   std::vector<Straggler> found;
   if (full.empty()) return found;
+  // The measure: the ranks running now (a stopped rank is named for that, not a peer).
   std::vector<double> cpus, printed;
   for (const auto& [rank, w] : full) {
+    if (w.paused) continue;
     cpus.push_back(w.cpu);
     printed.push_back(static_cast<double>(w.printed));
   }
+  const bool peers = cpus.size() >= 2;
   const double mid_cpu = median(cpus);
   const double mid_printed = median(printed);
   const auto window_s = static_cast<double>(rules_.window.count());
@@ -92,11 +96,11 @@ std::vector<Straggler> StragglerWatch::observe(Clock::time_point now,
       why = h.label + " has been stopped (SIGSTOP or a debugger) for " + span;
     } else if (w.stuck == 'D') {
       why = h.label + " has been in disk sleep (D state) for " + span;
-    } else if (full.size() >= 2 && mid_cpu >= rules_.busy_permille &&
+    } else if (peers && mid_cpu >= rules_.busy_permille &&
                w.cpu < rules_.fraction * mid_cpu) {
       why = h.label + " has used " + cpu_percent(w.cpu) + " CPU for " + span +
             " while the median rank used " + cpu_percent(mid_cpu);
-    } else if (full.size() >= 2 && mid_printed > 0 &&
+    } else if (peers && mid_printed > 0 &&
                static_cast<double>(w.printed) < rules_.fraction * mid_printed) {
       why = h.label + " printed " + byte_rate(static_cast<double>(w.printed) / window_s) + " for " +
             span + " while the median rank printed " + byte_rate(mid_printed / window_s);

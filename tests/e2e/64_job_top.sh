@@ -22,9 +22,17 @@ command -v tmux >/dev/null || fail "tmux is not installed (scripts/ferry-dev dep
 
 tok=$(unique_token)
 prog=$FERRY_SRC/tests/e2e/programs/view_rank.sh
-sock=ferry-e2e-$$
-tm() { tmux -L "$sock" "$@"; }
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true' EXIT
+# Each terminal has a tmux server of its own: a new session on the socket of a server that is
+# still going away fails with "server exited unexpectedly".
+sock=ferry-e2e-$$ term=0
+tm() { tmux -L "$sock-$term" "$@"; }
+next_term() {  # ends this terminal's server, if any; tm then names a fresh one
+  tm kill-server 2>/dev/null || true
+  term=$((term + 1))
+}
+# The terminals' servers go first, then lib.sh's cleanup, with the test's exit status.
+trap 'rc=$?; for ((i = 0; i <= term; i++)); do tmux -L "$sock-$i" kill-server 2>/dev/null || true; done
+(exit $rc); _e2e_cleanup' EXIT
 screen() { tm capture-pane -p -t view; }
 wait_screen() {  # wait_screen WHAT TEXT: until the screen holds TEXT
   local deadline=$((SECONDS + 40))
@@ -40,7 +48,7 @@ $1"; }
 # start_view COLUMNS ROWS SECONDS MODES: ferryrun --top in a fresh terminal of that size; the
 # shell then prints EXIT=status and whether stty's settings are those from before.
 start_view() {
-  tm kill-server 2>/dev/null || true
+  next_term
   tm new-session -d -s view -x "$1" -y "$2" "cd $T; before=\$(stty -g); $FERRYRUN --ssh-config $SSHCFG -np 4 -H fnode1:2,fnode2:2 --top $prog $tok $3 $4; echo EXIT=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo STTY=same || echo STTY=changed; sleep 600"
 }
 
@@ -109,7 +117,7 @@ export XDG_STATE_HOME=$T/state
 FERRY=$(dirname "$FERRYRUN")/ferry
 id=$("$FERRYRUN" --ssh-config "$SSHCFG" --detach -np 4 -H fnode1:2,fnode2:2 "$prog" "$tok" 12 bibb)
 [[ $id =~ ^[0-9a-f]+$ ]] || fail "ferryrun --detach gave no job id: '$id'"
-tm kill-server 2>/dev/null || true
+next_term
 tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
 wait_screen "the detached job's rows" "4 of 4 ranks running on 2 hosts"
 wait_screen "its last lines" "rank 3 busy $tok"
@@ -124,7 +132,7 @@ tm send-keys -t view q q
 wait_screen "ferry top's end" "EXIT=0"
 assert_eq running "$("$FERRY" ps | awk -v id="$id" '$1 == id { print $2 }')" "the job runs on after the view"
 # The job ends under a second view.
-tm kill-server
+next_term
 tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
 wait_screen "the end under the view" "EXIT=0"
 assert_contains "$(screen)" "ferry: job $id has ended (status 0)" "the end said"

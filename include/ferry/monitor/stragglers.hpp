@@ -8,6 +8,8 @@
 /// - it printed less than that fraction of what the median rank printed, the median having
 ///   printed something, or
 /// - it was stopped (SIGSTOP, a debugger) or in disk sleep (D) at every sample.
+/// The median is that of the ranks running now: a rank stopped or in disk sleep at the newest
+/// sample is named for that, and does not pull the measure of the others down.
 /// Each is named once per episode: a rank that recovers may be named again later.
 
 #include <chrono>
@@ -70,7 +72,8 @@ class StragglerWatch {
   struct Window {
     double cpu = 0;
     uint64_t printed = 0;
-    char stuck = 0;  // 'T' or 'D' when every point was; 0 otherwise
+    char stuck = 0;       // 'T' or 'D' when every point was; 0 otherwise
+    bool paused = false;  // stopped or in disk sleep at the newest point
   };
   static Window window_of(const History& h);
 

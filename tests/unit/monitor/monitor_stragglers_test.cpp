@@ -87,6 +87,28 @@ TEST(MonitorStragglers, ASilentRankAmongPrintingPeers) {
             "rank 2 on node0 printed 0 B/s for 10 s while the median rank printed 2.0 KB/s");
 }
 
+TEST(MonitorStragglers, StoppedRanksDoNotPullTheMedianDown) {
+  // Ranks 0 and 2 compute at 35% of a core each (a loaded machine), rank 1 sleeps, rank 3 is
+  // stopped. With the stopped rank in the measure the median would be 17.5%, below the busy
+  // mark, and rank 1 would be named only for its silence; among the running ranks it is 35%.
+  StragglerWatch w({5s, 0.25, 200});
+  auto t = Clock::now();
+  auto named = run(w, t, 4, 10, [](int r, int s) {
+    if (r == 3) return tick(r, 0, 0, 'T');
+    if (r == 1) return tick(r, 0, 0, 'S');
+    return tick(r, 350, uint64_t(s) * 30);
+  });
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].why, "rank 1 on node1 has used 0% CPU for 5 s while the median rank used 35%");
+  EXPECT_EQ(named[1].why, "rank 3 on node1 has been stopped (SIGSTOP or a debugger) for 5 s");
+  // One running rank left has no peers to lag behind.
+  StragglerWatch v({5s, 0.25, 200});
+  auto u = Clock::now();
+  EXPECT_TRUE(run(v, u, 2, 10, [](int r, int) {
+                return r == 0 ? tick(r, 0, 0, 'T') : tick(r, 10);
+              }).size() == 1u);
+}
+
 TEST(MonitorStragglers, EndedRanksAreForgotten) {
   StragglerWatch w({3s, 0.25, 200});
   auto t = Clock::now();
