@@ -96,8 +96,7 @@ std::vector<Straggler> StragglerWatch::observe(Clock::time_point now,
       why = h.label + " has been stopped (SIGSTOP or a debugger) for " + span;
     } else if (w.stuck == 'D') {
       why = h.label + " has been in disk sleep (D state) for " + span;
-    } else if (peers && mid_cpu >= rules_.busy_permille &&
-               w.cpu < rules_.fraction * mid_cpu) {
+    } else if (peers && mid_cpu >= rules_.busy_permille && w.cpu < rules_.fraction * mid_cpu) {
       why = h.label + " has used " + cpu_percent(w.cpu) + " CPU for " + span +
             " while the median rank used " + cpu_percent(mid_cpu);
     } else if (peers && mid_printed > 0 &&
