@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/build_info.hpp"
 #include "ferry/common/settings.hpp"
 #include "ferry/common/standard_fds.hpp"
 #include "ferry/daemon/daemon.hpp"
@@ -63,7 +64,7 @@ bool connect_to_ferryrun(int& in, int& out) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to."};
+  CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to.", "ferryd"};
   bool stdio = false, connect = false, pool = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
   app.add_flag("--connect", connect,
@@ -72,7 +73,7 @@ int run(int argc, char** argv) {
   app.add_flag("--pool", pool,
                "Serve a warm pool's jobs over stdin/stdout, one ferryd --stdio each (how "
                "'ferry up' starts it)");
-  app.set_version_flag("--version", std::string("ferryd ") + FERRY_VERSION + " (protocol " +
+  app.set_version_flag("--version", "ferryd " + ferry::version_text() + " (protocol " +
                                         std::to_string(ferry::wire::kProtocolVersion) + ")");
   try {
     app.parse(argc, argv);

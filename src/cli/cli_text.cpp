@@ -42,6 +42,8 @@ constexpr std::pair<std::string_view, std::string_view> kValueWords[] = {
     {"sync", "DIR[:DEST]"},
     {"sync-exclude", "PATTERN"},
     {"sync-max", "SIZE"},
+    {"journal-max", "SIZE"},
+    {"rankfile", "FILE"},
     {"preload-files", "FILE,..."},
     {"stdin", "RANK|none"},
     {"network-interface", "IFACES"},

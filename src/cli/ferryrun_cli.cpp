@@ -11,6 +11,7 @@
 #include "cli_parts.hpp"
 #include "cli_text.hpp"
 #include "ferry/cli/job_file.hpp"
+#include "ferry/common/build_info.hpp"
 #include "ferry/common/printable.hpp"
 
 namespace ferry {
@@ -93,7 +94,7 @@ std::unique_ptr<CLI::App> make_app(FrontendConfig& cfg, RawCli& raw) {
   app->prefix_command();
   app->formatter(std::make_shared<HelpFormatter>());
   app->set_help_flag("-h,--help", "Print this help and exit");
-  std::string version = std::string("ferryrun ") + FERRY_VERSION;
+  std::string version = "ferryrun " + version_text();
   if (raw.who != Personality::kFerryrun)
     version += std::string(" (") + personality_name(raw.who) + " personality)";
   app->set_version_flag(raw.who == Personality::kHorovodrun ? "-v,--version" : "-V,--version",

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "ferry/common/build_info.hpp"
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/session/control_socket.hpp"
 #include "ferry/session/job_session.hpp"
@@ -328,6 +329,7 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
       "trees",
       "ferry");
   app.require_subcommand(1);
+  app.set_version_flag("-V,--version", "ferry " + version_text());
   app.footer(
       "A job's id may be shortened to its first characters. Jobs live in "
       "$XDG_STATE_HOME/ferry/jobs (else ~/.local/state/ferry/jobs), yours only.\n"
@@ -341,14 +343,18 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   auto* logs = app.add_subcommand("logs", "Print a job's output from its journal");
   logs->add_option("id", id, "Job id (or its first characters)")->required();
   logs->add_flag("-f,--follow", follow_it, "Go on printing as the job writes, until it ends");
-  logs->add_option("--rank", rank, "Only this rank's lines")->check(CLI::Range(0, 1 << 24));
+  logs->add_option("--rank", rank, "Only this rank's lines")
+      ->check(CLI::Range(0, 1 << 24))
+      ->type_name("RANK");
   auto* attach = app.add_subcommand("attach", "Show a job's output live; Ctrl-C leaves it running");
   attach->add_option("id", id, "Job id (or its first characters)")->required();
-  attach->add_option("--since", since, "Lines of past output first: a number (default 100) or all");
+  attach->add_option("--since", since, "Lines of past output first: a number (default 100) or all")
+      ->type_name("N|all");
   attach->add_option("--signal", signal_name,
                      "Send this signal instead (INT, TERM, USR1, USR2, QUIT): INT and TERM stop "
                      "the job, USR1 and USR2 go to every rank, QUIT writes the job's state report "
-                     "into the journal");
+                     "into the journal")
+      ->type_name("SIGNAL");
   auto* top = app.add_subcommand(
       "top",
       "Show a job's ranks live (as ferryrun --top: q leaves, s sorts, h per host, / filters, "
