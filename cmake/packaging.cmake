@@ -4,8 +4,27 @@
 #   ferry         ferryrun, ferryd, ferry, the ferryd that ferryrun ships, man pages,
 #                 completions, docs; its Depends found by dpkg-shlibdeps;
 #   ferry-compat  mpirun, mpiexec and horovodrun as alternatives (priority 10) to ferryrun.
-find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# The manuals need python3 and packaging/: a build without them (docker/Dockerfile's, which
+# copies only the sources) installs the programs alone.
+find_package(Python3 COMPONENTS Interpreter)
 set(FERRY_MANPAGES ${CMAKE_SOURCE_DIR}/packaging/manpages.py)
+if(Python3_FOUND AND EXISTS ${FERRY_MANPAGES})
+  set(FERRY_MANUALS ON)
+else()
+  set(FERRY_MANUALS OFF)
+  message(STATUS "ferry: no man pages, completions or docs to install (python3 or packaging/ missing)")
+endif()
+
+install(TARGETS ferryrun ferryd ferry RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ferry)
+# The stripped copy ferryrun ships to hosts that have no ferryd (docs/design.md, "Shipping
+# ferryd"): <prefix>/libexec/ferry/ferryd-<arch>, found from ferryrun's own folder; beside
+# it its gzip copy and its SHA-256, which ferryrun reads.
+install(PROGRAMS ${FERRY_SHIPPED_FERRYD} DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/ferry
+  COMPONENT ferry)
+install(FILES ${FERRY_SHIPPED_FERRYD}.gz ${FERRY_SHIPPED_FERRYD}.sha256
+  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/ferry COMPONENT ferry)
+
+if(FERRY_MANUALS)
 set(FERRY_DOCS_OUT ${CMAKE_BINARY_DIR}/share)
 # The pages' date: today, or SOURCE_DATE_EPOCH's for a reproducible build.
 string(TIMESTAMP FERRY_MAN_DATE "%Y-%m-%d")
@@ -40,15 +59,6 @@ add_custom_command(OUTPUT ${FERRY_CHANGELOG}
   DEPENDS ${CMAKE_SOURCE_DIR}/packaging/deb/changelog
   VERBATIM)
 add_custom_target(ferry_manuals ALL DEPENDS ${FERRY_DOC_FILES} ${FERRY_CHANGELOG})
-
-install(TARGETS ferryrun ferryd ferry RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ferry)
-# The stripped copy ferryrun ships to hosts that have no ferryd (docs/design.md, "Shipping
-# ferryd"): <prefix>/libexec/ferry/ferryd-<arch>, found from ferryrun's own folder; beside
-# it its gzip copy and its SHA-256, which ferryrun reads.
-install(PROGRAMS ${FERRY_SHIPPED_FERRYD} DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/ferry
-  COMPONENT ferry)
-install(FILES ${FERRY_SHIPPED_FERRYD}.gz ${FERRY_SHIPPED_FERRYD}.sha256
-  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/ferry COMPONENT ferry)
 install(DIRECTORY ${FERRY_DOCS_OUT}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR} COMPONENT ferry
   FILES_MATCHING PATTERN "*.gz")
 # bash-completion loads a command's completion from a file named after it.
@@ -73,6 +83,7 @@ foreach(name mpirun mpiexec horovodrun)
 endforeach()
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/deb/copyright ${FERRY_CHANGELOG}
   DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/ferry-compat COMPONENT compat)
+endif()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ferry)

@@ -42,6 +42,18 @@ $(screen)"
     sleep 0.2
   done
 }
+# wait_rows: until every rank's row shows it sampled (run or sleep, not start).
+wait_rows() {
+  local deadline=$((SECONDS + 40)) r s ok
+  while :; do
+    s=$(screen) ok=1
+    for r in 0 1 2 3; do grep -Eq "^ +$r fnode$((r / 2 + 1)) +(run|sleep)" <<<"$s" || ok=0; done
+    ((ok)) && return 0
+    ((SECONDS < deadline)) || fail "timed out waiting for every rank's first sample:
+$s"
+    sleep 0.2
+  done
+}
 # has_line TEXT ERE WHAT: some line of TEXT matches ERE.
 has_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matches /$2/ in:
 $1"; }
@@ -56,6 +68,7 @@ start_view() {
 start_view 80 24 20 bibb
 wait_screen "the view" "4 of 4 ranks running on 2 hosts"
 wait_screen "rank 3's last line" "rank 3 busy ftok"
+wait_rows  # each host's first sample
 s=$(screen)
 assert_eq 24 "$(screen | wc -l)" "the screen's lines"
 assert_eq 0 "$(awk 'length($0) > 80' <<<"$s" | wc -l)" "no line wider than 80 columns"
