@@ -55,14 +55,18 @@ mmdebstrap --quiet --variant=minbase bookworm "$root" >"$T/mmdebstrap.log" 2>&1 
   fail "mmdebstrap failed: $(tail -5 "$T/mmdebstrap.log")"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # in_root COMMAND...: COMMAND in the chroot, with /proc, /sys and /dev mounted in a mount
-# namespace that ends with it.
-in_root() {
-  # shellcheck disable=SC2016 # expanded by the inner sh
-  unshare --mount --propagation private sh -c 'r=$1; shift
-    mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" && mount --bind /dev "$r/dev" &&
-    exec chroot "$r" "$@"' sh "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C.UTF-8 "$@"
-}
+# namespace that ends with it. A script, so that run_capture can time it.
+cat >"$T/in_root" <<'EOS'
+#!/bin/sh
+r=$1
+shift
+exec unshare --mount --propagation private sh -c 'r=$1; shift
+  mount -t proc proc "$r/proc" && mount -t sysfs sysfs "$r/sys" && mount --bind /dev "$r/dev" &&
+  exec chroot "$r" "$@"' sh "$r" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+  LANG=C.UTF-8 "$@"
+EOS
+chmod +x "$T/in_root"
+in_root() { "$T/in_root" "$root" "$@"; }
 files_now() {  # every path of the chroot but logs, apt's and dpkg's records and home
   (cd "$root" && find . -xdev \( -path ./var/log -o -path ./var/lib/dpkg -o -path ./var/lib/apt \
     -o -path ./var/cache -o -path ./root -o -path ./tmp -o -path ./proc -o -path ./sys \
@@ -71,7 +75,7 @@ files_now() {  # every path of the chroot but logs, apt's and dpkg's records and
 in_root dpkg -s libssh-4 >/dev/null 2>&1 && fail "the plain Debian 12 has libssh-4 already"
 files_now >"$T/before"
 cp "$deb" "$compat" "$root/tmp/"
-run_capture I -- in_root sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+run_capture I -- "$T/in_root" "$root" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq /tmp/'"$(basename "$deb")"
 assert_eq 0 "$I_rc" "apt-get install ./ferry_*.deb"
 for pkg in ferry libssh-4 libtomlplusplus3; do
@@ -89,15 +93,18 @@ done
 # The cluster's SSH settings, at the same paths inside.
 mkdir -p "$root$FERRY_CLUSTER_DIR"
 cp "$SSHCFG" "$FERRY_CLUSTER_DIR"/{id_ed25519,id_ed25519.pub,known_hosts} "$root$FERRY_CLUSTER_DIR/"
-run_capture J -- in_root ferryrun --ssh-config "$SSHCFG" --verbose -np 4 -H fnode1:2,fnode2:2 \
+run_capture J -- "$T/in_root" "$root" ferryrun --ssh-config "$SSHCFG" --verbose -np 4 -H fnode1:2,fnode2:2 \
   sh -c "echo \"rank \$RANK of \$WORLD_SIZE on \$(hostname) $tok\""
 assert_eq 0 "$J_rc" "a 2-host job from the installed ferryrun"
 for r in 0 1 2 3; do
   assert_contains "$J_out" "[$r]<stdout>:rank $r of 4 on fnode$((r / 2 + 1)) $tok" "rank $r's line"
 done
+# The hosts have no /usr/bin/ferryd: the package's /usr/libexec/ferry copy went (or was there
+# from an earlier job, checked by its hash).
+assert_match "$J_err" "fnode2.*(shipped ferryd|ferryd cached at)" "the package's ferryd on the hosts"
 
 # 3. ferry-compat.
-run_capture C -- in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+run_capture C -- "$T/in_root" "$root" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
   /tmp/'"$(basename "$compat")"
 assert_eq 0 "$C_rc" "apt-get install ./ferry-compat_*.deb"
 alt=$(in_root update-alternatives --query mpirun)
@@ -107,13 +114,13 @@ assert_contains "$(in_root mpirun --version)" "(mpirun personality)" "mpirun spe
 assert_contains "$(in_root mpiexec --version)" "(mpirun personality)" "mpiexec speaks as mpirun"
 assert_contains "$(in_root horovodrun --version)" "(horovodrun personality)" \
   "horovodrun speaks as horovodrun"
-run_capture M -- in_root mpirun --ssh-config "$SSHCFG" -np 2 -H fnode1,fnode2 \
+run_capture M -- "$T/in_root" "$root" mpirun --ssh-config "$SSHCFG" -np 2 -H fnode1,fnode2 \
   sh -c "echo \"mpi rank \$OMPI_COMM_WORLD_RANK $tok\""
 assert_eq 0 "$M_rc" "an mpirun line through ferry-compat"
 assert_contains "$M_out" "mpi rank 1 $tok" "rank 1 under mpirun"
 
 # 4. Removed: nothing left.
-run_capture R -- in_root sh -c 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --autoremove \
+run_capture R -- "$T/in_root" "$root" sh -c 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --autoremove \
   ferry-compat ferry'
 assert_eq 0 "$R_rc" "apt-get remove"
 in_root update-alternatives --query mpirun >/dev/null 2>&1 && fail "the mpirun alternative is left"
