@@ -5,7 +5,8 @@
 # As root:
 #   1. bridge networking: two containers on Podman's default network, their sshd published
 #      on ports of this machine; a 4-rank job runs (each rank on its container's hostname,
-#      the preflight between the containers passes); kill -9 of ferryrun during a job
+#      the preflight between the containers passes; ferryd on the one started with --cpus 1
+#      sees that quota); kill -9 of ferryrun during a job
 #      leaves no rank in either container;
 #   2. host networking: two containers sharing this machine's network, sshd on two ports;
 #   3. compose: docker-compose (1.29) against Podman's Docker API (podman system service)
@@ -112,10 +113,12 @@ job() {
 
 # 1. Root, bridge networking.
 worker pb0 2222 -p 2451:2222
-worker pb1 2222 -p 2452:2222
+worker pb1 2222 -p 2452:2222 --cpus 1
 wait_sshd 2451 2452
 hostfile "$T/bridge" 2451 2452
 job B "$T/bridge" pb0 pb1
+assert_contains "$B_err" "pb1: warning: 2 local ranks on a 1-CPU quota" \
+  "ferryd reads the CPU quota Podman's --cpus set"
 # kill -9 of ferryrun during a job: its ferryds see their SSH sessions end and stop the ranks.
 start_bg K -- "$FERRYRUN" --ssh-config "$T/ssh_config" --hostfile "$T/bridge" \
   sh -c "echo up $tok; exec sleep 300"
