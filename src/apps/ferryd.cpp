@@ -64,7 +64,8 @@ bool connect_to_ferryrun(int& in, int& out) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to.", "ferryd"};
+  CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to.",
+               "ferryd"};
   bool stdio = false, connect = false, pool = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
   app.add_flag("--connect", connect,

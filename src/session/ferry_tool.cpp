@@ -350,10 +350,11 @@ int run_ferry_tool(const std::vector<std::string>& args_in) {
   attach->add_option("id", id, "Job id (or its first characters)")->required();
   attach->add_option("--since", since, "Lines of past output first: a number (default 100) or all")
       ->type_name("N|all");
-  attach->add_option("--signal", signal_name,
-                     "Send this signal instead (INT, TERM, USR1, USR2, QUIT): INT and TERM stop "
-                     "the job, USR1 and USR2 go to every rank, QUIT writes the job's state report "
-                     "into the journal")
+  attach
+      ->add_option("--signal", signal_name,
+                   "Send this signal instead (INT, TERM, USR1, USR2, QUIT): INT and TERM stop "
+                   "the job, USR1 and USR2 go to every rank, QUIT writes the job's state report "
+                   "into the journal")
       ->type_name("SIGNAL");
   auto* top = app.add_subcommand(
       "top",
