@@ -1,16 +1,21 @@
 """Docker layouts: ferryrun's launch time and output throughput into real containers,
 next to the bare network namespaces of the simulated cluster, in one run.
 
-Three layouts, 2 hosts x 2 slots each, all reached from the same place:
+Four layouts, 2 hosts x 2 slots each, all reached from the same place:
 
 - `bridge`: the two workers of docker/compose.bridge.yml (project ferry-bench-bridge),
   each reached through a port the Docker machine publishes (BRIDGE_PORTS) and Docker's
   NAT into the container's private address;
 - `host`: the two workers of docker/compose.host.yml (project ferry-bench-host), sshd
   on their own ports (HOST_PORTS) of the machine's own network stack;
-- `netns`: the cluster's hosts fnode2 and fnode3 (network namespaces, sshd on 2222).
+- `netns`: the cluster's hosts fnode2 and fnode3 (network namespaces, sshd on 2222);
+- `podman`: the same two workers of docker/compose.bridge.yml, the same image (copied from
+  Docker with `docker save | podman load`), brought up by the same docker-compose against
+  Podman's Docker API (`podman system service`, project ferry-bench-podman-bridge) on
+  PODMAN_PORTS: Podman's bridge (CNI) against Docker's, everything else alike. Skipped with a
+  note when Podman is not installed.
 
-ferryrun runs inside the cluster host fnode1 for all three, so every layout is "another
+ferryrun runs inside the cluster host fnode1 for all of them, so every layout is "another
 machine on the LAN": the containers are reached at 10.231.0.1 (the cluster bridge's
 address in the root namespace, that is the Docker machine), fnode2/fnode3 at their own
 addresses. It is entered the way `ferry-cluster exec fnode1` does it (nsenter into the
@@ -19,7 +24,7 @@ namespaces of fnode1's sshd), without the script's bash around every timed run.
 Workloads: the launch of `true` as 4 ranks (hyperfine, or a timing loop without it),
 and 4 ranks each writing `docker_mb` MB of 100-byte lines, checked byte for byte and
 line for line with the throughput section's generator and checker. Every round runs
-the three layouts back to back in a rotated order, so load on the shared machine hits
+the layouts back to back in a rotated order, so load on the shared machine hits
 all of them alike; ratios are taken per round against the bare namespaces.
 
 The containers run the image's own ferryd (/opt/ferry/bin/ferryd, built from the source
@@ -60,6 +65,17 @@ NETNS_HOSTS = [("fnode2", 2), ("fnode3", 2)]
 # the bench's containers can run while the Docker scenarios run theirs.
 BRIDGE_PORTS = (2211, 2212)
 HOST_PORTS = (2232, 2233)
+PODMAN_PORTS = (2241, 2242)
+PODMAN = "podman"
+# dockerd sets the FORWARD policy to DROP and lets through only its own bridges: Podman's
+# published ports are then out of reach from the other machines (fnode1). What a site with
+# both engines does (docs/docker.md, "Podman"), for the section's duration.
+FORWARD_PODMAN = "-I DOCKER-USER -o cni-podman+ -j ACCEPT"
+# Podman asks for a million open files and processes by default; a podman without
+# CAP_SYS_RESOURCE (the machine itself a container) cannot grant them: a Compose override
+# for the Podman project asks for what is there (docs/docker.md, "Podman").
+PODMAN_LIMITS = "".join(f"  worker{i}:\n    ulimits:\n      nofile: 4096\n      nproc: 4096\n"
+                        for i in (0, 1))
 SLOTS = 2
 MACHINE_NAME = "ferry-bench"     # bridge containers' hostnames: ferry-bench-worker0/1
 # Shown by every rank of the placement check: where it runs and what its PID 1 is
@@ -78,14 +94,14 @@ class Layout:
     in_container: bool
     accept_new: bool = False
     project: "Project | None" = None
+    init: str = "docker-init"   # the containers' PID 1 (Podman's --init: podman-init)
 
     def expected(self) -> Counter:
         """The first and last word of WHERE's lines, counted: HOROVOD_HOSTNAME and PID 1."""
-        init = "docker-init"
         out = Counter()
         for addr, slots, port in self.hosts:
             key = f"{addr}:{port}" if port else addr
-            out[(key, init if self.in_container else "not-docker-init")] += slots
+            out[(key, self.init if self.in_container else "not-an-init")] += slots
         return out
 
     def argv(self, ctx: Context, front: list[str], hostfile: Path, ranks: int,
@@ -164,18 +180,22 @@ class Project:
     src: Path
     log_dir: Path
     containers: list[str] = field(default_factory=list)
+    engine: str = "docker"        # docker | podman (through docker_host, its Docker API)
+    docker_host: str = ""
+    overrides: list[Path] = field(default_factory=list)   # more -f files
 
     @property
     def name(self) -> str:
-        return f"ferry-bench-{self.mode}"
+        return f"ferry-bench-{self.mode}" if self.engine == "docker" else f"ferry-bench-{self.engine}-{self.mode}"
 
     def compose(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
-        env = dict(os.environ, FERRY_WORKER_IMAGE=self.setup.image,
+        env = dict(os.environ, **({"DOCKER_HOST": self.docker_host} if self.docker_host else {}))
+        env.update(FERRY_WORKER_IMAGE=self.setup.image,
                    FERRY_AUTHORIZED_KEYS=f"{self.setup.key}.pub",
                    FERRY_WORKER0_PORT=str(self.ports[0]), FERRY_WORKER1_PORT=str(self.ports[1]),
                    FERRY_MACHINE_NAME=MACHINE_NAME)
         cmd = [COMPOSE, "-p", self.name, "-f", str(self.src / "docker" / f"compose.{self.mode}.yml"),
-               *args]
+               *[a for o in self.overrides for a in ("-f", str(o))], *args]
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)
 
@@ -183,7 +203,7 @@ class Project:
         # Whatever an interrupted earlier run of this project left (our names only).
         self.compose("down", "-v", "--remove-orphans")
         r = self.compose("up", "-d", "--no-build")
-        (self.log_dir / f"compose-{self.mode}.log").write_text(r.stdout + r.stderr)
+        (self.log_dir / f"compose-{self.name}.log").write_text(r.stdout + r.stderr)
         if r.returncode != 0:
             raise BenchError(f"docker-compose up ({self.name}) failed: "
                              f"{r.stderr.strip()[-400:]}")
@@ -210,12 +230,13 @@ class Project:
         """What runs in the containers besides their init and sshd listener."""
         left = []
         for c in self.containers:
-            r = subprocess.run([DOCKER, "top", c, "-eo", "pid,args"], capture_output=True,
-                               text=True, timeout=20)
+            top = ([DOCKER, "top", c, "-eo", "pid,args"] if self.engine == "docker"
+                   else [PODMAN, "top", c, "pid", "args"])
+            r = subprocess.run(top, capture_output=True, text=True, timeout=20)
             for line in r.stdout.splitlines()[1:]:
                 args = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
-                if args.startswith("/sbin/docker-init") or (args.startswith("sshd:")
-                                                            and "[listener]" in args):
+                if args.startswith(("/sbin/docker-init", "/run/podman-init")) or (
+                        args.startswith("sshd:") and "[listener]" in args):
                     continue
                 left.append(f"{self.name} {c[:12]}: {line.strip()[:120]}")
         return left
@@ -277,6 +298,7 @@ def _run(ctx: Context, setup: DockerSetup) -> None:
                    "  IdentitiesOnly yes\n  LogLevel ERROR\n")
     projects = [Project("host", HOST_PORTS, setup, src, d),
                 Project("bridge", BRIDGE_PORTS, setup, src, d)]
+    podman = start_podman(ctx, setup, d)
     layouts = [
         Layout("netns", "bare netns", ctx.cluster.ssh_config,
                [(h, n, None) for h, n in NETNS_HOSTS], in_container=False),
@@ -285,6 +307,15 @@ def _run(ctx: Context, setup: DockerSetup) -> None:
         Layout("bridge", "Docker bridge", cfg, [(MACHINE_ADDR, SLOTS, p) for p in BRIDGE_PORTS],
                in_container=True, accept_new=True, project=projects[1]),
     ]
+    if podman:
+        limits = d / "podman-limits.yml"
+        limits.write_text('version: "2.4"\nservices:\n' + PODMAN_LIMITS)
+        projects.append(Project("bridge", PODMAN_PORTS, setup, src, d, engine="podman",
+                                docker_host=podman.args[-1], overrides=[limits]))
+        layouts.append(Layout("podman", "Podman bridge", cfg,
+                              [(MACHINE_ADDR, SLOTS, p) for p in PODMAN_PORTS],
+                              in_container=True, accept_new=True, project=projects[-1],
+                              init="podman-init"))
     ranks = sum(n for _, n, _ in layouts[0].hosts)
     hostfiles = {}
     for lay in layouts:
@@ -295,7 +326,7 @@ def _run(ctx: Context, setup: DockerSetup) -> None:
     ctx.results.columns[SECTION] = layouts
     ctx.results.legends[SECTION] = (
         "Columns: where the 4 ranks ran; ferryrun ran in the cluster host fnode1 for all "
-        "three. `bare netns vs X`: one ratio per round (layouts interleaved), median "
+        "of them. `bare netns vs X`: one ratio per round (layouts interleaved), median "
         "[min-max]; for times X / bare netns, for throughput bare netns / X. Above 1: the "
         "bare namespaces did better, i.e. what the Docker layout costs; below 1: the "
         "Docker layout did better.")
@@ -326,6 +357,46 @@ def _run(ctx: Context, setup: DockerSetup) -> None:
                 err = "timed out"
             if err:
                 ctx.results.warnings.append(f"docker-compose down ({p.name}) failed: {err}")
+        if podman:
+            subprocess.run(["iptables", *FORWARD_PODMAN.replace("-I", "-D").split()],
+                           capture_output=True)
+            podman.terminate()
+            try:
+                podman.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                podman.kill()
+
+
+def start_podman(ctx: Context, setup: DockerSetup, d: Path) -> subprocess.Popen | None:
+    """Podman's Docker API on a socket of the section's own (docker-compose talks to it),
+    with the worker image copied from Docker; None, with a note, where Podman is missing."""
+    if not shutil.which(PODMAN):
+        ctx.results.notes.append("docker: no Podman layout (apt-get install podman catatonit)")
+        return None
+    if subprocess.run([PODMAN, "image", "exists", setup.image]).returncode != 0:
+        ctx.log(f"  docker: copying {setup.image} to Podman (docker save | podman load)")
+        save = subprocess.Popen([DOCKER, "save", setup.image], stdout=subprocess.PIPE)
+        r = subprocess.run([PODMAN, "load", "-q"], stdin=save.stdout, capture_output=True,
+                           text=True)
+        save.wait()
+        if r.returncode != 0 or save.returncode != 0:
+            raise BenchError(f"docker save | podman load of {setup.image} failed: "
+                             f"{r.stderr.strip()[-300:]}")
+    subprocess.run(["iptables", *FORWARD_PODMAN.split()], check=False, capture_output=True)
+    sock = d / "podman.sock"
+    sock.unlink(missing_ok=True)
+    service = subprocess.Popen([PODMAN, "system", "service", "--time=0", f"unix://{sock}"],
+                               stdout=subprocess.DEVNULL, stderr=open(d / "podman.log", "w"))
+    deadline = time.monotonic() + 20
+    while not sock.exists():
+        if time.monotonic() > deadline or service.poll() is not None:
+            service.kill()
+            raise BenchError(f"podman system service did not start (see {d / 'podman.log'})")
+        time.sleep(0.1)
+    version = subprocess.run([PODMAN, "version", "-f", "{{.Client.Version}}"],
+                             capture_output=True, text=True).stdout.strip()
+    ctx.results.environment["podman"] = f"Podman {version}, its Docker API for docker-compose"
+    return service
 
 
 def idle(ctx: Context, lay: Layout, after: str) -> None:
@@ -360,7 +431,7 @@ def verify(ctx: Context, lay: Layout, front: list[str], hostfile: Path, ranks: i
     for line in r.stdout.splitlines():
         w = line.split()
         if w:
-            got[(w[0], "docker-init" if w[-1] == "docker-init" else "not-docker-init")] += 1
+            got[(w[0], w[-1] if w[-1] in ("docker-init", "podman-init") else "not-an-init")] += 1
     if got != lay.expected():
         raise BenchError(f"{lay.label}: ranks did not run where they should: expected "
                          f"{dict(lay.expected())}, got {dict(got)}")
