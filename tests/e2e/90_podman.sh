@@ -15,7 +15,9 @@
 #   4. bridge networking on a network of the user's (containers on the default rootless
 #      network cannot reach each other), published ports, the authorized_keys file owned by
 #      the user (it is root in the container); a job runs;
-#   5. host networking.
+#   5. host networking;
+#   6. compose: docker-compose against the user's own Podman API (its default network is a
+#      network of the user's: the workers reach each other).
 # Everything the scenario started (containers, networks, the API service, the user's
 # Podman processes) is gone at its end.
 # shellcheck disable=SC2154 # B_rc etc. come from run_capture
@@ -163,6 +165,13 @@ as_user() { runuser -u "$user" -- env XDG_RUNTIME_DIR="$xdg" HOME="$home" "$@"; 
 # slirp4netns needs /dev/net/tun open to users (Debian's default, 0666; some machines 0600).
 tun_mode=$(stat -c %a /dev/net/tun)
 if [[ $tun_mode == 666 ]]; then tun_mode=""; else chmod 666 /dev/net/tun; fi
+# Podman 4.3 without fuse-overlayfs gives rootless users the vfs driver, which copies the whole
+# image for every container: native overlay (kernel 5.13 or newer) for a user it sets up.
+if [[ ! -e $home/.config/containers/storage.conf && ! -d $home/.local/share/containers ]]; then
+  mkdir -p "$home/.config/containers"
+  printf '[storage]\ndriver = "overlay"\n' >"$home/.config/containers/storage.conf"
+  chown -R "$user:" "$home/.config"
+fi
 as_user podman image exists "$image" 2>/dev/null ||
   podman save "$image" | as_user podman load -q >/dev/null 2>&1 || fail "loading $image for $user failed"
 # The key as the user's own file: root in the container, so sshd's StrictModes takes it.
@@ -190,6 +199,21 @@ uworker uh1 2492 --network host
 wait_sshd 2491 2492
 hostfile "$T/uhost" 2491 2492
 job UH "$T/uhost" uh0 uh1
+
+# 6. Rootless compose: docker-compose against the user's own Podman API.
+as_user podman system service --time=0 "unix://$xdg/podman-$tok.sock" >"$T/uservice.log" 2>&1 &
+service_pid=$!
+for ((i = 0; i < 100; i++)); do [[ -S $xdg/podman-$tok.sock ]] && break; sleep 0.1; done
+export DOCKER_HOST=unix://$xdg/podman-$tok.sock FERRY_PODMAN_KEY=$T/user/key.pub \
+  FERRY_PODMAN_PORT0=2473 FERRY_PODMAN_PORT1=2474
+"${compose[@]}" up -d >"$T/ucompose.log" 2>&1 ||
+  fail "rootless docker-compose up failed: $(tail -5 "$T/ucompose.log")"
+wait_sshd 2473 2474
+hostfile "$T/ucompose" 2473 2474
+job UC "$T/ucompose" cw0 cw1
+"${compose[@]}" down >>"$T/ucompose.log" 2>&1 ||
+  fail "rootless docker-compose down failed: $(tail -5 "$T/ucompose.log")"
+unset DOCKER_HOST
 cleanup_podman
 wait_gone "$tok" 10  # conmon and the containers' processes name the token too
 pass
