@@ -198,11 +198,40 @@ bool JournalRotator::rotate() {
     error_ = std::string("cannot rotate the journal: ") + std::strerror(errno);
     return false;
   }
-  note_file(dir_, kJournalDroppedFile, std::to_string(dropped_) + "\n");
   file_ = std::move(fresh);
+  trim_older(older);
+  note_file(dir_, kJournalDroppedFile, std::to_string(dropped_) + "\n");
   ::inotify_rm_watch(notify_.get(), watch_);
   watch_ = ::inotify_add_watch(notify_.get(), path.c_str(), IN_MODIFY);
   return watch_ >= 0;
+}
+
+// When the console wrote faster than this thread was scheduled (a burst on a busy machine),
+// the file just moved aside holds more than half the bound: keep its newest half, from a
+// line's start. Writes begun before the swap may still land in it: wait for its size to
+// stay put first (a write to a file takes microseconds).
+void JournalRotator::trim_older(const std::string& older) {
+  const uint64_t keep = max_ / 2;
+  struct stat st {};
+  uint64_t size = 0;
+  for (int i = 0; i < 20; ++i) {
+    if (::stat(older.c_str(), &st) != 0) return;
+    if (i > 0 && static_cast<uint64_t>(st.st_size) == size) break;
+    size = static_cast<uint64_t>(st.st_size);
+    ::usleep(10000);
+  }
+  if (size <= keep) return;
+  std::string tail = read_from(older, size - keep);
+  const size_t nl = tail.find('\n');
+  tail.erase(0, nl == std::string::npos ? tail.size() : nl + 1);
+  const std::string part = older + ".part";
+  UniqueFd out(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out || ::write(out.get(), tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()) ||
+      ::rename(part.c_str(), older.c_str()) != 0) {
+    ::unlink(part.c_str());
+    return;  // the journal keeps more than asked, nothing is lost
+  }
+  dropped_ += size - tail.size();
 }
 
 void JournalRotator::run() {

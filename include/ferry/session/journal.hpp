@@ -120,6 +120,7 @@ class JournalRotator final : public ConsoleJournal {
  private:
   void run();
   bool rotate();
+  void trim_older(const std::string& older);
 
   std::string dir_;
   uint64_t max_ = 0;

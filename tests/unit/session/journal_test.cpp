@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace ferry {
@@ -104,6 +107,39 @@ TEST(Journal, AFollowerFromTheStartGetsTheWholeJournalOnceThenWhatComes) {
   EXPECT_EQ(f.poll(), "");
   j->write("new\n");
   EXPECT_EQ(f.poll(), "new\n");
+}
+
+// The detached console's journal (fds 1 and 2 on console.log, rotated by a thread): a burst
+// the thread could not keep up with (here one write of 900 KB, before it can look) is cut
+// to the newest half of the bound, from a line's start, and counted as dropped.
+TEST(JournalRotator, ABurstItCouldNotKeepUpWithIsCutToTheBound) {
+  const std::string dir = fresh_dir("rotator-burst");
+  std::string burst;
+  for (int i = 0; burst.size() < 900000; ++i)
+    burst += "[0]<stdout>:row " + std::to_string(i) + " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // a child: the rotator takes over its fds 1 and 2
+    JournalRotator r(dir, 64 * 1024);
+    if (!r.start().ok()) ::_exit(3);
+    const bool whole = ::write(1, burst.data(), burst.size()) == static_cast<ssize_t>(burst.size());
+    ::usleep(300000);  // the thread's turn
+    r.finish();
+    ::_exit(whole ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string kept = read_journal(dir);
+  EXPECT_LE(kept.size(), 32u * 1024);
+  EXPECT_GE(kept.size(), 30u * 1024);
+  ASSERT_FALSE(kept.empty());
+  EXPECT_EQ(kept.rfind("[0]<stdout>:row ", 0), 0u) << kept.substr(0, 80);  // a whole line
+  EXPECT_EQ(burst.substr(burst.size() - kept.size()), kept);               // the newest bytes
+  std::ifstream dropped(dir + "/journal.dropped");
+  uint64_t n = 0;
+  dropped >> n;
+  EXPECT_EQ(n, burst.size() - kept.size());
 }
 
 TEST(Journal, LastLinesAndRankLines) {
