@@ -179,13 +179,14 @@ def roff_option(o):
     return ".TP\n" + names + word + "\n" + roff_text(o.help) + "\n"
 
 
-def roff_groups(groups, title_level=".SS"):
+def roff_groups(groups):
+    """Options by group, a subsection each but the first ("Options")."""
     out = []
     for name, opts in groups:
         if not opts:
             continue
         if name != "Options":
-            out.append(title_level + " " + roff_text(name) + "\n")
+            out.append(".SS " + roff_text(name) + "\n")
         out += [roff_option(o) for o in opts]
     return "".join(out)
 
@@ -202,8 +203,9 @@ def roff_options(bindir, program):
         for p in h.positionals:
             out.append(".TP\n\\fI" + roff_text(p.names[0].upper()) + "\\fR\n" +
                        roff_text(p.help) + "\n")
+        # A command's options are its "Options" group alone: no subsection of their own.
         out.append(roff_groups([(g, [o for o in opts if o.names != ["-h", "--help"]])
-                                for g, opts in h.groups], ".PP\n\\fB"))
+                                for g, opts in h.groups]))
     return "".join(out)
 
 
