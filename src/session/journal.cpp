@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -207,9 +208,9 @@ bool JournalRotator::rotate() {
 }
 
 // When the console wrote faster than this thread was scheduled (a burst on a busy machine),
-// the file just moved aside holds more than half the bound: keep its newest half, from a
-// line's start. Writes begun before the swap may still land in it: wait for its size to
-// stay put first (a write to a file takes microseconds).
+// the file just moved aside holds more than half the bound: keep its newest half, from the
+// start of the line that half begins in. Writes begun before the swap may still land in it: wait
+// for its size to stay put first (a write to a file takes microseconds).
 void JournalRotator::trim_older(const std::string& older) {
   const uint64_t keep = max_ / 2;
   struct stat st {};
@@ -221,9 +222,17 @@ void JournalRotator::trim_older(const std::string& older) {
     ::usleep(10000);
   }
   if (size <= keep) return;
-  std::string tail = read_from(older, size - keep);
-  const size_t nl = tail.find('\n');
-  tail.erase(0, nl == std::string::npos ? tail.size() : nl + 1);
+  // The newest half, back to the start of the line it begins in (a line of up to 64 KiB; a
+  // longer one is cut at its end instead): never less than half the bound is kept.
+  const uint64_t back = std::min<uint64_t>(size - keep, uint64_t{64} * 1024);
+  std::string tail = read_from(older, size - keep - back);
+  const size_t before = back == 0 ? std::string::npos : tail.rfind('\n', back - 1);
+  if (before != std::string::npos) {
+    tail.erase(0, before + 1);
+  } else if (back < size - keep) {
+    const size_t after = tail.find('\n', back);
+    tail.erase(0, after == std::string::npos ? tail.size() : after + 1);
+  }
   const std::string part = older + ".part";
   UniqueFd out(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!out || ::write(out.get(), tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()) ||
