@@ -122,4 +122,10 @@ these names, ferryrun reads that launcher's command line.")
 set(CPACK_DEBIAN_COMPAT_PACKAGE_CONTROL_EXTRA
   ${CMAKE_SOURCE_DIR}/packaging/deb/compat/postinst ${CMAKE_SOURCE_DIR}/packaging/deb/compat/prerm)
 set(CPACK_DEBIAN_COMPAT_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+if(FERRY_PORTABLE_FRONT_END)
+  # libc6's version in Depends: the portable binaries' glibc floor, not this machine's glibc.
+  configure_file(${CMAKE_SOURCE_DIR}/cmake/cpack_portable_depends.cmake.in
+    ${CMAKE_BINARY_DIR}/cpack_portable_depends.cmake @ONLY)
+  set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_BINARY_DIR}/cpack_portable_depends.cmake)
+endif()
 include(CPack)

@@ -130,7 +130,7 @@ int run(int argc, char** argv) {
   const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
   const bool own_blacklist = ::getenv(kPluginsVar) == nullptr;
   if (own_blacklist) ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
-  // hwloc is linked into ferryd (cmake/portable_ferryd.cmake): a host's hwloc plugins were
+  // hwloc is linked into ferryd (cmake/portable.cmake): a host's hwloc plugins were
   // built for its shared libhwloc, a second copy, and must not be loaded at all.
   const char* kPathVar = "HWLOC_PLUGINS_PATH";
   const bool own_path = ::getenv(kPathVar) == nullptr;

@@ -1,9 +1,12 @@
-// ferryd's glibc floor (cmake/portable_ferryd.cmake): the symbols this glibc gives a default
-// version newer than 2.31 (Debian 11) are linked with --wrap=NAME, and each __wrap_NAME
-// calls the version 2.31 already had, named with .symver. glibc keeps those old versions for
-// binaries built before the change, so this ferryd runs on both. libstdc++.a's references go
-// through the wrappers too, which a .symver in ferry's own sources alone would not catch.
-// tests/lint/check-glibc-floor fails the build's check when a newer version creeps in.
+// The glibc floor of ferryd and of the portable ferryrun and ferry (cmake/portable.cmake):
+// the symbols this glibc gives a default version newer than 2.31 (Debian 11) are linked with
+// --wrap=NAME, and each __wrap_NAME calls the version 2.31 already had, named with .symver.
+// glibc keeps those old versions for binaries built before the change, so these binaries run
+// on both. The static archives' references (libstdc++.a's; libssh's and libcrypto's in the
+// front ends) go through the wrappers too, which a .symver in ferry's own sources alone would
+// not catch. tests/lint/check-glibc-floor fails the build's check when a newer version
+// creeps in. A function that 2.31 lacks altogether (sigabbrev_np, 2.32) is not used: ferry
+// has its own (ferry/common/signal_names.hpp).
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -45,6 +48,13 @@ void* ferry_old_dlopen(const char*, int);
 void* ferry_old_dlsym(void*, const char*);
 char* ferry_old_dlerror();
 int ferry_old_dlclose(void*);
+int ferry_old_dladdr(const void*, Dl_info*);
+// OpenSSL's locks, in the portable ferryrun and ferry (libcrypto linked in).
+int ferry_old_pthread_rwlock_init(pthread_rwlock_t*, const pthread_rwlockattr_t*);
+int ferry_old_pthread_rwlock_destroy(pthread_rwlock_t*);
+int ferry_old_pthread_rwlock_rdlock(pthread_rwlock_t*);
+int ferry_old_pthread_rwlock_wrlock(pthread_rwlock_t*);
+int ferry_old_pthread_rwlock_unlock(pthread_rwlock_t*);
 // Before 2.33, stat and friends were inline calls of these, with a layout version first.
 int ferry_old_xstat(int, const char*, struct stat*);
 int ferry_old_fxstat(int, int, struct stat*);
@@ -70,6 +80,12 @@ __asm__(".symver ferry_old_dlopen, dlopen@GLIBC_2.2.5");
 __asm__(".symver ferry_old_dlsym, dlsym@GLIBC_2.2.5");
 __asm__(".symver ferry_old_dlerror, dlerror@GLIBC_2.2.5");
 __asm__(".symver ferry_old_dlclose, dlclose@GLIBC_2.2.5");
+__asm__(".symver ferry_old_dladdr, dladdr@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_rwlock_init, pthread_rwlock_init@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_rwlock_destroy, pthread_rwlock_destroy@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_rwlock_rdlock, pthread_rwlock_rdlock@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_rwlock_wrlock, pthread_rwlock_wrlock@GLIBC_2.2.5");
+__asm__(".symver ferry_old_pthread_rwlock_unlock, pthread_rwlock_unlock@GLIBC_2.2.5");
 __asm__(".symver ferry_old_xstat, __xstat@GLIBC_2.2.5");
 __asm__(".symver ferry_old_fxstat, __fxstat@GLIBC_2.2.5");
 __asm__(".symver ferry_old_lxstat, __lxstat@GLIBC_2.2.5");
@@ -89,7 +105,7 @@ namespace {
 // What glibc before 2.34 expected from the executable as __libc_start_main's `init`
 // (crt1's __libc_csu_init): run its constructors. This glibc's crt1 passes none, as its
 // __libc_start_main runs them itself; the 2.2.5 one of glibc 2.31 does not, and without
-// this no static constructor of ferryd (std::cout's among them) would run there. Passed
+// this no static constructor (std::cout's among them) would run there. Passed
 // explicitly, every glibc calls it instead of running them itself.
 void run_constructors(int argc, char** argv, char** envp) {
   for (InitFn* f = __preinit_array_start; f != __preinit_array_end; ++f) (*f)(argc, argv, envp);
@@ -101,8 +117,8 @@ void run_constructors(int argc, char** argv, char** envp) {
 
 extern "C" {
 
-// libstdc++ reads this (glibc 2.32) to skip atomics in single-threaded programs; ferryd is
-// multi-threaded, and 0 ("maybe threaded") is always correct.
+// libstdc++ reads this (glibc 2.32) to skip atomics in single-threaded programs; ferry's
+// programs are multi-threaded, and 0 ("maybe threaded") is always correct.
 char __libc_single_threaded = 0;  // NOLINT(bugprone-reserved-identifier)
 
 // NOLINTBEGIN(bugprone-reserved-identifier,readability-identifier-naming)
@@ -149,6 +165,16 @@ void* __wrap_dlopen(const char* file, int mode) { return ferry_old_dlopen(file, 
 void* __wrap_dlsym(void* handle, const char* name) { return ferry_old_dlsym(handle, name); }
 char* __wrap_dlerror() { return ferry_old_dlerror(); }
 int __wrap_dlclose(void* handle) { return ferry_old_dlclose(handle); }
+int __wrap_dladdr(const void* addr, Dl_info* info) { return ferry_old_dladdr(addr, info); }
+int __wrap_pthread_rwlock_init(pthread_rwlock_t* l, const pthread_rwlockattr_t* a) {
+  return ferry_old_pthread_rwlock_init(l, a);
+}
+int __wrap_pthread_rwlock_destroy(pthread_rwlock_t* l) {
+  return ferry_old_pthread_rwlock_destroy(l);
+}
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t* l) { return ferry_old_pthread_rwlock_rdlock(l); }
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t* l) { return ferry_old_pthread_rwlock_wrlock(l); }
+int __wrap_pthread_rwlock_unlock(pthread_rwlock_t* l) { return ferry_old_pthread_rwlock_unlock(l); }
 int __wrap_stat(const char* path, struct stat* st) {
   return ferry_old_xstat(kStatVersion, path, st);
 }

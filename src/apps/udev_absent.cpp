@@ -1,4 +1,4 @@
-// hwloc, linked in from libhwloc.a (cmake/portable_ferryd.cmake), asks libudev for the names
+// hwloc, linked in from libhwloc.a (cmake/portable.cmake), asks libudev for the names
 // of block devices, an operating-system device ferryd never looks at. These stand-ins say
 // "no udev", which hwloc handles (it then reads sysfs alone), so the shipped ferryd needs no
 // libudev on the host.

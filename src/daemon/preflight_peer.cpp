@@ -15,7 +15,7 @@ using Clock = std::chrono::steady_clock;
 using asio::ip::tcp;
 
 // The names of the errors a connect or read can end in. strerrorname_np would do, but it is
-// glibc 2.32 and ferryd runs on 2.31 (cmake/portable_ferryd.cmake).
+// glibc 2.32 and ferryd runs on 2.31 (cmake/portable.cmake).
 std::string errno_name(int err) {
   switch (err) {
     case ECONNREFUSED:

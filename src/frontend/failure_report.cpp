@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/signal_names.hpp"
 #include "ferry/frontend/torch_error.hpp"
 
 namespace ferry {
@@ -110,7 +111,7 @@ std::string format_failure_report(const std::string& program, const JobFailure& 
 }
 
 std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
+  const char* abbrev = signal_abbrev(sig);
   std::string name = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
   const char* desc = ::strsignal(sig);
   if (desc) name += std::string(" (") + desc + ")";

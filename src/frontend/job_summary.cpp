@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "ferry/common/signal_names.hpp"
 #include "ferry/common/text.hpp"
 
 namespace ferry {
@@ -16,7 +17,7 @@ std::string exit_text(const RankUsage& r) {
   if (r.aborted) return "MPI_Abort " + std::to_string(r.abort_code);
   if (!r.reported) return "lost";
   if (r.signal != 0) {
-    const char* abbrev = sigabbrev_np(r.signal);
+    const char* abbrev = signal_abbrev(r.signal);
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(r.signal);
   }
   return std::to_string(r.exit_code);

@@ -13,6 +13,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include "ferry/common/signal_names.hpp"
+
 namespace ferry {
 
 namespace {
@@ -163,7 +165,7 @@ std::string JobSession::control(const std::string& request) {
     save();
   }
   if (::kill(::getpid(), signo) != 0) return std::string("cannot: ") + std::strerror(errno);
-  return stops ? "stopping" : std::string("sent SIG") + ::sigabbrev_np(signo);
+  return stops ? "stopping" : std::string("sent SIG") + signal_abbrev(signo);
 }
 
 void JobSession::save() {

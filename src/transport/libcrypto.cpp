@@ -15,6 +15,7 @@ void load(void* lib, const char* name, Fn& fn) {
 const Functions& get() {
   static const Functions fns = [] {
     Functions f;
+    if (&linked != nullptr && linked(f)) return f;
     void* h = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
     if (!h) h = ::dlopen("libcrypto.so", RTLD_NOW | RTLD_LOCAL);
     if (!h) return f;

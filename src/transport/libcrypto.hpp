@@ -1,6 +1,7 @@
 #pragma once
-// Private to src/transport/: OpenSSL's libcrypto, loaded on first use with dlopen. ferryd links
-// no crypto library: libcrypto (already loaded in ferryrun through libssh) costs a process about
+// Private to src/transport/: OpenSSL's libcrypto, loaded on first use with dlopen, or the one
+// linked in where a binary has one (the portable ferryrun and ferry). ferryd links no crypto
+// library: libcrypto (already loaded in ferryrun through libssh) costs a process about
 // 1.5 MiB, which only a ferryd that proves a secret (srun's connect-back) or seals its output
 // (a direct output route) pays.
 
@@ -64,5 +65,9 @@ struct Functions {
 
 /// The functions, loaded once; a missing library leaves them null.
 const Functions& get();
+
+/// Defined only in the binaries that link libcrypto in (libcrypto_linked.cpp): fills `f`
+/// from it, and get() then loads nothing.
+[[gnu::weak]] bool linked(Functions& f);
 
 }  // namespace ferry::libcrypto
