@@ -55,7 +55,7 @@ if(FERRY_PORTABLE_FRONT_END)
   target_include_directories(ferry_toml SYSTEM INTERFACE ${FERRY_TOML_INCLUDES})
   target_compile_definitions(ferry_toml INTERFACE TOML_HEADER_ONLY=1)
   set(FERRY_TOML_LIB ferry_toml)
-  set(FERRY_FRONT_END_HWLOC ${FERRY_HWLOC_STATIC} m)
+  set(FERRY_FRONT_END_HWLOC "")
 else()
   set(FERRY_SSH_LIBS PkgConfig::LIBSSH)
   set(FERRY_TOML_LIB tomlplusplus::tomlplusplus)
@@ -87,14 +87,30 @@ function(ferry_link_portable target)
   endif()
 endfunction()
 
-# ferryrun and ferry: hwloc as FERRY_FRONT_END_HWLOC says (neither reads a topology today, so
-# the static archive gives them nothing; one that did would have to keep the host's hwloc
-# plugins out, as ferryd does); portable, with the libcrypto that libssh's archive brought,
-# for ferry's own hashes and seals too (src/transport/libcrypto_linked.cpp).
+# Linking the static hwloc: the parts that call it (FERRY_HWLOC_PARTS) name the archive in
+# their link interface for a binary that asks for it with the property FERRY_STATIC_HWLOC,
+# so that it comes after them on the link line (named by the binary itself, it could come
+# before a part whose objects need it, and a unity build's batches did).
+function(ferry_static_hwloc_for_parts)
+  foreach(part ${FERRY_HWLOC_PARTS})
+    target_link_libraries(ferry_${part} INTERFACE
+      "$<$<BOOL:$<TARGET_PROPERTY:FERRY_STATIC_HWLOC>>:${FERRY_HWLOC_STATIC}>"
+      "$<$<BOOL:$<TARGET_PROPERTY:FERRY_STATIC_HWLOC>>:m>")
+  endforeach()
+endfunction()
+
+# ferryrun and ferry: hwloc as FERRY_PORTABLE says (neither reads a topology; the few of
+# hwloc's bitmap functions they reach need no plugin. One that read a topology would have to
+# keep the host's hwloc plugins out, as ferryd does); portable, with the libudev stand-ins
+# (a unity build's batch may bring in hwloc's topology code all the same) and the libcrypto
+# that libssh's archive brought, for ferry's own hashes and seals too
+# (src/transport/libcrypto_linked.cpp).
 function(ferry_front_end target)
   target_link_libraries(${target} PRIVATE ${FERRY_FRONT_END_HWLOC})
   if(FERRY_PORTABLE_FRONT_END)
-    target_sources(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src/transport/libcrypto_linked.cpp)
+    set_target_properties(${target} PROPERTIES FERRY_STATIC_HWLOC ON)
+    target_sources(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src/transport/libcrypto_linked.cpp
+      ${CMAKE_SOURCE_DIR}/src/apps/udev_absent.cpp)
     ferry_link_portable(${target})
   endif()
 endfunction()

@@ -5,7 +5,8 @@
 # the file at every start.
 
 add_executable(ferryd src/apps/ferryd.cpp src/apps/udev_absent.cpp)
-target_link_libraries(ferryd PRIVATE ferry_daemon ferry_pool ${FERRY_HWLOC_STATIC} m)
+target_link_libraries(ferryd PRIVATE ferry_daemon ferry_pool)
+set_target_properties(ferryd PROPERTIES FERRY_STATIC_HWLOC ON)
 ferry_link_portable(ferryd)
 
 set(FERRY_SHIPPED_FERRYD ${CMAKE_BINARY_DIR}/libexec/ferry/ferryd-${FERRY_ARCH})

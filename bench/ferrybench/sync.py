@@ -13,6 +13,10 @@ tool in turn, rounds interleaved:
 - launch of a job whose tree is already everywhere, against the same launch without
   `--sync` (goal: within 10%).
 
+ferryrun runs twice in each case: on its own (an SSH session, the login shell and a ferryd
+start per host and job) and through a warm pool of the same hosts (`ferry up` once per host
+count, `ferryrun --pool`): the tree goes over the pool's connections, and a job pays no SSH.
+
 rsync's targets are folders of their own per host (the simulated hosts share this machine's
 file system outside ferry's cache); pdcp's, which has one target path for every host, is a
 folder in each host's own ~/.cache/ferry/sync. pdcp exits 0 whatever failed: the files that
@@ -23,6 +27,7 @@ is installed.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -42,7 +47,8 @@ class Column:
     label: str
 
 
-COLUMNS = [Column("ferryrun", "ferryrun --sync"), Column("rsync", "rsync -a (parallel)"),
+COLUMNS = [Column("ferryrun", "ferryrun --sync"), Column("pool", "ferryrun --sync, pooled"),
+           Column("rsync", "rsync -a (parallel)"),
            Column("pdcp", "pdcp -r"), Column("no-sync", "ferryrun, no --sync (launch only)")]
 
 
@@ -81,6 +87,9 @@ def run(ctx: Context) -> None:
     # FERRY_BENCH_SYNC_HOSTS=4,32: these host counts instead (a quick tree at 32 hosts).
     if os.environ.get("FERRY_BENCH_SYNC_HOSTS"):
         hosts_cases = [int(n) for n in os.environ["FERRY_BENCH_SYNC_HOSTS"].split(",")]
+    # FERRY_BENCH_SYNC_ROUNDS=1: fewer rounds (a 32-host round of the full tree is 6 minutes).
+    if os.environ.get("FERRY_BENCH_SYNC_ROUNDS"):
+        rounds = int(os.environ["FERRY_BENCH_SYNC_ROUNDS"])
     tree = ctx.work / "sync-tree"
     make_tree(tree, files, mb)
     try:
@@ -104,6 +113,15 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
                 ",".join(f"{h}:1" for h in hosts)]
     targets = ctx.work / "sync-targets"
     env = dict(cluster.env(), PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS_APPEND=f"-F {cfg}")
+    # The pool's state (its socket, its log) in a folder of the benchmark's own.
+    pool_env = dict(env, XDG_STATE_HOME=str(ctx.work / "sync-pool-state"))
+    pool_name = f"bench-sync-{n}"
+    up = subprocess.run([str(ferry.bin_dir / "ferry"), "up", "--name", pool_name, "--idle", "never",
+                         "--ssh-config", cfg, "-H", ",".join(hosts)],
+                        env=pool_env, capture_output=True, text=True, timeout=300)
+    if up.returncode != 0:
+        ctx.fail(f"sync: ferry up of {n} hosts failed: {up.stderr.strip()[-300:]}")
+        columns = [c for c in columns if c.key != "pool"]
     case = f"{n} hosts, {files} files, {mb} MB"
     first = ctx.results.metric(SECTION, case, "first sync", "s")
     change = ctx.results.metric(SECTION, case, "one file changed", "s")
@@ -113,7 +131,7 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
                               text=True, timeout=120)
 
     def clean(col: str) -> None:
-        if col == "ferryrun":
+        if col in ("ferryrun", "pool"):
             on_hosts("rm -rf ~/.cache/ferry/sync/files ~/.cache/ferry/sync/spares")
         elif col == "pdcp":
             on_hosts(f"rm -rf {PDCP_TARGET} && mkdir -p {PDCP_TARGET}")
@@ -123,9 +141,11 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
             (targets / col / h).mkdir(parents=True, exist_ok=True)
 
     def sync(col: str) -> int:
-        if col == "ferryrun":
-            return subprocess.run(ferryrun + ["--sync", str(tree), "true"], env=env,
-                                  capture_output=True, timeout=ctx.sizes.run_timeout_s).returncode
+        if col in ("ferryrun", "pool"):
+            pool = ["--pool", pool_name] if col == "pool" else []
+            return subprocess.run(ferryrun[:1] + pool + ferryrun[1:] + ["--sync", str(tree), "true"],
+                                  env=pool_env if pool else env, capture_output=True,
+                                  timeout=ctx.sizes.run_timeout_s).returncode
         if col == "rsync":
             procs = [subprocess.Popen(["rsync", "-a", "-e", f"ssh -F {cfg}", f"{tree}/",
                                        f"{h}:{targets / col / h}/"], env=env,
@@ -152,35 +172,54 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
         return True
 
     edited = tree / "pkg0" / "mod0.py"
-    for rnd in range(rounds):
-        copiers = [c for c in columns if c.key != "no-sync"]
-        for col in (copiers if rnd % 2 == 0 else copiers[::-1]):
-            ctx.log(f"  sync: {case}: round {rnd + 1}/{rounds} {col.key}")
-            clean(col.key)
-            if not timed(col, first, "first", rnd):
-                continue
-            with open(edited, "ab") as f:
-                f.write(f"# round {rnd} {col.key}\n".encode())
-            if col.key == "pdcp":
-                clean(col.key)  # pdcp copies whole trees only, into a folder that is not there
-            if timed(col, change, "one file", rnd):
-                ctx.check_idle(f"sync {col.key}")
-    launch(ctx, case, ferryrun, tree, env, rounds)
+    try:
+        for rnd in range(rounds):
+            copiers = [c for c in columns if c.key != "no-sync"]
+            for col in (copiers if rnd % 2 == 0 else copiers[::-1]):
+                ctx.log(f"  sync: {case}: round {rnd + 1}/{rounds} {col.key}")
+                clean(col.key)
+                if not timed(col, first, "first", rnd):
+                    continue
+                with open(edited, "ab") as f:
+                    f.write(f"# round {rnd} {col.key}\n".encode())
+                if col.key == "pdcp":
+                    clean(col.key)  # pdcp copies whole trees only, into a folder that is not there
+                if timed(col, change, "one file", rnd):
+                    ctx.check_idle(f"sync {col.key}")
+        launch(ctx, case, ferryrun, tree, env, rounds,
+               pool_name if any(c.key == "pool" for c in columns) else None, pool_env)
+    finally:
+        if up.returncode == 0:
+            subprocess.run([str(ferry.bin_dir / "ferry"), "down", pool_name], env=pool_env,
+                           capture_output=True, timeout=120)
+        ctx.check_idle(f"sync pool of {n} hosts")
 
 
-def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds: int) -> None:
-    """A job whose tree is everywhere already, against the same job without --sync."""
+def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds: int,
+           pool_name: str | None, pool_env) -> None:
+    """A job whose tree is everywhere already, against the same job without --sync; with a
+    pool, the same pair through it (the pooled job without --sync is the no-sync column's
+    second row)."""
     m = ctx.results.metric(SECTION, case, "launch, tree already there (ferryrun alone)", "s")
+    pooled = ctx.results.metric(SECTION, case, "launch through the pool, tree already there",
+                                "s") if pool_name else None
     runs = 5
+
+    def median_time(cmd: list[str], run_env) -> float:
+        times = []
+        for _ in range(runs):
+            start = time.monotonic()
+            rc = subprocess.run(cmd + ["true"], env=run_env, capture_output=True,
+                                timeout=ctx.sizes.run_timeout_s).returncode
+            times.append(time.monotonic() - start)
+            if rc != 0:
+                ctx.fail(f"{shlex.join(cmd[1:])} exited {rc} in sync launch")
+        times.sort()
+        return times[len(times) // 2]
+
     for rnd in range(rounds):
         for key, extra in (("ferryrun", ["--sync", str(tree)]), ("no-sync", [])):
-            times = []
-            for _ in range(runs):
-                start = time.monotonic()
-                rc = subprocess.run(ferryrun + extra + ["true"], env=env, capture_output=True,
-                                    timeout=ctx.sizes.run_timeout_s).returncode
-                times.append(time.monotonic() - start)
-                if rc != 0:
-                    ctx.fail(f"ferryrun {' '.join(extra)} exited {rc} in sync launch")
-            times.sort()
-            m.add(key, rnd, times[len(times) // 2])
+            m.add(key, rnd, median_time(ferryrun + extra, env))
+            if pooled is not None:
+                cmd = ferryrun[:1] + ["--pool", pool_name] + ferryrun[1:] + extra
+                pooled.add("pool" if extra else "no-sync", rnd, median_time(cmd, pool_env))
