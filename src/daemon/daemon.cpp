@@ -108,10 +108,13 @@ class Daemon::Impl {
 
   void log(const std::string& line) { queue(wire::encode(wire::Log{line})); }
 
+  // Everything queued was written. Parked rank pipes are read again, and what they hold may
+  // end the job there and then: its exit reports and Done are queued, and may find the stream
+  // full. ferryd exits only once those too were written (here, or at the next idle).
   void output_idle() {
     if (!output_idle_now()) return;
     channel_.pump_idle();
-    if (finished_ && !spec_.keep_serving) stop();
+    if (finished_ && !spec_.keep_serving && output_idle_now()) stop();
   }
 
   void send_hello() {

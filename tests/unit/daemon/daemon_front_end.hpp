@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +21,12 @@
 
 namespace ferry::test_support {
 
+/// How the test's end of a FrontEnd session is made.
+struct FrontEndShape {
+  bool socket = false;       ///< ferryd writes to a socket (as to a local ferryrun), not a pipe
+  bool output_copy = false;  ///< FERRY_OUTPUT_COPY: ferryd copies rank output, no splice
+};
+
 class FrontEnd {
  public:
   using Clock = std::chrono::steady_clock;
@@ -29,17 +36,26 @@ class FrontEnd {
   };
 
   /// Starts a Daemon whose ranks `spawner` starts (null: real processes).
-  explicit FrontEnd(ProcessSpawner* spawner) {
+  explicit FrontEnd(ProcessSpawner* spawner, FrontEndShape shape = {}) {
     auto to = make_pipe();
-    auto from = make_pipe();
-    EXPECT_TRUE(to && from);
+    EXPECT_TRUE(to);
     to_daemon_ = std::move(to->write);
-    from_daemon_ = std::move(from->read);
-    ::fcntl(from_daemon_.get(), F_SETFL, O_NONBLOCK);
     DaemonOptions options;
     options.in_fd = to->read.release();
-    options.out_fd = from->write.release();
+    if (shape.socket) {
+      int sv[2];
+      EXPECT_EQ(0, ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+      from_daemon_ = UniqueFd(sv[0]);
+      options.out_fd = sv[1];
+    } else {
+      auto from = make_pipe();
+      EXPECT_TRUE(from);
+      from_daemon_ = std::move(from->read);
+      options.out_fd = from->write.release();
+    }
+    ::fcntl(from_daemon_.get(), F_SETFL, O_NONBLOCK);
     options.spawner = spawner;
+    options.settings.output_copy = shape.output_copy;
     daemon_ = std::make_unique<Daemon>(io, options);
     daemon_->start();
   }

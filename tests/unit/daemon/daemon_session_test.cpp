@@ -1,10 +1,12 @@
 // ferryd's session with the front end, the test playing ferryrun over pipes and a fake
 // spawner playing the ranks: stdin before the job, a Terminate while ranks are starting,
 // output that outlives a rank, the kill grace, and the front end going away.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -186,6 +188,46 @@ TEST_F(DaemonSession, FrontEndGoneTermsThenKillsAfterTheJobsKillGraceAndFails) {
     EXPECT_LE(grace, 3000);
   }
   EXPECT_NE(0, fe.exit_code()) << "ferryd lost its front end: not a served job";
+}
+
+// Output copied (no splice) over a socket, as to a local ferryrun: ferryd stops reading the rank
+// pipes while a megabyte waits for the front end and reads them again once it caught up. When the
+// last pipe's end is found just then, the exit reports and Done it queues may find the socket
+// full again: ferryd must write them before it exits. Whether they do depends on how full the
+// socket is at that moment, so the ranks write several amounts (on Linux 6.1 with the default
+// socket buffers, 800000, 875000 and 950000 bytes a pipe lose them without the fix).
+TEST_F(DaemonSession, CopiedOutputEndsWithEveryExitReportAndDone) {
+  constexpr int kRanks = 3;
+  const std::string chunk(size_t{4} << 10, 'x');
+  for (size_t each = 700000; each < 1000000; each += 25000) {
+    FakeSpawner spawner;
+    FrontEnd fe(&spawner, {.socket = true, .output_copy = true});
+    fe.send(spec(kRanks, "copied-" + std::to_string(each)));
+    ASSERT_TRUE(fe.run_until([&] { return fe.all<wire::Started>().size() == kRanks; }));
+    // Every rank fills its pipes and exits; its bytes wait there for ferryd.
+    for (const auto& rank : spawner.children()) {
+      for (int fd : {rank->out.get(), rank->err.get()}) {
+        ::fcntl(fd, F_SETFL, O_NONBLOCK);
+        for (size_t n = 0; n < each;) {
+          const ssize_t w = ::write(fd, chunk.data(), std::min(chunk.size(), each - n));
+          ASSERT_GT(w, 0) << "a pipe of ferryd's ranks holds less than " << each << " bytes";
+          n += static_cast<size_t>(w);
+        }
+      }
+      spawner.exit(*rank, 0);
+    }
+    ASSERT_TRUE(fe.run_until([&] { return fe.stopped(); }, milliseconds(20000)));
+    fe.run_for(milliseconds(1));  // reads what is left in the socket
+    EXPECT_EQ(kRanks, static_cast<int>(fe.all<wire::Exited>().size()))
+        << each << " bytes a pipe: ferryd stopped with exit reports unwritten";
+    EXPECT_TRUE(fe.first<wire::Done>().has_value())
+        << each << " bytes a pipe: ferryd stopped with its Done unwritten";
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(each, fe.output(r, StreamId::kStdout).size()) << each << ", rank " << r;
+      EXPECT_EQ(each, fe.output(r, StreamId::kStderr).size()) << each << ", rank " << r;
+    }
+    EXPECT_EQ(0, fe.exit_code());
+  }
 }
 
 TEST_F(DaemonSession, FrontEndGoneExitsAsSoonAsTheRanksEnded) {
