@@ -83,8 +83,9 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     need = cache_->missing(entries_);
   }
   pending_.insert(need.begin(), need.end());
-  // What the cache keeps costs a stat per cached file: said only when files are sent.
-  const CacheUsage u = need.empty() ? CacheUsage{} : cache_->usage();
+  // What the cache keeps costs a stat per cached file (as much as the rest of the offer): said
+  // only under --verbose, when files are sent.
+  const CacheUsage u = need.empty() || !o.usage_wanted ? CacheUsage{} : cache_->usage();
   send_(wire::encode(wire::SyncNeed{std::move(need), "", u.bytes, static_cast<uint32_t>(u.files)}));
   if (pending_.empty()) ready();
 }
@@ -104,7 +105,7 @@ void SyncReceiver::ready() {
     if (Status st = cache_->mend_spare(*spare_, entries_); !st) return fail(st.error().message);
     copy_ = spare_->path;
     stamps_ = spare_->changed.empty() ? std::move(spare_->stamps)
-                                      : FileCache::stamp_copy(copy_, entries_);
+                                      : FileCache::restamp_copy(*spare_, entries_);
     spare_.reset();
   } else {
     auto made = cache_->materialize(entries_, copy_name_);

@@ -31,6 +31,7 @@ const std::string& Job::Impl::sync_offer_frame() {
   for (const TreeEntry& e : opts_.sync->entries)
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
   offer.digest = opts_.sync->digest;
+  offer.usage_wanted = opts_.verbose;
   sync_offer_ = wire::encode(offer);
   return sync_offer_;
 }

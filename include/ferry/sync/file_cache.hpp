@@ -94,6 +94,10 @@ class FileCache {
   /// from the cache (their files must be there), names the tree lacks removed. Error: one line;
   /// the copy is removed.
   Status mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const;
+  /// The stamps of a spare once mend_spare() made it this tree's copy, as stamp_copy() would
+  /// take them, but a stat only for what mending touched (the changed entries and the
+  /// directories that hold them): every other entry keeps the stamp take_spare() found unchanged.
+  static CopyStamps restamp_copy(const SpareCopy& spare, const std::vector<TreeEntry>& entries);
   /// take_spare() and mend_spare() at once: the copy, or "" (none, or it could not be mended).
   std::string reuse_spare(const std::vector<TreeEntry>& entries, const std::string& digest,
                           const std::string& name, size_t* mended = nullptr) const;

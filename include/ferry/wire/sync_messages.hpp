@@ -44,10 +44,11 @@ struct SyncProbe {
 struct SyncOffer {
   static constexpr MsgType kType = MsgType::kSyncOffer;
   std::vector<SyncItem> items;
-  std::string digest;  ///< as in the SyncProbe: what the host keeps its copy under
+  std::string digest;         ///< as in the SyncProbe: what the host keeps its copy under
+  bool usage_wanted = false;  ///< --verbose: SyncNeed says what the host's cache keeps
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.items, m.digest);
+    return std::tie(m.items, m.digest, m.usage_wanted);
   }
 };
 
@@ -55,8 +56,8 @@ struct SyncNeed {
   static constexpr MsgType kType = MsgType::kSyncNeed;
   std::vector<std::string> hashes;  ///< in the order they are wanted; empty: all there
   std::string error;                ///< the cache cannot be used here (one line); "" none
-  uint64_t cache_bytes = 0;         ///< what the host's cache keeps; 0 when nothing is wanted
-  uint32_t cache_files = 0;         ///< (counting it costs a stat per cached file)
+  uint64_t cache_bytes = 0;         ///< what the host's cache keeps; 0 unless the offer asked
+  uint32_t cache_files = 0;         ///< and files are wanted (a stat per cached file)
   bool offer_wanted = false;        ///< the answer to a SyncProbe: send the SyncOffer
   template <class M>
   static auto fields(M& m) {

@@ -181,6 +181,30 @@ TEST_F(Spares, AnotherVersionOfTheTreeTakesItMended) {
   EXPECT_EQ(inode(again + "/data/x.bin"), inode_x);
 }
 
+// After mending, only what was touched is stat-ed again: the stamps are those a full stamp of
+// the mended copy takes, entry for entry (a directory that held a changed file included).
+TEST_F(Spares, StampsAfterMendingAreThoseOfTheMendedCopy) {
+  kept_copy("1-a");
+  { std::ofstream(first + "/conf/a.yaml", std::ios::in | std::ios::out) << "b"; }
+  std::ofstream(first + "/data-extra") << "x";
+  keep();
+  contents["run.py"] = "print(3)\n";
+  entries[2].hash = *bytes_sha256("print(3)\n");
+  ASSERT_TRUE(cache->receive(entries[2].hash, "print(3)\n", true).ok());
+  add_file("conf/b.yaml", "b: 2\n", 0640);
+  auto spare = cache->take_spare(entries, *tree_digest(entries), "2-b");
+  ASSERT_TRUE(spare.has_value());
+  ASSERT_TRUE(cache->mend_spare(*spare, entries).ok());
+  expect_tree(spare->path);
+  const FileCache::CopyStamps partly = FileCache::restamp_copy(*spare, entries);
+  const FileCache::CopyStamps fully = FileCache::stamp_copy(spare->path, entries);
+  ASSERT_EQ(partly.size(), entries.size());
+  EXPECT_EQ(partly, fully);
+  // And the copy kept by them is taken as it is by the next job.
+  cache->keep_spare(spare->path, *tree_digest(entries), partly);
+  EXPECT_TRUE(cache->take_untouched_spare(*tree_digest(entries), "3-c").has_value());
+}
+
 TEST_F(Spares, AtMostTwoAreKept) {
   for (int i = 0; i < 3; ++i) {
     kept_copy("9-" + std::to_string(i));
