@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,21 +39,9 @@ namespace {
 
 int64_t time_ns(const timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
 
-// Numbers appended without a string of their own: a spare's check builds a line per entry.
-template <class N>
-void append_number(std::string& out, N n) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, r.ptr);
-}
-
-// An entry's stamp, "CTIME_NS:INODE:SIZE" (a directory's size counts as 0), appended to `out`.
-void append_stamp(std::string& out, const struct stat& st) {
-  append_number(out, time_ns(st.st_ctim));
-  out += ':';
-  append_number(out, st.st_ino);
-  out += ':';
-  append_number(out, S_ISDIR(st.st_mode) ? off_t{0} : st.st_size);
+std::string stamp_text(const struct stat& st) {
+  return std::to_string(time_ns(st.st_ctim)) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(S_ISDIR(st.st_mode) ? 0 : st.st_size);
 }
 
 // Returns once the clock is past the tick of `newest` (a change time): any later change gets a
@@ -82,28 +69,10 @@ bool kind_is(const struct stat& st, TreeEntry::Kind k) {
 
 // An entry as its spare's stamps file holds it, after its stamp: its path (with its length:
 // a name may hold spaces), then kind, mode, size, hash and target.
-void append_entry(std::string& out, const TreeEntry& e) {
-  append_number(out, e.path.size());
-  out += ':';
-  out += e.path;
-  out += ' ';
-  append_number(out, static_cast<int>(e.kind));
-  out += ' ';
-  append_number(out, e.mode);
-  out += ' ';
-  append_number(out, e.size);
-  out += ' ';
-  out += e.hash;
-  out += ' ';
-  out += e.target;
-}
-
-// A stamps file's line for an entry whose stat is `st`, in `line` (its memory reused).
-void stamp_line(std::string& line, const struct stat& st, const TreeEntry& e) {
-  line.clear();
-  append_stamp(line, st);
-  line += ' ';
-  append_entry(line, e);
+std::string describe(const TreeEntry& e) {
+  return std::to_string(e.path.size()) + ':' + e.path + ' ' +
+         std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
+         std::to_string(e.size) + ' ' + e.hash + ' ' + e.target;
 }
 
 // The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).
@@ -193,7 +162,7 @@ FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
     struct stat st {};
     if (::lstat((path + "/" + e.path).c_str(), &st) != 0) return {};
     newest = std::max(newest, time_ns(st.st_ctim));
-    stamp_line(out.emplace_back(), st, e);
+    out.push_back(stamp_text(st) + ' ' + describe(e));
   }
   wait_past(newest);
   return out;
@@ -203,12 +172,10 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
                                               const std::vector<TreeEntry>& entries) {
   // What mend_spare() touched: the changed entries and the directories holding them (opened
   // to be written, pruned); the top is not an entry.
-  std::unordered_set<std::string_view> touched;
+  std::unordered_set<std::string> touched;
   for (size_t i : spare.changed) {
     touched.insert(entries[i].path);
-    const size_t slash = entries[i].path.rfind('/');
-    if (slash != std::string::npos)
-      touched.insert(std::string_view(entries[i].path).substr(0, slash));
+    touched.insert(parent_of(entries[i].path));
   }
   std::unordered_map<std::string_view, const std::string*> kept;
   kept.reserve(spare.stamps.size());
@@ -227,7 +194,7 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
     struct stat st {};
     if (::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
     newest = std::max(newest, time_ns(st.st_ctim));
-    stamp_line(out.emplace_back(), st, e);
+    out.push_back(stamp_text(st) + ' ' + describe(e));
   }
   wait_past(newest);
   return out;
@@ -282,18 +249,12 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
     if (!top) continue;
     std::set<std::string_view> top_names;
     bool same = true;
-    std::string stamp;
     for (const std::string& line : spare.stamps) {
       const std::string_view path = stamp_line_path(line);
       struct stat st {};
       if (path.empty() ||
-          ::fstatat(top.get(), std::string(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        same = false;
-        break;
-      }
-      stamp.clear();
-      append_stamp(stamp, st);
-      if (std::string_view(line).substr(0, line.find(' ')) != stamp) {
+          ::fstatat(top.get(), std::string(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          std::string_view(line).substr(0, line.find(' ')) != stamp_text(st)) {
         same = false;
         break;
       }
@@ -365,7 +326,9 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
                 ::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                 kind_is(st, e.kind);
     if (same) {
-      stamp_line(line, st, e);
+      line = stamp_text(st);
+      line += ' ';
+      line += describe(e);
       same = line == spare.stamps[w->second];
     }
     if (!same) spare.changed.push_back(i);
