@@ -215,6 +215,7 @@ void Job::Impl::on_hello(size_t i) {
                 std::to_string(h.hello_msg.pid) + ") after " + since_start());
   if (phase_ == Phase::kRunning && follow_up_->host_ready(i)) return;
   if (phase_ == Phase::kBetween) return check_reopened();
+  if (phase_ == Phase::kStarting) probe_sync(i);
   start_pmix_early();
   check_started();
 }

@@ -180,6 +180,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   // ---- job_sync.cpp: --sync, before an attempt's ranks on hosts that lack the tree ----
   bool want_sync() const;
   void start_sync();
+  void probe_sync(size_t i);
   const std::string& sync_offer_frame();
   void on_sync_need(size_t i, const wire::SyncNeed& m) override;
   void on_sync_ack(size_t i, const wire::SyncAck& m) override;
@@ -265,6 +266,8 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
     Clock::time_point drawn{};
   } sync_progress_;
   std::string sync_offer_;  // the encoded SyncOffer, once a host asked for it
+  bool sync_told_ = false;  // --verbose said what the tree holds
+  bool sync_on_ = false;    // an attempt waits for its hosts' copies
   asio::steady_timer preflight_timer_{io_}, sync_timer_{io_};
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;

@@ -37,25 +37,38 @@ const std::string& Job::Impl::sync_offer_frame() {
 }
 
 // Each host is asked first whether it keeps an untouched copy of the tree (its digest alone);
-// those that do not get the tree's list. Without a digest, the list at once.
+// those that do not get the tree's list. Without a digest, the list at once. Before the first
+// attempt a host is asked as soon as its ferryd greets: its answer (and its files, if it lacks
+// some) comes while the other hosts are still being reached, and the attempt waits only for
+// what has not come yet.
+void Job::Impl::probe_sync(size_t i) {
+  HostLink& h = *hosts_[i];
+  if (!opts_.sync || opts_.check || h.synced || h.sync) return;
+  if (!sync_told_)
+    diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
+                  " (" + std::to_string(opts_.sync->files_read) +
+                  " read for their hashes, the others unchanged since a launch read them), to "
+                  "the hosts that lack them (after " +
+                  since_start() + ")");
+  sync_told_ = true;
+  h.sync = std::make_unique<TreeSender>(opts_.sync);
+  h.sync_heard = Clock::now();
+  h.sync_error.clear();
+  h.link->send(opts_.sync->digest.empty() ? sync_offer_frame()
+                                          : wire::encode(wire::SyncProbe{opts_.sync->digest}));
+}
+
 void Job::Impl::start_sync() {
-  const std::string frame = opts_.sync->digest.empty()
-                                ? sync_offer_frame()
-                                : wire::encode(wire::SyncProbe{opts_.sync->digest});
-  sync_progress_ = {};
-  diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
-                " (" + std::to_string(opts_.sync->files_read) +
-                " read for their hashes, the others unchanged since a launch read them), to "
-                "the hosts that lack them (after " +
-                since_start() + ")");
+  sync_on_ = true;
   for (size_t m : attempt_.members) {
     HostLink& h = *hosts_[m];
+    if (!h.sync_error.empty()) return sync_failed(m, h.sync_error);
     if (h.synced) continue;
-    h.sync = std::make_unique<TreeSender>(opts_.sync);
-    h.sync_heard = Clock::now();
-    h.link->send(frame);
     ++sync_progress_.hosts;
+    probe_sync(m);  // unless it was asked when it greeted
   }
+  if (!want_sync()) return after_sync();  // every copy came while the hosts were reached
+  show_sync_progress(true);
   watch_sync();
 }
 
@@ -111,6 +124,7 @@ void Job::Impl::on_sync_ack(size_t i, const wire::SyncAck& m) {
 // On a terminal (without --verbose), one line redrawn at most every 100 ms: "sync: 12.0 MiB
 // of 40.0 MiB sent, 1 of 4 hosts ready".
 void Job::Impl::show_sync_progress(bool now) {
+  if (!sync_on_) return;  // the hosts are still being reached: their progress is on the line
   const auto t = Clock::now();
   if (!now && t - sync_progress_.drawn < std::chrono::milliseconds(100)) return;
   sync_progress_.drawn = t;
@@ -138,13 +152,19 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
                 " (after " + since_start() + ")");
   h.sync.reset();
   h.synced = true;
+  if (!sync_on_) return;
   ++sync_progress_.ready;
   show_sync_progress(true);
   if (!want_sync()) after_sync();
 }
 
+// Before the attempt's sync began (the hosts still being reached), the failure waits for it.
 void Job::Impl::sync_failed(size_t i, const std::string& why) {
   hosts_[i]->sync.reset();
+  if (phase_ == Phase::kStarting) {
+    hosts_[i]->sync_error = why;
+    return;
+  }
   if (phase_ == Phase::kFinishing) return;
   diag_.error("--sync: " + hosts_[i]->name() + ": " + why);
   attempt_.end.start_failed();
@@ -152,6 +172,9 @@ void Job::Impl::sync_failed(size_t i, const std::string& why) {
 }
 
 void Job::Impl::after_sync() {
+  sync_on_ = false;
+  sync_told_ = false;
+  sync_progress_ = {};
   sync_timer_.cancel();
   diag_.end_progress();
   if (attempt_.number == 0 && want_preflight()) return start_preflight();

@@ -6,21 +6,24 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 
 namespace ferry {
 
-TreeSender::TreeSender(std::shared_ptr<const SyncTree> tree) : tree_(std::move(tree)) {
-  for (const TreeEntry& e : tree_->entries)
-    if (e.kind == TreeEntry::Kind::kFile) by_hash_.emplace(e.hash, &e);
-}
+TreeSender::TreeSender(std::shared_ptr<const SyncTree> tree) : tree_(std::move(tree)) {}
 
+// No index of the tree by hash: one built per host cost ferryrun more than this pass (at 32
+// hosts and 2,000 files, 64,000 insertions before the last host was even asked).
 Status TreeSender::need(const std::vector<std::string>& hashes) {
-  for (const std::string& h : hashes) {
-    auto it = by_hash_.find(h);
-    if (it == by_hash_.end()) return make_error("asked for a file the tree does not hold");
-    wanted_.push_back(it->second);
-    bytes_wanted_ += it->second->size;
+  std::unordered_set<std::string_view> asked(hashes.begin(), hashes.end());
+  for (const TreeEntry& e : tree_->entries) {
+    if (asked.empty()) break;
+    if (e.kind != TreeEntry::Kind::kFile || asked.erase(e.hash) == 0) continue;
+    wanted_.push_back(&e);
+    bytes_wanted_ += e.size;
   }
+  if (!asked.empty()) return make_error("asked for a file the tree does not hold");
   return {};
 }
 

@@ -6,7 +6,6 @@
 /// the tree.
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,7 +31,8 @@ class TreeSender {
 
   explicit TreeSender(std::shared_ptr<const SyncTree> tree);
 
-  /// The host's wants. Error: a hash the tree does not hold.
+  /// The host's wants, found by one pass over the tree (kept in the tree's order; a hash asked
+  /// twice is sent once). Error: a hash the tree does not hold.
   Status need(const std::vector<std::string>& hashes);
   /// The next pieces, up to the window. Error, one line naming the file: it cannot be read, or
   /// it changed size since it was hashed.
@@ -45,7 +45,6 @@ class TreeSender {
 
  private:
   std::shared_ptr<const SyncTree> tree_;
-  std::map<std::string, const TreeEntry*> by_hash_;
   std::vector<const TreeEntry*> wanted_;
   size_t next_ = 0;      // the file being sent
   uint64_t offset_ = 0;  // into it

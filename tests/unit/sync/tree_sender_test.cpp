@@ -60,6 +60,28 @@ TEST(TreeSender, SendsTheWantedFilesInPiecesWithinTheWindow) {
   EXPECT_FALSE(s.need({std::string(64, '0')}).ok());
 }
 
+// Two files of the same bytes are one file to the host's cache: asked for once (or twice), the
+// bytes go once.
+TEST(TreeSender, BytesTheTreeHoldsTwiceGoOnce) {
+  const std::string d = fresh("twice");
+  std::ofstream(d + "/a") << "same";
+  std::ofstream(d + "/b") << "same";
+  std::ofstream(d + "/c") << "other";
+  auto tree = scan_tree({d, ""}, {});
+  ASSERT_TRUE(tree.ok());
+  ASSERT_EQ(tree->entries.size(), 3U);
+  const std::string same = tree->entries[0].hash;
+  ASSERT_EQ(tree->entries[1].hash, same);
+  TreeSender s(std::make_shared<const SyncTree>(*tree));
+  ASSERT_TRUE(s.need({same, same}).ok());
+  EXPECT_EQ(s.bytes_wanted(), 4U);
+  auto pieces = s.next();
+  ASSERT_TRUE(pieces.ok());
+  ASSERT_EQ(pieces->size(), 1U);
+  EXPECT_EQ((*pieces)[0].data, "same");
+  EXPECT_TRUE(s.all_sent());
+}
+
 TEST(TreeSender, AFileThatShrankSinceItWasHashedIsRefused) {
   const std::string d = fresh("changed");
   std::ofstream(d + "/f") << "four";
