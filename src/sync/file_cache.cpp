@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,7 +60,14 @@ std::string stamp_of(const std::string& path) {
          std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ino);
 }
 
-std::string read_stamp(const std::string& path) {
+// Where a file's stamp is kept: an extended attribute of the file itself (no inode of its own:
+// on a filesystem without a journal, ext4 makes each new inode dearer the more were deleted in
+// the last minutes, which a cache's eviction and a job's spares do), else, where the
+// filesystem has no user attributes (NFSv3, an old tmpfs) or refuses this one, `.HASH.ok`
+// beside it.
+constexpr const char* kStampAttr = "user.ferry.stamp";
+
+std::string read_stamp_file(const std::string& path) {
   char buf[96];
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return "";
@@ -67,8 +75,17 @@ std::string read_stamp(const std::string& path) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-void write_stamp(const std::string& path, const std::string& stamp) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+// Whether `file` was checked as it is now (`stamp`), by either record.
+bool stamped(const std::string& file, const std::string& ok_file, const std::string& stamp) {
+  char buf[96];
+  const ssize_t n = ::getxattr(file.c_str(), kStampAttr, buf, sizeof buf);
+  if (n > 0 && std::string_view(buf, static_cast<size_t>(n)) == stamp) return true;
+  return read_stamp_file(ok_file) == stamp;
+}
+
+void write_stamp(const std::string& file, const std::string& ok_file, const std::string& stamp) {
+  if (::setxattr(file.c_str(), kStampAttr, stamp.data(), stamp.size(), 0) == 0) return;
+  UniqueFd fd(::open(ok_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (fd) (void)!::write(fd.get(), stamp.data(), stamp.size());
 }
 
@@ -116,10 +133,10 @@ std::vector<std::string> FileCache::missing(const std::vector<TreeEntry>& entrie
     const std::string stamp = stamp_of(path);
     if (!stamp.empty()) {
       // Unchanged since it was last checked: no need to read it again.
-      if (read_stamp(ok_path(e.hash)) == stamp) continue;
+      if (stamped(path, ok_path(e.hash), stamp)) continue;
       auto h = file_sha256(path);
       if (h && *h == e.hash) {
-        write_stamp(ok_path(e.hash), stamp);
+        write_stamp(path, ok_path(e.hash), stamp);
         continue;
       }
       ::unlink(path.c_str());  // damaged or tampered with: asked for again
@@ -153,14 +170,15 @@ Status FileCache::receive(const std::string& hash, std::string_view bytes, bool 
     return make_error("synced file " + hash.substr(0, 12) +
                       "...: " + (h ? "the bytes received do not match it" : h.error().message));
   }
+  // Stamped before it is made read-only (an attribute needs write permission to be set) and
+  // given its name (which it keeps its attributes through).
+  write_stamp(part, ok_path(hash), stamp_of(part));
   ::chmod(part.c_str(), 0400);
-  const std::string stamp = stamp_of(part);
   if (::rename(part.c_str(), file_path(hash).c_str()) != 0) {
     const std::string why = file_path(hash) + ": " + errno_text();
     ::unlink(part.c_str());
     return make_error(why);
   }
-  write_stamp(ok_path(hash), stamp);
   return {};
 }
 

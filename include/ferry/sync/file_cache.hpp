@@ -4,8 +4,9 @@
 /// SHA-256 (`BASE/files/HASH`, BASE = `${XDG_CACHE_HOME:-~/.cache}/ferry/sync`, 0700, the
 /// user's own), and the jobs' copies made from it (`BASE/jobs/NAME/`). A file is received under
 /// a name of its own (`.HASH.part-PID`), checked against its hash, then renamed into place, so
-/// two jobs receiving it at once both end with the one good copy. `.HASH.ok` holds the stamp
-/// (size, modification time, inode) of the file when it was last checked. A job's copy is built
+/// two jobs receiving it at once both end with the one good copy. The file's extended attribute
+/// `user.ferry.stamp` (else, where the filesystem takes none, `.HASH.ok` beside it) holds its
+/// stamp (size, modification time, inode) when it was last checked. A job's copy is built
 /// under a temporary name and renamed whole: ranks never see half a tree. Files are copied out of
 /// the cache, not linked: a rank that writes into its copy leaves the cache as it was. A cached
 /// file whose stamp changed since it was checked (written to: damaged, tampered with) is read and

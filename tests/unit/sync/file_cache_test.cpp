@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -86,21 +87,69 @@ TEST(FileCache, ADamagedCachedFileIsAskedForAgain) {
   EXPECT_FALSE(fs::exists(cached));
 }
 
+// The stamp a cached file was checked with: its attribute (no file of its own) where the
+// filesystem takes one, else `.HASH.ok` beside it.
+std::string stamp_kept(const FileCache& c, const std::string& hash) {
+  const std::string cached = c.base() + "/files/" + hash;
+  char buf[96];
+  const ssize_t n = ::getxattr(cached.c_str(), "user.ferry.stamp", buf, sizeof buf);
+  if (n > 0) {
+    EXPECT_FALSE(fs::exists(c.base() + "/files/." + hash + ".ok")) << "no inode for the stamp";
+    return std::string(buf, static_cast<size_t>(n));
+  }
+  return read(c.base() + "/files/." + hash + ".ok");
+}
+
 TEST(FileCache, AFileWhoseStampChangedIsCheckedAgainAndKeptWhenGood) {
   auto c = FileCache::open(fresh("stamp"));
   ASSERT_TRUE(c.ok());
   const std::vector<TreeEntry> tree = {file("a", "same bytes")};
   ASSERT_TRUE(c->receive(tree[0].hash, "same bytes", true).ok());
-  const std::string stamp = c->base() + "/files/." + tree[0].hash + ".ok";
-  ASSERT_TRUE(fs::exists(stamp));
-  const std::string before = read(stamp);
+  const std::string before = stamp_kept(*c, tree[0].hash);
+  ASSERT_FALSE(before.empty());
   // Touched (a new mtime), its bytes the same: read again, still good, stamped anew.
   const std::string cached = c->base() + "/files/" + tree[0].hash;
   const timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};
   ASSERT_EQ(::utimensat(AT_FDCWD, cached.c_str(), later, 0), 0);
   EXPECT_TRUE(c->missing(tree).empty());
-  EXPECT_NE(read(stamp), before);
-  EXPECT_EQ(c->usage().files, 1U);  // the stamp is not a cached file
+  EXPECT_NE(stamp_kept(*c, tree[0].hash), before);
+  EXPECT_EQ(c->usage().files, 1U);  // a stamp is not a cached file
+}
+
+// Bytes changed behind a stamp's back: size, modification time and inode kept.
+void change_bytes_keeping_the_stamp(const std::string& path) {
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ::chmod(path.c_str(), 0600);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out);
+    f << "evil";
+  }
+  const timespec kept[2] = {{0, UTIME_OMIT}, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), kept, 0), 0);
+}
+
+// A stamp beside the file (`.HASH.ok`: a cache older ferryds made, or a filesystem without user
+// attributes) counts as the attribute does: the file it vouches for is not read again. Without
+// either, the file is read again.
+TEST(FileCache, AStampBesideTheFileIsTrustedAsTheAttributeIs) {
+  auto c = FileCache::open(fresh("oldstamp"));
+  ASSERT_TRUE(c.ok());
+  const std::vector<TreeEntry> tree = {file("a", "good bytes")};
+  ASSERT_TRUE(c->receive(tree[0].hash, "good bytes", true).ok());
+  const std::string cached = c->base() + "/files/" + tree[0].hash;
+  const std::string ok = c->base() + "/files/." + tree[0].hash + ".ok";
+  const std::string stamp = stamp_kept(*c, tree[0].hash);
+  ASSERT_FALSE(stamp.empty());
+  if (!fs::exists(ok)) {
+    ASSERT_EQ(::removexattr(cached.c_str(), "user.ferry.stamp"), 0);
+    std::ofstream(ok) << stamp;
+  }
+  change_bytes_keeping_the_stamp(cached);
+  EXPECT_TRUE(c->missing(tree).empty()) << "the stamp beside it is trusted";
+  fs::remove(ok);
+  EXPECT_EQ(c->missing(tree), std::vector<std::string>{tree[0].hash}) << "no stamp: read again";
+  EXPECT_FALSE(fs::exists(cached));
 }
 
 TEST(FileCache, AJobsCopyIsWholeWithModesAndLeavesTheCacheAlone) {
