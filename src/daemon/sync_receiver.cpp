@@ -17,7 +17,7 @@ bool is_digest(const std::string& d) {
 
 SyncReceiver::~SyncReceiver() {
   // Kept for the next job of this tree here (its ranks are gone by now).
-  if (!copy_.empty()) cache_->keep_spare(copy_, digest_, stamps_);
+  if (!copy_.empty()) cache_->keep_spare(copy_, digest_, stamps_, stamps_file_);
   // Files half received when ferryrun went away; a spare taken but not yet mended.
   if (cache_)
     for (const std::string& h : pending_) cache_->discard(h);
@@ -47,6 +47,7 @@ void SyncReceiver::probe(const wire::SyncProbe& p) {
       digest_ = p.digest;
       copy_ = spare->path;
       stamps_ = std::move(spare->stamps);
+      stamps_file_ = std::move(spare->stamps_file);
       send_(wire::encode(wire::SyncReady{copy_, ""}));
       return;
     }

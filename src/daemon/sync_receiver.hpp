@@ -50,6 +50,7 @@ class SyncReceiver {
   std::optional<FileCache::SpareCopy> spare_;  // taken, until it is mended
   std::string copy_;
   FileCache::CopyStamps stamps_;  // the copy as made
+  std::string stamps_file_;       // a file that holds stamps_ already (an untouched spare's)
   bool failed_ = false;
 };
 

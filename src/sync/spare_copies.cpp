@@ -201,7 +201,7 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
 }
 
 void FileCache::keep_spare(const std::string& path, const std::string& digest,
-                           const CopyStamps& stamps) const {
+                           const CopyStamps& stamps, const std::string& stamps_file) const {
   const std::string dir = base_ + "/spares";
   auto suffix = random_bytes(4);
   const bool one_line_each = std::none_of(stamps.begin(), stamps.end(), [](const std::string& l) {
@@ -209,14 +209,23 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
   });
   if (stamps.empty() || digest.empty() || !suffix || !one_line_each ||
       !make_private_dir(dir, "spare copies of synced trees")) {
+    if (!stamps_file.empty()) ::unlink(stamps_file.c_str());
     remove_copy(path);
     return;
   }
   const std::string name = dir + "/" + digest + "-" + hex_text(*suffix);
   {
-    std::ofstream out(name + ".stamps.tmp", std::ios::trunc);
-    for (const std::string& s : stamps) out << s << '\n';
-    if (!out.flush() || ::rename(path.c_str(), name.c_str()) != 0) {
+    // The file the spare was taken with holds these stamps already: kept again as it is (no
+    // new inode, none freed), its time now, the newest spare's. Else written.
+    const std::string tmp = name + ".stamps.tmp";
+    bool written = !stamps_file.empty() && ::rename(stamps_file.c_str(), tmp.c_str()) == 0 &&
+                   ::utimensat(AT_FDCWD, tmp.c_str(), nullptr, 0) == 0;
+    if (!written) {
+      std::ofstream out(tmp, std::ios::trunc);
+      for (const std::string& s : stamps) out << s << '\n';
+      written = static_cast<bool>(out.flush());
+    }
+    if (!written || ::rename(path.c_str(), name.c_str()) != 0) {
       ::unlink((name + ".stamps.tmp").c_str());
       remove_copy(path);
       return;
@@ -271,7 +280,15 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
     if (!same) return std::nullopt;  // an offer takes it and mends it
     spare.path = base_ + "/jobs/" + name;
     if (::rename(at.c_str(), spare.path.c_str()) != 0) continue;  // another job took it
-    ::unlink((at + ".stamps").c_str());
+    // Its stamps file waits beside, to be kept again with the copy; its time now, so that
+    // eviction (of a .tmp an hour old) leaves it to the job.
+    spare.stamps_file = dir + "/" + name + ".stamps.tmp";
+    if (::rename((at + ".stamps").c_str(), spare.stamps_file.c_str()) != 0 ||
+        ::utimensat(AT_FDCWD, spare.stamps_file.c_str(), nullptr, 0) != 0) {
+      ::unlink((at + ".stamps").c_str());
+      ::unlink(spare.stamps_file.c_str());
+      spare.stamps_file.clear();
+    }
     return spare;
   }
   return std::nullopt;

@@ -72,15 +72,17 @@ class FileCache {
   static CopyStamps stamp_copy(const std::string& path, const std::vector<TreeEntry>& entries);
   /// Keeps the copy `path` (no process uses it any more) as a spare for the next job of the
   /// same tree (`digest`: tree_digest(), 64 hex digits), at most kSpares of them; removes it
-  /// where it cannot.
-  void keep_spare(const std::string& path, const std::string& digest,
-                  const CopyStamps& stamps) const;
+  /// where it cannot. `stamps_file`: the file that holds `stamps` already (the one
+  /// take_untouched_spare() took the copy with), kept instead of written anew.
+  void keep_spare(const std::string& path, const std::string& digest, const CopyStamps& stamps,
+                  const std::string& stamps_file = "") const;
   /// A spare taken for a job (take_spare()).
   struct SpareCopy {
     std::string path;             ///< the job's copy now (jobs/NAME)
     CopyStamps stamps;            ///< as it was kept
     std::vector<size_t> changed;  ///< the entries its job changed (or removed)
     bool stale_use = false;       ///< kept over a day ago: its files' use is marked again
+    std::string stamps_file;      ///< its stamps, set aside (take_untouched_spare()); "" none
   };
   /// Takes a spare copy of the tree `entries` (`digest`) as the job copy `name`, and finds
   /// what its job changed (a stat per entry); none when there is no spare of this tree.

@@ -205,6 +205,46 @@ TEST_F(Spares, StampsAfterMendingAreThoseOfTheMendedCopy) {
   EXPECT_TRUE(cache->take_untouched_spare(*tree_digest(entries), "3-c").has_value());
 }
 
+// A spare taken untouched and kept again by its job: its stamps file goes with it (the same
+// inode: nothing written, nothing freed); one gone meanwhile (a cache cleared) is written anew.
+TEST_F(Spares, AnUntouchedSpareKeptAgainKeepsItsStampsFile) {
+  kept_copy("1-a");
+  keep();
+  auto stamps_files = [&] {
+    std::vector<std::string> out;
+    for (const auto& f : fs::directory_iterator(cache->base() + "/spares"))
+      if (f.path().string().ends_with(".stamps")) out.push_back(f.path().string());
+    return out;
+  };
+  ASSERT_EQ(stamps_files().size(), 1U);
+  // A second name holds the file's inode, so no file written later can be given that number.
+  const std::string holder = ::testing::TempDir() + "spares-stamps-holder";
+  fs::remove(holder);
+  fs::create_hard_link(stamps_files()[0], holder);
+  const ino_t kept = inode(holder);
+  auto spare = cache->take_untouched_spare(digest, "2-b");
+  ASSERT_TRUE(spare.has_value());
+  ASSERT_FALSE(spare->stamps_file.empty());
+  EXPECT_TRUE(stamps_files().empty()) << "taken: no spare for another job";
+  EXPECT_EQ(cache->usage().spares, 0U);
+  cache->keep_spare(spare->path, digest, spare->stamps, spare->stamps_file);
+  ASSERT_EQ(stamps_files().size(), 1U);
+  EXPECT_EQ(inode(stamps_files()[0]), kept);
+  EXPECT_FALSE(fs::exists(spare->stamps_file));
+  auto again = cache->take_untouched_spare(digest, "3-c");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->stamps, stamps);
+  fs::remove(again->stamps_file);
+  cache->keep_spare(again->path, digest, again->stamps, again->stamps_file);
+  ASSERT_EQ(stamps_files().size(), 1U);
+  EXPECT_NE(inode(stamps_files()[0]), kept);
+  auto third = cache->take_untouched_spare(digest, "4-d");
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->stamps, stamps);
+  expect_tree(third->path);
+  fs::remove(holder);
+}
+
 TEST_F(Spares, AtMostTwoAreKept) {
   for (int i = 0; i < 3; ++i) {
     kept_copy("9-" + std::to_string(i));
