@@ -222,6 +222,23 @@ struct FakeRun {
   std::vector<std::pair<int, int>> relabels;  ///< the output's relabel() calls (rank, shown)
 };
 
+/// A job of `app` on the named hosts, as these tests start one: in /tmp, no stdin, ferryd
+/// installed, the hosts given `start_timeout_s` to answer.
+inline JobOptions job_on_hosts(const std::vector<std::string>& names, int start_timeout_s) {
+  JobOptions o;
+  for (const std::string& name : names) {
+    HostEntry h;
+    h.name = name;
+    o.hosts.push_back(h);
+  }
+  o.command = {"app"};
+  o.wdir = "/tmp";
+  o.stdin_rank = -1;
+  o.start_timeout_s = start_timeout_s;
+  o.ferryd_path = "/opt/ferry/bin/ferryd";
+  return o;
+}
+
 /// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
 inline FakeRun run_with_fake_daemons(JobOptions opts,
                                      std::function<FakeScript(const HostEntry&)> script_for = {}) {

@@ -33,17 +33,7 @@ class SlowHostLauncher : public Launcher {
 };
 
 TEST(JobProgress, ConnectingLineIsDrawnInPlaceThenErasedBeforeTheFailures) {
-  JobOptions o;
-  for (const char* name : {"node1", "node2", "slow"}) {
-    HostEntry h;
-    h.name = name;
-    o.hosts.push_back(h);
-  }
-  o.command = {"app"};
-  o.wdir = "/tmp";
-  o.stdin_rank = -1;
-  o.start_timeout_s = 1;
-  o.ferryd_path = "/opt/ferry/bin/ferryd";
+  JobOptions o = test_support::job_on_hosts({"node1", "node2", "slow"}, 1);
   asio::io_context io;
   char path[] = "/tmp/ferry-progress-XXXXXX";
   int fd = ::mkstemp(path);

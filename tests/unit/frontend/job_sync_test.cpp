@@ -113,17 +113,7 @@ struct SyncRun {
 };
 
 SyncRun run_synced(const std::string& fail) {
-  JobOptions o;
-  for (const char* name : {"node1", "node2"}) {
-    HostEntry h;
-    h.name = name;
-    o.hosts.push_back(h);
-  }
-  o.command = {"app"};
-  o.wdir = "/tmp";
-  o.stdin_rank = -1;
-  o.start_timeout_s = 2;
-  o.ferryd_path = "/opt/ferry/bin/ferryd";
+  JobOptions o = test_support::job_on_hosts({"node1", "node2"}, 2);
   auto tree = std::make_shared<SyncTree>();
   tree->digest = std::string(64, 'a');
   o.sync = tree;
