@@ -33,6 +33,15 @@ user=ferrypod
 # A podman that lacks CAP_SYS_RESOURCE (this one, when the machine is itself a container)
 # cannot raise the open-files and process limits to Podman's defaults: ask for these.
 limits=(--ulimit nofile=4096:4096 --ulimit nproc=4096:4096)
+# crun (Podman's default runtime here) refuses a machine whose cgroups are hybrid with a
+# controller left on the v2 hierarchy ("cgroups in hybrid mode not supported": v1
+# controllers mounted, hugetlb not among them, so v2 holds it); runc (docker.io's) runs
+# there. Every podman of the scenario, root's and the user's, is told so by a containers.conf.
+if [[ -n $(cat /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null) ]] && command -v runc >/dev/null; then
+  printf '[engine]\nruntime = "runc"\n' >"$T/containers.conf"
+  chmod 644 "$T/containers.conf"
+  export CONTAINERS_CONF=$T/containers.conf
+fi
 # shellcheck disable=SC2016 # expanded in the container
 sshd_cmd='ssh-keygen -A >/dev/null && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -p "${SSHD_PORT:-2222}" -o UsePAM=no'
 
@@ -161,7 +170,9 @@ grep -q "^$user:" /etc/subuid || echo "$user:300000:65536" >>/etc/subuid
 grep -q "^$user:" /etc/subgid || echo "$user:300000:65536" >>/etc/subgid
 uid=$(id -u "$user") home=$(getent passwd "$user" | cut -d: -f6) xdg=/run/user/$(id -u "$user")
 mkdir -p "$xdg" && chown "$user:" "$xdg" && chmod 700 "$xdg"
-as_user() { runuser -u "$user" -- env XDG_RUNTIME_DIR="$xdg" HOME="$home" "$@"; }
+as_user() {
+  runuser -u "$user" -- env XDG_RUNTIME_DIR="$xdg" HOME="$home" ${CONTAINERS_CONF:+CONTAINERS_CONF="$CONTAINERS_CONF"} "$@"
+}
 # slirp4netns needs /dev/net/tun open to users (Debian's default, 0666; some machines 0600).
 tun_mode=$(stat -c %a /dev/net/tun)
 if [[ $tun_mode == 666 ]]; then tun_mode=""; else chmod 666 /dev/net/tun; fi
