@@ -53,7 +53,6 @@ void Job::Impl::probe_sync(size_t i) {
   sync_told_ = true;
   h.sync = std::make_unique<TreeSender>(opts_.sync);
   h.sync_heard = Clock::now();
-  h.sync_error.clear();
   h.link->send(opts_.sync->digest.empty() ? sync_offer_frame()
                                           : wire::encode(wire::SyncProbe{opts_.sync->digest}));
 }

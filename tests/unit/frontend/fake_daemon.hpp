@@ -239,28 +239,38 @@ inline JobOptions job_on_hosts(const std::vector<std::string>& names, int start_
   return o;
 }
 
+/// Runs `opts` with `launcher` opening every host: the job's exit status; what ferryrun said
+/// (exactly as the user sees it) is appended to `said`.
+inline int run_job(asio::io_context& io, JobOptions opts, Launcher& launcher, DiscardSink& sink,
+                   std::string& said) {
+  char path[] = "/tmp/ferry-diag-XXXXXX";
+  int fd = ::mkstemp(path);
+  ::unlink(path);
+  Diagnostics diag(&sink, fd, false);
+  int status = -1;
+  {
+    Job job(io, std::move(opts), Launchers{launcher, launcher}, sink, diag);
+    status = job.run();
+  }
+  const size_t before = said.size();
+  char buf[4096];
+  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(said.size() - before))) > 0;)
+    said.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return status;
+}
+
 /// Runs `opts` with every host (local or not) played by a FakeDaemonLink.
 inline FakeRun run_with_fake_daemons(JobOptions opts,
                                      std::function<FakeScript(const HostEntry&)> script_for = {}) {
   asio::io_context io;
-  char path[] = "/tmp/ferry-diag-XXXXXX";
-  int fd = ::mkstemp(path);
-  ::unlink(path);
   DiscardSink sink;
-  Diagnostics diag(&sink, fd, false);
   FakeDaemonLauncher launcher(io);
   launcher.script_for = std::move(script_for);
   if (opts.ferryd_path.empty()) opts.ferryd_path = "/opt/ferry/bin/ferryd";
   if (opts.stdin_fd == 0) opts.stdin_rank = -1;  // never the test runner's own stdin
   FakeRun run;
-  {
-    Job job(io, std::move(opts), Launchers{launcher, launcher}, sink, diag);
-    run.status = job.run();
-  }
-  char buf[4096];
-  for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(run.diag.size()))) > 0;)
-    run.diag.append(buf, static_cast<size_t>(n));
-  ::close(fd);
+  run.status = run_job(io, std::move(opts), launcher, sink, run.diag);
   run.specs = std::move(launcher.specs);
   run.stdin = std::move(launcher.stdin);
   run.pmix_starts = std::move(launcher.pmix_starts);

@@ -2,7 +2,6 @@
 // greets, while the other hosts are still being reached; the ranks start only once every host
 // has its copy; a failure that comes before the attempt is said as any sync failure is.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "fake_daemon.hpp"
 #include "ferry/wire/frame.hpp"
@@ -118,20 +117,10 @@ SyncRun run_synced(const std::string& fail) {
   tree->digest = std::string(64, 'a');
   o.sync = tree;
   asio::io_context io;
-  char path[] = "/tmp/ferry-sync-XXXXXX";
-  int fd = ::mkstemp(path);
-  ::unlink(path);
   DiscardSink sink;
-  Diagnostics diag(&sink, fd, false);
   SyncingLauncher launcher(io, fail);
   SyncRun run;
-  {
-    Job job(io, o, Launchers{launcher, launcher}, sink, diag);
-    run.status = job.run();
-  }
-  run.diag.resize(4096);
-  run.diag.resize(static_cast<size_t>(::pread(fd, run.diag.data(), run.diag.size(), 0)));
-  ::close(fd);
+  run.status = test_support::run_job(io, o, launcher, sink, run.diag);
   run.events = launcher.events;
   return run;
 }
