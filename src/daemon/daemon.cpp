@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "daemon_impl.hpp"
+#include "ferry/daemon/free_port.hpp"
 #include "ferry/daemon/own_name.hpp"
 #include "ferry/rendezvous/interfaces.hpp"
-#include "free_port.hpp"
 
 namespace ferry {
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "daemon_impl.hpp"
-#include "free_port.hpp"
+#include "ferry/daemon/free_port.hpp"
 
 namespace ferry {
 

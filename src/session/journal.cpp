@@ -265,6 +265,12 @@ std::pair<std::string, uint64_t> JournalRotator::finish() {
       const char one = 1;
       (void)!::write(stop_out_.get(), &one, 1);
       thread_.join();
+      // What came since the thread last looked (a burst the console ended with, before the
+      // thread's turn) is bounded like the rest.
+      struct stat st {};
+      if (error_.empty() && ::fstat(file_.get(), &st) == 0 &&
+          static_cast<uint64_t>(st.st_size) >= max_ / 2)
+        (void)rotate();
     }
     const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null >= 0) {

@@ -112,8 +112,11 @@ TEST(Journal, AFollowerFromTheStartGetsTheWholeJournalOnceThenWhatComes) {
 // The detached console's journal (fds 1 and 2 on console.log, rotated by a thread): a burst
 // the thread could not keep up with (here one write of 900 KB, before it can look) is cut
 // to the newest half of the bound, from a line's start, and counted as dropped.
-TEST(JournalRotator, ABurstItCouldNotKeepUpWithIsCutToTheBound) {
-  const std::string dir = fresh_dir("rotator-burst");
+//
+// `wait_us`: how long the console lives on after the burst; 0: it ends at once, before the
+// thread had its turn (finish() bounds what it finds).
+void burst_is_cut_to_the_bound(const std::string& name, useconds_t wait_us) {
+  const std::string dir = fresh_dir(name);
   std::string burst;
   for (int i = 0; burst.size() < 900000; ++i)
     burst += "[0]<stdout>:row " + std::to_string(i) + " xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n";
@@ -123,7 +126,7 @@ TEST(JournalRotator, ABurstItCouldNotKeepUpWithIsCutToTheBound) {
     JournalRotator r(dir, 64 * 1024);
     if (!r.start().ok()) ::_exit(3);
     const bool whole = ::write(1, burst.data(), burst.size()) == static_cast<ssize_t>(burst.size());
-    ::usleep(300000);  // the thread's turn
+    if (wait_us > 0) ::usleep(wait_us);  // the thread's turn
     r.finish();
     ::_exit(whole ? 0 : 4);
   }
@@ -140,6 +143,14 @@ TEST(JournalRotator, ABurstItCouldNotKeepUpWithIsCutToTheBound) {
   uint64_t n = 0;
   dropped >> n;
   EXPECT_EQ(n, burst.size() - kept.size());
+}
+
+TEST(JournalRotator, ABurstItCouldNotKeepUpWithIsCutToTheBound) {
+  burst_is_cut_to_the_bound("rotator-burst", 300000);
+}
+
+TEST(JournalRotator, ABurstTheConsoleEndsWithIsCutToTheBoundToo) {
+  burst_is_cut_to_the_bound("rotator-burst-end", 0);
 }
 
 TEST(Journal, LastLinesAndRankLines) {
