@@ -70,6 +70,7 @@ class Daemon::Impl {
   void in_synced_copy(wire::HostSpec& spec) const;
   void on_host_spec(wire::HostSpec spec);
   void on_spawn_job(wire::PmixSpawnJob m);
+  void on_pmi_spawn_job(wire::PmiSpawnJob m);
   void on_start_ranks(wire::StartRanks m);
   void next_attempt();
   void heartbeat();

@@ -62,6 +62,10 @@ void Daemon::Impl::handle(const wire::FrameView& f) {
           [this](wire::PmixGroupDone& m) { pmix_.group_done(m); },
           [this](wire::PmixSpawnDone& m) { pmix_.spawn_done(m); },
           [this](wire::PmixSpawnJob& m) { on_spawn_job(std::move(m)); },
+          [this](wire::PmiSpawnDone& m) {
+            if (pmi_) pmi_->spawn_done(m);
+          },
+          [this](wire::PmiSpawnJob& m) { on_pmi_spawn_job(std::move(m)); },
           [this](wire::PmixModexReply& m) {
             if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
           },

@@ -59,6 +59,20 @@ void Daemon::Impl::on_spawn_job(wire::PmixSpawnJob m) {
   if (!m.ranks.empty()) on_start_ranks(wire::StartRanks{std::move(m.ranks)});
 }
 
+// Processes a PMI spawn (MPICH's MPI_Comm_spawn) started here: their process group is served
+// by this host's PMI server first, then they start as ranks that joined do.
+void Daemon::Impl::on_pmi_spawn_job(wire::PmiSpawnJob m) {
+  Status st = pmi_
+                  ? pmi_->add_group(m)
+                  : Status(make_error("processes were spawned, but this host's ranks have no PMI"));
+  if (!st) {
+    log(host_ + ": MPI_Comm_spawn: " + st.error().message);
+    for (const auto& rl : m.ranks) queue(wire::encode(wire::Exited{rl.rank, 127, 0, {}}));
+    return;
+  }
+  if (!m.ranks.empty()) on_start_ranks(wire::StartRanks{std::move(m.ranks)});
+}
+
 void Daemon::Impl::on_start_ranks(wire::StartRanks m) {
   if (!have_spec_) return fatal("ranks to start arrived before the host spec");
   for (const auto& rl : m.ranks)

@@ -172,7 +172,7 @@ Result<LaunchedRank> RankLauncher::start(size_t local) {
   add_rendezvous(req, rl, local);
 
   auto pid = spawner_.spawn(req);
-  if (pmi_ && local < prepared_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);
+  if (pmi_) pid ? pmi_->spawned(rl.rank) : pmi_->drop(rl.rank);  // no-ops without a socket
   if (!pid) return pid.error();
   return LaunchedRank{*pid, std::move(out->read), std::move(err->read), std::move(in.write)};
 }
@@ -245,7 +245,10 @@ std::vector<std::string> RankLauncher::open_mpi_environment(const std::vector<st
 void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local) {
   req.argv.insert(req.argv.end(), rl.extra_args.begin(), rl.extra_args.end());
   if (local >= prepared_) {
-    // A process MPI_Comm_spawn started: its own namespace's variables, no PMI-1 socket.
+    // A process MPI_Comm_spawn started: with MPICH, a PMI-1 socket of its process group's;
+    // with Open MPI, its own namespace's variables.
+    if (auto m = pmi_ ? pmi_->member(rl.rank) : std::nullopt)
+      return add_pmi_socket(req, rl.rank, *m, true);
     if (!pmix_ || rl.pmix_nspace.empty()) return;
     auto env = pmix_->child_environment(rl.pmix_nspace, rl.pmix_rank);
     if (env)
@@ -263,17 +266,28 @@ void RankLauncher::add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl,
       log_(host_ + ": rank " + std::to_string(rl.rank) +
            " starts without PMIx: " + env.error().message);
   }
-  if (!pmi_) return;
-  auto fd = pmi_->open_rank(rl.rank);
+  if (pmi_)
+    add_pmi_socket(req, rl.rank,
+                   {rl.rank, spec_->world_size, static_cast<int>(local),
+                    static_cast<int>(spec_->ranks.size())},
+                   false);
+}
+
+// Process `id`'s end of its PMI-1 socket pair, kept open in it, and the variables that name
+// the socket and its place in its group (`spawned`: a spawn's process, which simple PMI's
+// PMI_Init learns from PMI_SPAWNED).
+void RankLauncher::add_pmi_socket(SpawnRequest& req, int id, const PmiProxy::Member& place,
+                                  bool spawned) {
+  auto fd = pmi_->open_rank(id);
   if (!fd) {
-    log_(host_ + ": rank " + std::to_string(rl.rank) +
+    log_(host_ + ": " + (spawned ? "spawned process " : "rank ") + std::to_string(id) +
          " starts without PMI: " + fd.error().message);
     return;
   }
   req.keep_fds.push_back(*fd);
-  req.env = merge_environment(
-      {req.env, pmi_environment(*fd, rl.rank, spec_->world_size, host_, static_cast<int>(local),
-                                static_cast<int>(spec_->ranks.size()))});
+  auto env = pmi_environment(*fd, place.rank, place.size, host_, place.local, place.local_size);
+  if (spawned) env.emplace_back("PMI_SPAWNED=1");
+  req.env = merge_environment({req.env, env});
 }
 
 }  // namespace ferry

@@ -74,6 +74,7 @@ class RankLauncher {
                                        const RankBinding* binding) const;
   const RankBinding* spawned_binding(size_t local);
   void add_rendezvous(SpawnRequest& req, const wire::RankLaunch& rl, size_t local);
+  void add_pmi_socket(SpawnRequest& req, int id, const PmiProxy::Member& place, bool spawned);
   std::vector<std::string> open_mpi_environment(const std::vector<std::string>& env);
   std::string error_file_path(size_t local) const;
   void check_host_name(const wire::HostSpec& spec);

@@ -129,6 +129,7 @@ void HostLink::handle_frame(const wire::FrameView& f) {
                  [&](const wire::PmixUnpublish& m) { ev.on_pmix_dynamic(i, m); },
                  [&](const wire::PmixGroupOp& m) { ev.on_pmix_dynamic(i, m); },
                  [&](const wire::PmixSpawn& m) { ev.on_pmix_spawn(i, m); },
+                 [&](const wire::PmiSpawn& m) { ev.on_pmi_spawn(i, m); },
                  [&](const wire::Log& l) { ev.on_log(i, l.line); },
                  [&](const wire::StateReport& r) { ev.on_state_report(i, r); },
                  [&](const wire::PreflightResult& r) { ev.on_preflight_result(i, r); },

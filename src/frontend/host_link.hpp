@@ -41,6 +41,7 @@ class HostEvents {
   virtual void on_pmix_modex_reply(size_t host, const wire::PmixModexReply& r) = 0;
   virtual void on_pmix_dynamic(size_t host, const wire::PmixDynamic& m) = 0;
   virtual void on_pmix_spawn(size_t host, const wire::PmixSpawn& m) = 0;
+  virtual void on_pmi_spawn(size_t host, const wire::PmiSpawn& m) = 0;
   virtual void on_log(size_t host, const std::string& line) = 0;
   virtual void on_done(size_t host, const wire::Done& d) = 0;
   virtual void on_state_report(size_t host, const wire::StateReport& r) = 0;

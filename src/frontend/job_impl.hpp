@@ -139,6 +139,20 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void on_pmix_modex_reply(size_t i, const wire::PmixModexReply& r) override;
   void on_pmix_dynamic(size_t i, const wire::PmixDynamic& m) override;
   void on_pmix_spawn(size_t i, const wire::PmixSpawn& m) override;
+  void on_pmi_spawn(size_t i, const wire::PmiSpawn& m) override;
+  // A spawn's processes placed (job_spawn.cpp): its number, its name, each process's
+  // launch by member, the member of each, and the hosts' names ("node1, node2").
+  struct SpawnPlan {
+    int spawn = 0;
+    std::string name;
+    std::vector<std::vector<wire::RankLaunch>> per_host;
+    std::vector<uint32_t> node_of_rank;
+    std::vector<uint32_t> app_sizes;
+    std::string on;
+  };
+  Result<SpawnPlan> plan_spawn(const std::vector<wire::PmixSpawnApp>& apps,
+                               const std::string& prefix);
+  std::string spawner_name(int process, const std::string& host) const;
   Result<std::vector<int>> spawn_slots(uint64_t total) const;
   wire::RankLaunch add_spawned(int spawn, int child, size_t j, uint32_t app,
                                const wire::PmixSpawnApp& a, const std::string& nspace);

@@ -92,7 +92,28 @@ Status RendezvousService::pmi_barrier(int host, const wire::PmiBarrier& b) {
   std::vector<PmiKv> puts;
   puts.reserve(b.keys.size());
   for (std::size_t i = 0; i < b.keys.size(); ++i) puts.push_back({b.keys[i], b.values[i]});
-  return pmi_.host_barrier(host, b.epoch, std::move(puts));
+  if (b.kvsname.empty()) return pmi_.host_barrier(host, b.epoch, std::move(puts));
+  auto it = pmi_groups_.find(b.kvsname);
+  if (it == pmi_groups_.end())
+    return make_error("a PMI barrier of group '" + b.kvsname + "', which no spawn made");
+  return it->second.host_barrier(host, b.epoch, std::move(puts));
+}
+
+Status RendezvousService::add_pmi_group(const std::string& kvsname, const std::vector<int>& hosts) {
+  auto answer = [this, kvsname](uint32_t epoch, const std::vector<PmiKv>& kvs) {
+    wire::PmiBarrierDone done;
+    done.epoch = epoch;
+    done.kvsname = kvsname;
+    for (const auto& kv : kvs) {
+      done.keys.push_back(kv.key);
+      done.values.push_back(kv.value);
+    }
+    const std::string frame = wire::encode(done);
+    for (int h : pmi_groups_.at(kvsname).hosts()) send_to_(h, frame);
+  };
+  if (!pmi_groups_.try_emplace(kvsname, hosts, std::move(answer)).second)
+    return make_error("PMI process group '" + kvsname + "' exists already");
+  return {};
 }
 
 Status RendezvousService::pmix_fence(int host, const wire::PmixFence& f) {

@@ -60,6 +60,9 @@ class RendezvousService {
   Status pmi_barrier(int host, const wire::PmiBarrier& b);
   /// Hosts whose PMI barrier report is missing (for diagnostics).
   std::vector<int> pmi_missing() const { return pmi_.missing_hosts(); }
+  /// A PMI spawn made process group `kvsname`, run by `hosts`: its barriers gather from
+  /// those hosts alone and are answered to them. An Error for a name already in use.
+  Status add_pmi_group(const std::string& kvsname, const std::vector<int>& hosts);
 
   /// Host `host`'s ferryd reports a PMIx fence; answers every host once all arrived. An Error
   /// means that ferryd is broken.
@@ -98,6 +101,7 @@ class RendezvousService {
   std::function<void(int, const std::string&)> send_to_;
   KvStore kv_;
   PmiJob pmi_;
+  std::map<std::string, PmiJob, std::less<>> pmi_groups_;  // PMI spawns', by KVS name
   PmixFences pmix_fences_;
   PmixModexRouter pmix_modex_;
   // MPI's dynamic processes: the job's names, its lookups waiting (by ticket: the asking host

@@ -1,11 +1,35 @@
 #include "ferry/rendezvous/pmi_host.hpp"
 
+#include <charconv>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 namespace ferry {
 namespace {
 
 using Args = std::vector<std::pair<std::string, std::string>>;
+
+// The most commands, arguments and pairs one spawn block may carry (MPICH's own line limit
+// keeps real ones far below).
+constexpr int kSpawnItemsMax = 4096;
+
+// The value of `key` in `c` as a number in [lo, hi], or nothing.
+std::optional<int> number_arg(const PmiCommand& c, std::string_view key, int lo, int hi) {
+  auto v = c.get(key);
+  if (!v) return std::nullopt;
+  int n = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || end != v->data() + v->size() || n < lo || n > hi) return std::nullopt;
+  return n;
+}
+
+// Values of PMI replies cannot hold spaces: a reason goes with underscores.
+std::string reply_text(std::string text) {
+  for (char& ch : text)
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '=') ch = '_';
+  return text;
+}
 
 // The reply each refused command expects (MPICH pmi_msg.h: PMIU_CMD_* response names), so
 // the client reads a well-formed answer carrying rc != 0 instead of hanging.
@@ -23,6 +47,7 @@ PmiHost::PmiHost(PmiHostConfig config, PmiHostEvents events)
     : config_(std::move(config)), events_(std::move(events)) {
   for (int r : config_.ranks) ranks_.try_emplace(r);
   if (config_.universe_size <= 0) config_.universe_size = config_.world_size;
+  commit(config_.preput);
 }
 
 bool PmiHost::initialized(int rank) const {
@@ -83,11 +108,18 @@ int PmiHost::appnum_of(int rank) const {
 void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
   if (st.in_barrier)
     return fail(rank, st, "PMI protocol error: cmd=" + c.cmd + " while waiting in a barrier");
+  if (st.in_spawn)
+    return fail(rank, st, "PMI protocol error: cmd=" + c.cmd + " while waiting for a spawn");
+  if (c.multi && c.cmd == "spawn") {
+    if (events_.spawn) return spawn_block(rank, st, c);
+    return send(rank, "spawn_result", {{"rc", "1"}, {"errmsg", "spawn_is_not_served_here"}});
+  }
   if (c.multi) {
-    // mcmd=spawn: MPI_Comm_spawn needs a process manager that starts ranks on demand.
     return send(rank, refusal_name(c.cmd).empty() ? c.cmd + "_result" : refusal_name(c.cmd),
                 {{"rc", "1"}, {"errmsg", "ferry_does_not_support_" + c.cmd}});
   }
+  if (st.spawn_total > 0)
+    return fail(rank, st, "PMI protocol error: cmd=" + c.cmd + " inside a spawn's blocks");
   const std::string& cmd = c.cmd;
   if (cmd == "init") {
     st.initialized = true;
@@ -117,6 +149,69 @@ void PmiHost::handle(int rank, RankState& st, const PmiCommand& c) {
   auto refused = refusal_name(cmd);
   send(rank, refused.empty() ? cmd + "_result" : refused,
        {{"rc", "1"}, {"msg", "unsupported_command_" + cmd}});
+}
+
+// One `mcmd=spawn` block: a command of the spawn (simple_pmi.c's PMI_Spawn_multiple sends one
+// per command, numbered by spawnssofar out of totspawns, each with the same preput pairs).
+// The last one sends the whole request on; the reply waits for spawn_done().
+void PmiHost::spawn_block(int rank, RankState& st, const PmiCommand& c) {
+  auto bad = [&](const std::string& what) {
+    fail(rank, st, "PMI protocol error: a spawn block with " + what);
+  };
+  const auto total = number_arg(c, "totspawns", 1, kSpawnItemsMax);
+  const auto sofar = number_arg(c, "spawnssofar", 1, kSpawnItemsMax);
+  if (!total || !sofar) return bad("no valid totspawns or spawnssofar");
+  if (st.spawn_total == 0) {
+    st.spawn = {};
+    st.spawn_total = *total;
+  }
+  if (*total != st.spawn_total || *sofar != static_cast<int>(st.spawn.commands.size()) + 1)
+    return bad("spawnssofar=" + std::to_string(*sofar) + " of totspawns=" + std::to_string(*total) +
+               " out of order");
+  PmiSpawnCommand cmd;
+  const auto nprocs = number_arg(c, "nprocs", 1, 65536);
+  auto execname = c.get("execname");
+  if (!nprocs) return bad("no valid nprocs");
+  if (!execname || execname->empty()) return bad("no execname");
+  cmd.nprocs = *nprocs;
+  cmd.execname = *execname;
+  const auto argcnt = number_arg(c, "argcnt", 0, kSpawnItemsMax);
+  if (!argcnt) return bad("no valid argcnt");
+  for (int i = 1; i <= *argcnt; ++i) {
+    auto a = c.get("arg" + std::to_string(i));
+    if (!a) return bad("argcnt=" + std::to_string(*argcnt) + " but no arg" + std::to_string(i));
+    cmd.args.emplace_back(*a);
+  }
+  // preput_key_0.. and info_key_0.. (0-based, unlike the arguments).
+  auto pairs = [&](const std::string& what, std::vector<PmiKv>& out) {
+    const auto n = number_arg(c, what + "_num", 0, kSpawnItemsMax);
+    if (!n) return false;
+    for (int i = 0; i < *n; ++i) {
+      auto k = c.get(what + "_key_" + std::to_string(i));
+      auto v = c.get(what + "_val_" + std::to_string(i));
+      if (!k || !v) return false;
+      out.push_back({std::string(*k), std::string(*v)});
+    }
+    return true;
+  };
+  std::vector<PmiKv> preput;
+  if (!pairs("preput", preput)) return bad("a missing preput pair");
+  if (!pairs("info", cmd.info)) return bad("a missing info pair");
+  if (st.spawn.commands.empty()) st.spawn.preput = std::move(preput);
+  st.spawn.commands.push_back(std::move(cmd));
+  if (*sofar < st.spawn_total) return;  // more blocks to come, no reply yet
+  st.spawn_total = 0;
+  st.in_spawn = true;
+  events_.spawn(rank, std::exchange(st.spawn, {}));
+}
+
+void PmiHost::spawn_done(int rank, const std::string& why) {
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end() || !it->second.in_spawn) return;
+  it->second.in_spawn = false;
+  if (it->second.dead) return;
+  if (why.empty()) return send(rank, "spawn_result", {{"rc", "0"}});
+  send(rank, "spawn_result", {{"rc", "1"}, {"errmsg", reply_text(why)}});
 }
 
 void PmiHost::put(int rank, RankState& st, const PmiCommand& c) {

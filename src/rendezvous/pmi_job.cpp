@@ -1,24 +1,40 @@
 #include "ferry/rendezvous/pmi_job.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace ferry {
 
-PmiJob::PmiJob(int hosts, Complete complete)
+namespace {
+
+std::vector<int> first_hosts(int n) {
+  std::vector<int> out(static_cast<std::size_t>(n > 0 ? n : 0));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i);
+  return out;
+}
+
+}  // namespace
+
+PmiJob::PmiJob(int hosts, Complete complete) : PmiJob(first_hosts(hosts), std::move(complete)) {}
+
+PmiJob::PmiJob(std::vector<int> hosts, Complete complete)
     : complete_(std::move(complete)),
-      arrived_(static_cast<std::size_t>(hosts > 0 ? hosts : 0), false),
-      puts_(arrived_.size()) {}
+      hosts_(std::move(hosts)),
+      arrived_(hosts_.size(), false),
+      puts_(hosts_.size()) {}
 
 Status PmiJob::host_barrier(int host, uint32_t epoch, std::vector<PmiKv> puts) {
-  if (host < 0 || static_cast<std::size_t>(host) >= arrived_.size())
+  const auto at = std::find(hosts_.begin(), hosts_.end(), host);
+  if (at == hosts_.end())
     return make_error("PMI barrier from unknown host " + std::to_string(host));
+  const auto slot = static_cast<std::size_t>(at - hosts_.begin());
   if (epoch != epoch_)
     return make_error("PMI barrier " + std::to_string(epoch) + " reported while barrier " +
                       std::to_string(epoch_) + " is being gathered");
-  if (arrived_[host])
+  if (arrived_[slot])
     return make_error("PMI barrier " + std::to_string(epoch) + " reported twice by one host");
-  arrived_[host] = true;
-  puts_[host] = std::move(puts);
+  arrived_[slot] = true;
+  puts_[slot] = std::move(puts);
   if (++count_ < static_cast<int>(arrived_.size())) return {};
 
   // Merge in host order; a key put on two hosts keeps the later host's value (PMI leaves
@@ -45,7 +61,7 @@ Status PmiJob::host_barrier(int host, uint32_t epoch, std::vector<PmiKv> puts) {
 std::vector<int> PmiJob::missing_hosts() const {
   std::vector<int> out;
   for (std::size_t i = 0; i < arrived_.size(); ++i)
-    if (!arrived_[i]) out.push_back(static_cast<int>(i));
+    if (!arrived_[i]) out.push_back(hosts_[i]);
   return out;
 }
 

@@ -108,6 +108,12 @@ const char* name_of(MsgType t) {
       return "PMIx spawned job";
     case MsgType::kSamples:
       return "samples";
+    case MsgType::kPmiSpawn:
+      return "PMI spawn";
+    case MsgType::kPmiSpawnDone:
+      return "PMI spawn done";
+    case MsgType::kPmiSpawnJob:
+      return "PMI spawned job";
   }
   return "unknown";
 }
@@ -139,6 +145,19 @@ Result<void> check(const OutputView& m) {
   return {};
 }
 Result<void> check(const PmiBarrierDone& m) { return check(static_cast<const PmiBarrier&>(m)); }
+Result<void> check(const PmiSpawn& m) {
+  if (m.preput_keys.size() != m.preput_values.size() || m.info_apps.size() != m.info_keys.size() ||
+      m.info_keys.size() != m.info_values.size())
+    return make_error("malformed PMI spawn");
+  for (uint32_t a : m.info_apps)
+    if (a >= m.apps.size()) return make_error("malformed PMI spawn");
+  return {};
+}
+Result<void> check(const PmiSpawnJob& m) {
+  if (m.preput_keys.size() != m.preput_values.size())
+    return make_error("malformed PMI spawned job");
+  return {};
+}
 Result<void> check(const auto&) { return {}; }
 
 template <class M>
@@ -275,6 +294,9 @@ FERRY_WIRE_MESSAGE(PmixSpawn)
 FERRY_WIRE_MESSAGE(PmixSpawnDone)
 FERRY_WIRE_MESSAGE(PmixSpawnJob)
 FERRY_WIRE_MESSAGE(Samples)
+FERRY_WIRE_MESSAGE(PmiSpawn)
+FERRY_WIRE_MESSAGE(PmiSpawnDone)
+FERRY_WIRE_MESSAGE(PmiSpawnJob)
 #undef FERRY_WIRE_MESSAGE
 // Output is written by encode(const Output&) and FrameBatch, through write_output_header().
 template Result<OutputView> decode<OutputView>(const FrameView&);

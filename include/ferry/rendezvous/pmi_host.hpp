@@ -8,8 +8,12 @@
 /// get_universe_size, put (buffered), get (from this host's copy), finalize. barrier_in is
 /// held until every local rank entered it; then `barrier_ready` carries this host's new
 /// puts to the front end, and barrier_complete() with everyone's puts releases the ranks.
-/// spawn, publish/unpublish/lookup_name are refused with rc != 0 (ferry cannot start
-/// processes on demand). `cmd=abort exitcode=N` aborts the job with N.
+/// `mcmd=spawn` (PMI_Spawn_multiple: MPICH's MPI_Comm_spawn) is gathered whole, one block
+/// per command, and handed on (`spawn`); spawn_done() answers it. publish/unpublish/
+/// lookup_name are refused with rc != 0. `cmd=abort exitcode=N` aborts the job with N.
+///
+/// One PmiHost serves one process group: the job's world, or the processes one spawn
+/// started (their own KVS, seeded with the spawner's preput pairs, and their own barriers).
 
 #include <cstdint>
 #include <functional>
@@ -31,6 +35,24 @@ struct PmiKv {
   bool operator==(const PmiKv&) const = default;
 };
 
+/// One command of a PMI_Spawn_multiple: `nprocs` processes of `execname` with `args`, and
+/// the MPI_Info pairs given for it (MPICH passes "wdir", "path", "host", ... through).
+struct PmiSpawnCommand {
+  std::string execname;
+  std::vector<std::string> args;
+  int nprocs = 0;
+  std::vector<PmiKv> info;
+  bool operator==(const PmiSpawnCommand&) const = default;
+};
+
+/// What a rank asked in one PMI_Spawn_multiple: the commands, and the pairs to put into the
+/// new processes' KVS before they start (MPICH's parent port name).
+struct PmiSpawnRequest {
+  std::vector<PmiSpawnCommand> commands;
+  std::vector<PmiKv> preput;
+  bool operator==(const PmiSpawnRequest&) const = default;
+};
+
 /// What a host's PMI server needs to know about the job.
 struct PmiHostConfig {
   std::string kvsname = "ferry";  ///< the job's KVS name (no spaces)
@@ -44,6 +66,8 @@ struct PmiHostConfig {
   std::string process_mapping;
   /// Global ranks of this host, in local-rank order.
   std::vector<int> ranks;
+  /// Pairs in the KVS from the start (a spawned group's: the spawner's preput pairs).
+  std::vector<PmiKv> preput;
   /// The most bytes of keys and values this host's copy of the key-value space holds, its
   /// own puts since the last barrier included: a put past it fails the rank (`failed`).
   std::size_t store_limit = kStoreLimitBytes;
@@ -59,6 +83,9 @@ struct PmiHostEvents {
   std::function<void(uint32_t epoch, std::vector<PmiKv> puts)> barrier_ready;
   /// The rank called PMI_Abort: abort the job with `exit_code`.
   std::function<void(int rank, int exit_code, std::string message)> abort;
+  /// The rank asked for new processes (its whole PMI_Spawn_multiple): start them, then
+  /// answer with spawn_done(). None set: the spawn is refused at once.
+  std::function<void(int rank, PmiSpawnRequest request)> spawn;
   /// The rank broke the protocol or its PMI socket closed after init and before
   /// finalize: count it as failed (`why` is one line). ferryd should close its socket.
   std::function<void(int rank, std::string why)> failed;
@@ -80,6 +107,10 @@ class PmiHost {
   /// the local ranks waiting in that barrier. An Error if no such barrier is pending.
   Status barrier_complete(uint32_t epoch, const std::vector<PmiKv>& kvs);
 
+  /// The answer to `rank`'s spawn: started (`why` empty) or refused, and why (one line).
+  /// Ignored when `rank` is not waiting for one.
+  void spawn_done(int rank, const std::string& why);
+
   /// Whether `rank` sent init / finalize (for exit reports).
   bool initialized(int rank) const;
   bool finalized(int rank) const;
@@ -96,9 +127,13 @@ class PmiHost {
     bool initialized = false;
     bool finalized = false;
     bool in_barrier = false;
-    bool dead = false;  // closed, failed or aborted: nothing more is read
+    bool dead = false;      // closed, failed or aborted: nothing more is read
+    PmiSpawnRequest spawn;  // the blocks of a spawn read so far
+    int spawn_total = 0;    // how many blocks it has (0: none begun)
+    bool in_spawn = false;  // the whole spawn went out; waiting for spawn_done()
   };
   void handle(int rank, RankState& st, const PmiCommand& c);
+  void spawn_block(int rank, RankState& st, const PmiCommand& c);
   int appnum_of(int rank) const;
   void put(int rank, RankState& st, const PmiCommand& c);
   void commit(const std::vector<PmiKv>& kvs);

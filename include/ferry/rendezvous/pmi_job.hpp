@@ -23,6 +23,9 @@ class PmiJob {
   /// key) to every host as the answer to barrier `epoch`.
   using Complete = std::function<void(uint32_t epoch, const std::vector<PmiKv>& kvs)>;
   PmiJob(int hosts, Complete complete);
+  /// Over the hosts `hosts` only (a spawned process group's: the hosts that run some of it);
+  /// host_barrier() and missing_hosts() speak of them by the same numbers.
+  PmiJob(std::vector<int> hosts, Complete complete);
 
   /// Host `host` reports that all its ranks entered barrier `epoch` with these puts. An
   /// Error (a broken or foreign ferryd: fail that host) for an unknown host, a repeated
@@ -33,9 +36,12 @@ class PmiJob {
   uint32_t epoch() const { return epoch_; }
   /// Hosts whose report for the current barrier is still missing (for hang diagnostics).
   std::vector<int> missing_hosts() const;
+  /// The hosts it gathers from.
+  const std::vector<int>& hosts() const { return hosts_; }
 
  private:
   Complete complete_;
+  std::vector<int> hosts_;
   uint32_t epoch_ = 1;
   std::vector<bool> arrived_;
   std::vector<std::vector<PmiKv>> puts_;

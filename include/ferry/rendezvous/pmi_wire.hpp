@@ -4,7 +4,7 @@
 /// one command per line, `cmd=NAME key=val key=val\n`, values without spaces (a backslash
 /// escapes the next character in MPICH >= 4.1; ferry passes values through unchanged, so
 /// escapes survive a put/get round trip). Multi-line commands (`mcmd=spawn\n` ... `endcmd\n`,
-/// one `key=value` per line) are read whole so they can be refused cleanly.
+/// one `key=value` per line) are read whole (a spawn is served from the whole block).
 
 #include <cstddef>
 #include <optional>

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 21;
+inline constexpr uint32_t kProtocolVersion = 22;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 
@@ -76,6 +76,9 @@ enum class MsgType : uint8_t {
   kPmixSpawnDone = 46,     ///< f→d: the answer to one kPmixSpawn: the children's namespace
   kPmixSpawnJob = 47,      ///< f→d: spawned processes: register their namespace, start those here
   kSamples = 48,           ///< d→f: what the running ranks use now (HostSpec::sample_ms)
+  kPmiSpawn = 49,          ///< d→f: a rank calls PMI_Spawn_multiple (MPICH's MPI_Comm_spawn)
+  kPmiSpawnDone = 50,      ///< f→d: the answer to one kPmiSpawn
+  kPmiSpawnJob = 51,       ///< f→d: a PMI spawn's processes here: their group, start them
 };
 
 /// The fixed bytes that open a Hello (kMagic without its NUL).
@@ -271,15 +274,17 @@ struct KvReply {
 };
 
 /// d→f: this host's PMI puts since the previous barrier; every local rank entered barrier
-/// `epoch`. `keys` and `values` have equal length.
+/// `epoch`. `keys` and `values` have equal length. `kvsname`: the process group's, "" for the
+/// job's own ranks (a PMI spawn's processes barrier among themselves, under their KVS name).
 struct PmiBarrier {
   static constexpr MsgType kType = MsgType::kPmiBarrier;
   uint32_t epoch = 0;
   std::vector<std::string> keys;
   std::vector<std::string> values;
+  std::string kvsname{};
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.epoch, m.keys, m.values);
+    return std::tie(m.epoch, m.keys, m.values, m.kvsname);
   }
 };
 
@@ -412,6 +417,7 @@ struct OutputRoute {
 // MsgType above.
 #include "ferry/wire/diagnosis_messages.hpp"  // IWYU pragma: export
 #include "ferry/wire/monitor_messages.hpp"    // IWYU pragma: export
+#include "ferry/wire/pmi_spawn_messages.hpp"  // IWYU pragma: export
 #include "ferry/wire/pmix_messages.hpp"       // IWYU pragma: export
 #include "ferry/wire/sync_messages.hpp"       // IWYU pragma: export
 
@@ -422,13 +428,13 @@ using ToDaemon =
     std::variant<HostSpec, Stdin, Signal, Terminate, Heartbeat, KvReply, PmiBarrierDone, StartRanks,
                  StopRanks, OutputRoute, PmixFenceDone, PmixModexRequest, PmixModexReply,
                  StateRequest, Preflight, CheckRequest, PmixStart, SyncProbe, SyncOffer, SyncData,
-                 PmixNames, PmixGroupDone, PmixSpawnDone, PmixSpawnJob>;
+                 PmixNames, PmixGroupDone, PmixSpawnDone, PmixSpawnJob, PmiSpawnDone, PmiSpawnJob>;
 /// What ferryrun may receive once a host said Hello (Hello is decoded on its own first).
 using ToFront =
     std::variant<OutputView, Started, Exited, Failure, Log, Heartbeat, KvRequest, PmiBarrier,
                  PmiAbort, StdinAck, Done, PmixFence, PmixModexRequest, PmixModexReply, StateReport,
                  PreflightResult, CheckReport, SyncNeed, SyncAck, SyncReady, PmixPublish,
-                 PmixLookup, PmixUnpublish, PmixGroupOp, PmixSpawn, Samples>;
+                 PmixLookup, PmixUnpublish, PmixGroupOp, PmixSpawn, Samples, PmiSpawn>;
 
 /// One frame of message `M`.
 template <class M>

@@ -93,10 +93,10 @@ struct Recorder {
     e.barrier_ready = [this](uint32_t ep, std::vector<PmiKv> p) {
       barriers.emplace_back(ep, std::move(p));
     };
-    e.abort = [this](int rank, int code, std::string m) {
+    e.abort = [this](int rank, int code, const std::string& m) {
       aborts.push_back(std::to_string(rank) + ":" + std::to_string(code) + ":" + m);
     };
-    e.failed = [this](int rank, std::string why) {
+    e.failed = [this](int rank, const std::string& why) {
       failures.push_back(std::to_string(rank) + ": " + why);
     };
     return e;
@@ -272,7 +272,102 @@ TEST(PmiHost, APutPastTheStoreLimitFailsTheRankAndIsNotKept) {
   EXPECT_EQ(rec.failures.size(), 2u);
 }
 
+// MPICH's PMI_Spawn_multiple, as simple_pmi.c writes it: one mcmd block per command, each
+// numbered (spawnssofar of totspawns) and carrying the preput pairs; one reply at the end.
+std::string spawn_block(int sofar, int total, const std::string& exe, int nprocs,
+                        const std::vector<std::string>& args, const std::string& info) {
+  std::string b = "mcmd=spawn\nnprocs=" + std::to_string(nprocs) + "\nexecname=" + exe +
+                  "\ntotspawns=" + std::to_string(total) +
+                  "\nspawnssofar=" + std::to_string(sofar) + "\n";
+  for (size_t i = 0; i < args.size(); ++i)
+    b += "arg" + std::to_string(i + 1) + "=" + args[i] + "\n";
+  b += "argcnt=" + std::to_string(args.size()) + "\n";
+  b += "preput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=tag#0$port#1$\n";
+  b += info.empty() ? "info_num=0\n" : "info_num=1\ninfo_key_0=wdir\ninfo_val_0=" + info + "\n";
+  return b + "endcmd\n";
+}
+
+TEST(PmiHost, ASpawnOfTwoCommandsIsHandedOnWholeAndAnsweredOnce) {
+  Recorder rec;
+  std::vector<std::pair<int, PmiSpawnRequest>> asked;
+  PmiHostEvents ev = rec.events();
+  ev.spawn = [&](int rank, PmiSpawnRequest r) { asked.emplace_back(rank, std::move(r)); };
+  PmiHost host(two_rank_host(), ev);
+  host.feed(2, "cmd=init pmi_version=1 pmi_subversion=1\n");
+  const size_t before = rec.replies[2].size();
+  host.feed(2, spawn_block(1, 2, "/bin/a", 1, {"x", "y z"}, "/tmp"));
+  EXPECT_TRUE(asked.empty()) << "one block of two";
+  EXPECT_EQ(rec.replies[2].size(), before) << "no reply between the blocks";
+  host.feed(2, spawn_block(2, 2, "b", 3, {}, ""));
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].first, 2);
+  const PmiSpawnRequest want{{{"/bin/a", {"x", "y z"}, 1, {{"wdir", "/tmp"}}}, {"b", {}, 3, {}}},
+                             {{"PARENT_ROOT_PORT_NAME", "tag#0$port#1$"}}};
+  EXPECT_EQ(asked[0].second, want);
+  EXPECT_EQ(rec.replies[2].size(), before) << "the reply waits for the processes";
+  host.feed(2, "cmd=get_maxes\n");  // talking while the spawn is out breaks the protocol
+  ASSERT_EQ(rec.failures.size(), 1u);
+  EXPECT_NE(rec.failures[0].find("while waiting for a spawn"), std::string::npos);
+
+  host.feed(3, spawn_block(1, 1, "c", 2, {}, ""));
+  ASSERT_EQ(asked.size(), 2u);
+  host.spawn_done(3, "");
+  EXPECT_EQ(rec.last(3), "cmd=spawn_result rc=0\n");
+  host.feed(3, spawn_block(1, 1, "c", 2, {}, ""));
+  host.spawn_done(3, "asks for 2 process(es), but no slot is free");
+  EXPECT_EQ(rec.last(3),
+            "cmd=spawn_result rc=1 errmsg=asks_for_2_process(es),_but_no_slot_is_free\n");
+  host.spawn_done(3, "");  // not waiting: nothing
+  EXPECT_EQ(rec.last(3).substr(0, 21), "cmd=spawn_result rc=1");
+}
+
+TEST(PmiHost, MalformedOrOutOfOrderSpawnBlocksFailTheRank) {
+  for (const std::string& bad :
+       {spawn_block(2, 2, "a", 1, {}, ""),  // the second block first
+        std::string("mcmd=spawn\nnprocs=0\nexecname=a\ntotspawns=1\nspawnssofar=1\n"
+                    "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n"),  // no process
+        std::string("mcmd=spawn\nnprocs=1\nexecname=a\ntotspawns=1\nspawnssofar=1\n"
+                    "argcnt=2\narg1=x\npreput_num=0\ninfo_num=0\nendcmd\n"),  // arg2 missing
+        spawn_block(1, 2, "a", 1, {}, "") + "cmd=get_maxes\n"}) {  // a command between blocks
+    Recorder rec;
+    PmiHostEvents ev = rec.events();
+    int asked = 0;
+    ev.spawn = [&](int, const PmiSpawnRequest&) { ++asked; };
+    PmiHost host(two_rank_host(), ev);
+    host.feed(2, bad);
+    EXPECT_EQ(rec.failures.size(), 1u) << bad;
+    if (!rec.failures.empty()) {
+      EXPECT_NE(rec.failures[0].find("2: PMI protocol error"), std::string::npos)
+          << rec.failures[0];
+    }
+    EXPECT_EQ(asked, 0) << bad;
+  }
+}
+
+// A spawned group's KVS holds the spawner's preput pairs from the start.
+TEST(PmiHost, APreputPairIsThereBeforeAnyBarrier) {
+  Recorder rec;
+  PmiHostConfig c = two_rank_host();
+  c.preput = {{"PARENT_ROOT_PORT_NAME", "port-1"}};
+  PmiHost host(c, rec.events());
+  host.feed(3, "cmd=get kvsname=job7 key=PARENT_ROOT_PORT_NAME\n");
+  EXPECT_EQ(rec.last(3), "cmd=get_result rc=0 value=port-1\n");
+}
+
 // ---- job aggregator -----------------------------------------------------------------------
+
+// A spawned group's barrier gathers from the hosts that run some of it, by their numbers.
+TEST(PmiJob, OverSomeHostsGathersFromThoseAlone) {
+  std::vector<uint32_t> done;
+  PmiJob job(std::vector<int>{1, 3},
+             [&](uint32_t e, const std::vector<PmiKv>&) { done.push_back(e); });
+  EXPECT_FALSE(job.host_barrier(0, 1, {}));  // not one of its hosts
+  ASSERT_TRUE(job.host_barrier(3, 1, {{"k", "v"}}));
+  EXPECT_EQ(job.missing_hosts(), (std::vector<int>{1}));
+  EXPECT_FALSE(job.host_barrier(3, 1, {}));  // twice
+  ASSERT_TRUE(job.host_barrier(1, 1, {}));
+  EXPECT_EQ(done, (std::vector<uint32_t>{1}));
+}
 
 TEST(PmiJob, CompletesWhenEveryHostReportedAndMergesInHostOrder) {
   std::vector<std::pair<uint32_t, std::vector<PmiKv>>> done;
