@@ -22,6 +22,13 @@ on the simulated cluster:
 - MPI_Comm_spawn: 2 ranks (one per host, 3 slots each, `--map-by node`) spawn 4 children,
   two on each host; rank 0's own figure from the call to its return (the children started
   and connected back), one job per tool and round;
+- MPICH's spawn (PMI-1's PMI_Spawn_multiple, which MPICH's MPI_Comm_spawn calls) under
+  ferryrun and MPICH's hydra: tests/e2e/programs/pmi_spawn.c, MPICH's own PMI client linked
+  from libmpich.a (Debian's MPICH 4.0.2 fails a whole MPI_Comm_spawn before it asks the
+  process manager, under either launcher). Rank 0 of 2 (one per host, 3 slots each) spawns 1 +
+  3 processes; the figures are the call's own time and the time from the call until every
+  child is through its group's first barrier (the clock the simulated hosts share), one job
+  per tool and round;
 - latency: the job's own figures, printed by rank 0: a ping-pong of 8 bytes between two
   ranks on one host and on two hosts, and an 8-byte MPI_Allreduce over 8 ranks on one host
   and on 4 hosts x 2. Where the launcher places and binds the ranks must not slow MPI: the
@@ -36,7 +43,7 @@ PMIX_MODEL_DECLARED notification, its callback that component's `_event_hdlr`), 
 thread runs it after the code is gone (docs/frameworks.md). Any other failure, and a second
 SIGSEGV in a row, fail the benchmark.
 
-MPICH's hydra is not in this section: it cannot start Open MPI programs. Both launchers'
+MPICH's hydra is in this section for MPICH's spawn alone: it cannot start Open MPI programs. Both launchers'
 ranks get OMPI_MCA_btl=self,vader,tcp (no InfiniBand here) and
 OMPI_MCA_mpi_yield_when_idle=1: the simulated hosts share this machine's CPUs, so ranks that
 spin while they wait would measure the scheduler.
@@ -58,6 +65,8 @@ from .stats import summarize
 
 SECTION = "mpi"
 SOURCE = Path(__file__).resolve().parent.parent / "mpi_bench.c"
+PMI_SPAWN_SOURCE = (Path(__file__).resolve().parents[2] / "tests" / "e2e" / "programs" /
+                    "pmi_spawn.c")
 MCA = {"OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_mpi_yield_when_idle": "1"}
 # (label, hosts, ranks per host, mode)
 LATENCY_CASES = [("ping-pong, one host", 1, 2, "pingpong"),
@@ -95,6 +104,7 @@ def run(ctx: Context) -> None:
             latency_case(ctx, tools, env, prog, label, hosts_n, per_host, mode)
         mpmd_case(ctx, tools, env, prog)
         spawn_case(ctx, tools, env, prog)
+        pmi_spawn_case(ctx, cluster.env())
 
 
 def spawn_case(ctx, tools, env, prog) -> None:
@@ -138,6 +148,49 @@ def spawn_case(ctx, tools, env, prog) -> None:
             f"mpi {case}: the 4 children alone used {used:.2f} CPU-s under ferryrun; on this "
             f"machine's {os.cpu_count()} CPUs no launcher can return from the spawn in less "
             f"than {floor:.2f} s, {mpirun / floor:.1f}x mpirun's {mpirun:.2f} s at best")
+
+
+def pmi_spawn_case(ctx, env) -> None:
+    """MPICH's spawn through PMI-1 under ferryrun and hydra (the module's docstring)."""
+    tools = [t for t in ctx.tools if t.key in ("ferryrun", "hydra")]
+    if not any(t.key == "hydra" for t in tools):
+        ctx.results.notes.append("mpi: MPICH's spawn skipped (mpiexec.hydra is not available)")
+        return
+    prog = ctx.work / "pmi_spawn"
+    build = subprocess.run(["cc", "-O2", "-o", str(prog), str(PMI_SPAWN_SOURCE),
+                            "-l:libmpich.a"], capture_output=True, text=True)
+    if build.returncode != 0:
+        ctx.fail(f"mpi: cc could not build pmi_spawn.c against libmpich.a (libmpich-dev): "
+                 f"{build.stderr[-300:]}")
+        return
+    s = ctx.sizes
+    case = "MPICH's spawn (PMI-1): rank 0 of 2 spawns 4 processes on 2 hosts"
+    call = ctx.results.metric(SECTION, case, "PMI_Spawn_multiple, call to return", "s")
+    up = ctx.results.metric(SECTION, case, "call to every child through its first barrier",
+                            "s")
+    runs = 3 if s.launch_rounds > 2 else 1
+    for rnd in range(s.launch_rounds):
+        for t in [t for t in ctx.rotated(rnd) if t in tools]:
+            cmd = t.command(host_list(2, 3), 2, [str(prog), "parent", "1", "3"])
+            # One rank per host: the children take two free slots on each.
+            cmd[1:1] = ["--map-by", "node"] if t.key == "ferryrun" else ["-ppn", "1"]
+            for _ in range(runs):
+                try:
+                    r, _ = run_job(ctx, f"mpi {case}, {t.label}", cmd, env, s.run_timeout_s)
+                except subprocess.TimeoutExpired:
+                    ctx.fail(f"mpi {case}: {t.label} hung")
+                    ctx.check_idle(f"mpi {case}")
+                    break
+                m = re.search(r"spawn_call ([0-9.]+) return ([0-9.]+)", r.stderr)
+                ups = [float(x) for x in re.findall(r"child_up ([0-9.]+)", r.stderr)]
+                if r.returncode != 0 or not m or len(ups) != 4:
+                    ctx.fail(f"mpi {case}: {t.label} failed (exit {r.returncode}, "
+                             f"{len(ups)} of 4 children up): "
+                             f"{(r.stdout + r.stderr).strip()[-300:]}")
+                    break
+                call.add(t.key, rnd, float(m.group(2)) - float(m.group(1)))
+                up.add(t.key, rnd, max(ups) - float(m.group(1)))
+                ctx.check_idle(f"mpi {case}")
 
 
 def mpmd_job(tool, hosts, parts, argv):

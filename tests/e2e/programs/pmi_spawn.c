@@ -9,12 +9,16 @@
  *                                   preput value, a barrier with its group and their puts
  *
  * MODE: "crash" (the b children exit 5 after PMI_Init), "hold" (the b children say "ready"
- * and sleep), "host" (the spawn carries the info key host=..., which ferry refuses). Every line says what it saw; a check that fails exits
- * non-zero. */
+ * and sleep), "host" (the spawn carries the info key host=..., which ferry refuses). Every line
+ * says what it saw; a check that fails exits non-zero. On stderr, for the benchmark (bench/
+ * ferrybench/mpi.py), the clock's time (CLOCK_REALTIME: the simulated hosts share it) at rank
+ * 0's call and return ("spawn_call T return T") and at each child's end of its group's first
+ * barrier ("child_up T"). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -39,6 +43,12 @@ int PMI_Spawn_multiple(int count, const char* cmds[], const char** argvs[], cons
 
 static char kvs[256];
 static char host[256];
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void must(int rc, const char* what) {
   if (rc != 0) {
@@ -88,8 +98,10 @@ static int parent(int argc, char** argv) {
     snprintf(port, sizeof port, "port-of-%s", kvs);
     PMI_keyval_t preput[1] = {{"PARENT_ROOT_PORT_NAME", port}};
     int errors[2] = {0, 0};
+    const double call = now();
     const int rc = PMI_Spawn_multiple(2, cmds, argvs, maxprocs, info_sizes, infos, 1, preput,
                                       errors);
+    fprintf(stderr, "spawn_call %.6f return %.6f\n", call, now());
     printf("parent 0/%d spawn rc=%d\n", size, rc);
     fflush(stdout);
     if (rc != 0) return 3;
@@ -120,6 +132,7 @@ static int child(int argc, char** argv) {
   /* The parent's KVS name is in the port name: the children's group is another. */
   const int own = strncmp(port, "port-of-", 8) == 0 && strcmp(port + 8, kvs) != 0;
   const int seen = exchange("c", rank, size);
+  fprintf(stderr, "child_up %.6f\n", now());
   printf("child %d/%d app %d arg %s spawned=%d own-kvs=%d sees %d/%d on %s in %s\n", rank, size,
          appnum, arg, spawned, own, seen, size, host, strcmp(arg, "a") == 0 ? cwd : "-");
   must(PMI_Finalize(), "PMI_Finalize");
