@@ -24,7 +24,7 @@ PmiHostConfig pmi_host_config_of(const wire::HostSpec& spec) {
   PmiHostConfig cfg;
   cfg.kvsname = spec.job_id.empty() ? "ferry" : spec.job_id;
   cfg.world_size = spec.world_size;
-  cfg.universe_size = spec.world_size;
+  cfg.universe_size = spec.universe_size > 0 ? spec.universe_size : spec.world_size;
   cfg.process_mapping = spec.pmi_process_mapping;
   for (const auto& rl : spec.ranks) {
     cfg.ranks.push_back(rl.rank);

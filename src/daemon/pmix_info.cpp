@@ -1,5 +1,6 @@
 #include "pmix_info.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -91,7 +92,7 @@ PmixInfoList::PmixInfoList(const PmixNamespace& ns, const std::string& tmpdir) {
   const auto local = static_cast<uint32_t>(ns.local_ranks.size());
   add(job_, PMIX_JOBID, ns.nspace);
   add_u32(job_, PMIX_JOB_SIZE, ns.job_size);
-  add_u32(job_, PMIX_UNIV_SIZE, ns.job_size);
+  add_u32(job_, PMIX_UNIV_SIZE, std::max(ns.universe_size, ns.job_size));
   add_u32(job_, PMIX_MAX_PROCS, ns.job_size);
   add_u32(job_, PMIX_APPNUM, 0);
   add_u32(job_, PMIX_JOB_NUM_APPS,

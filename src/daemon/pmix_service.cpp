@@ -1,5 +1,6 @@
 #include "pmix_service.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "ferry/rendezvous/pmix_job.hpp"
@@ -59,6 +60,8 @@ PmixServer* PmixService::begin(const wire::HostSpec& spec,
   }
   node_names_ = spec.node_names;
   node_index_ = spec.node_index;
+  universe_size_ = static_cast<uint32_t>(std::max(spec.universe_size, 0));
+  ns->universe_size = universe_size_;
   if (Status st = set_pmix_apps(*ns, spec.app_sizes); !st) {
     log_(st.error().message);
     return nullptr;
@@ -114,6 +117,7 @@ Status PmixService::spawn_job(const wire::PmixSpawnJob& m) {
   if (!on_) return make_error("processes were spawned, but this host's ranks have no PMIx");
   auto ns = make_spawned_namespace(m.nspace, m.node_of_rank, node_names_, node_index_);
   if (!ns) return ns.error();
+  ns->universe_size = universe_size_;  // the children's universe is the job's
   if (Status st = set_pmix_apps(*ns, m.app_sizes); !st) return st;
   return server_->add_namespace(*ns);
 }

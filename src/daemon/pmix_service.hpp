@@ -68,6 +68,7 @@ class PmixService {
   bool on_ = false;                      // the current attempt's ranks have PMIx
   std::vector<std::string> node_names_;  // the current attempt's hosts, for spawned namespaces
   uint32_t node_index_ = 0;
+  uint32_t universe_size_ = 0;  // the attempt's MPI_UNIVERSE_SIZE
 };
 
 }  // namespace ferry

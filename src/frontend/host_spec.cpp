@@ -114,6 +114,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.secret = shared.secret;
   spec.pmi = !opts.no_pmi;
   spec.world_size = placement.world_size;
+  spec.universe_size = universe_size(placement);
   spec.pmi_process_mapping = shared.pmi_process_mapping;
   spec.node_names = shared.node_names;
   spec.node_index = host.index;

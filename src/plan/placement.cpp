@@ -160,4 +160,11 @@ void finish_placement(Placement& p) {
     for (auto& r : hp.ranks) r.cross_size = cross_size[r.local_rank];
 }
 
+int universe_size(const Placement& p) {
+  int slots = 0;
+  for (const HostPlan& h : p.hosts)
+    if (!h.ranks.empty()) slots += std::max(h.host.slots, 0);
+  return std::max(slots, p.world_size);
+}
+
 }  // namespace ferry

@@ -6,8 +6,10 @@
 # commands get their MPI_APPNUM. With no free slot the spawn is refused in one line naming
 # --oversubscribe, and with it the children share the slots. A child that fails fails the job
 # and is named in the report. kill -9 of ferryrun during a spawn (the children not yet in
-# MPI_Init) and while children run, kill -9 of a ferryd, and Ctrl-C leave nothing on any host. mpi4py.futures: an MPIPoolExecutor per rank (its
-# workers spawned) and the static world of `python3 -m mpi4py.futures`, across hosts.
+# MPI_Init) and while children run, kill -9 of a ferryd, and Ctrl-C leave nothing on any host.
+# mpi4py.futures: an MPIPoolExecutor per rank (its workers spawned), one of no given size
+# (MPI_UNIVERSE_SIZE less the world: the slots of the hosts that run ranks), and the static
+# world of `python3 -m mpi4py.futures`, across hosts.
 # shellcheck disable=SC2154 # S_rc etc. come from run_capture and start_bg
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -130,6 +132,13 @@ assert_match "$(rank_lines "$T/P.out" 1 stdout)" \
   "^futures pool rank=1 sum=1240 hosts=fnode[12] worker_world=2$" "rank 1's pool, on one host"
 assert_eq "fnode1 fnode2" "$(sed -n 's/.*hosts=\([^ ]*\) .*/\1/p' "$T/P.out" | sort | xargs)" \
   "the two pools on the two hosts' free slots"
+# A pool of no given size takes MPI_UNIVERSE_SIZE less the world: the slots of the hosts that
+# run ranks (fnode1's 3; fnode2 runs none, so it is not counted), 2 workers.
+run_capture Q --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 1 -H fnode1:3,fnode2:3 \
+  "$PY" "$futures" pool
+assert_eq 0 "$Q_rc" "ferryrun exit code (MPIPoolExecutor sized by the universe)"
+assert_eq "futures pool rank=0 sum=1240 hosts=fnode1 worker_world=2" \
+  "$(rank_lines "$T/Q.out" 0 stdout)" "the pool's size from MPI_UNIVERSE_SIZE"
 run_capture W --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 -H fnode1:2,fnode2:2 \
   "$PY" -m mpi4py.futures "$futures" world
 assert_eq 0 "$W_rc" "ferryrun exit code (python3 -m mpi4py.futures)"

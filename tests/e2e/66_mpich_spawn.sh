@@ -28,9 +28,10 @@ cc -O2 -o "$T/pmi_spawn" "$FERRY_SRC/tests/e2e/programs/pmi_spawn.c" "$libmpich"
 run_capture S --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 \
   --map-by node --verbose "$T/pmi_spawn" parent 1 3
 assert_eq 0 "$S_rc" "ferryrun exit code (rank 0 spawns 1 + 3)"
-assert_eq "$(printf 'parent 0/2 spawn rc=0\nparent 0/2 spawned=0 sees 2/2')" \
+assert_eq "$(printf 'parent 0/2 spawn rc=0\nparent 0/2 spawned=0 sees 2/2 universe 6')" \
   "$(rank_lines "$T/S.out" 0 stdout)" "rank 0: the spawn, then its own group's barrier"
-assert_eq "parent 1/2 spawned=0 sees 2/2" "$(rank_lines "$T/S.out" 1 stdout)" "rank 1"
+assert_eq "parent 1/2 spawned=0 sees 2/2 universe 6" "$(rank_lines "$T/S.out" 1 stdout)" \
+  "rank 1 (the universe: the slots of the hosts that run ranks)"
 assert_eq "child 0/4 app 0 arg a spawned=1 own-kvs=1 sees 4/4 on fnode1 in /tmp" \
   "$(rank_lines "$T/S.out" spawn1:0 stdout)" "the first command's copy, in its info wdir"
 for c in 1 2 3; do

@@ -74,4 +74,8 @@ Result<Placement> place_ranks(const HostList& hosts, int np, bool oversubscribe,
 /// local size and cross coordinates, and the hosts' labels ("name:port" where names repeat).
 void finish_placement(Placement& p);
 
+/// MPI_UNIVERSE_SIZE: the slots of the hosts that run ranks (where MPI_Comm_spawn's processes
+/// may go; mpi4py.futures sizes its pool by it), never less than the world's size.
+int universe_size(const Placement& p);
+
 }  // namespace ferry

@@ -31,6 +31,7 @@ struct PmixProc {
 struct PmixNamespace {
   std::string nspace;  ///< the attempt's namespace: "ferry.<job id>.<attempt>"
   uint32_t job_size = 0;
+  uint32_t universe_size = 0;      ///< PMIX_UNIV_SIZE (MPI_UNIVERSE_SIZE); 0: job_size
   std::vector<std::string> nodes;  ///< node names, node index order
   uint32_t node = 0;               ///< this host's index
   std::vector<PmixProc> procs;     ///< every rank, rank order

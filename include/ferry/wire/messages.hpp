@@ -168,13 +168,17 @@ struct HostSpec {
   std::vector<uint32_t> app_sizes;
   /// >0: sample the running ranks this often and send Samples (the job's view); 0: never.
   uint32_t sample_ms = 0;
+  /// MPI_UNIVERSE_SIZE (PMI-1's universe size, PMIx's PMIX_UNIV_SIZE): the processes the job
+  /// may have at once, the slots of the hosts that run its ranks (MPI_Comm_spawn's room);
+  /// 0: world_size.
+  int32_t universe_size = 0;
   template <class M>
   static auto fields(M& m) {
     return std::tie(m.version, m.job_id, m.wdir, m.argv, m.env, m.ranks, m.stdin_rank,
                     m.kill_grace_ms, m.verbose, m.wdir_fallback, m.heartbeat_ms, m.secret, m.pmi,
                     m.world_size, m.pmi_process_mapping, m.binding, m.attempt, m.keep_serving,
                     m.error_files, m.horovod, m.node_names, m.node_index, m.node_of_rank,
-                    m.path_prepends, m.app_sizes, m.sample_ms);
+                    m.path_prepends, m.app_sizes, m.sample_ms, m.universe_size);
   }
 };
 

@@ -30,6 +30,7 @@ int PMI_Init(int* spawned);
 int PMI_Get_rank(int* rank);
 int PMI_Get_size(int* size);
 int PMI_Get_appnum(int* appnum);
+int PMI_Get_universe_size(int* size);
 int PMI_KVS_Get_my_name(char kvsname[], int length);
 int PMI_KVS_Put(const char kvsname[], const char key[], const char value[]);
 int PMI_KVS_Commit(const char kvsname[]);
@@ -106,8 +107,11 @@ static int parent(int argc, char** argv) {
     fflush(stdout);
     if (rc != 0) return 3;
   }
+  int universe = -1;
+  must(PMI_Get_universe_size(&universe), "PMI_Get_universe_size");
   const int seen = exchange("p", rank, size);
-  printf("parent %d/%d spawned=%d sees %d/%d\n", rank, size, spawned, seen, size);
+  printf("parent %d/%d spawned=%d sees %d/%d universe %d\n", rank, size, spawned, seen, size,
+         universe);
   must(PMI_Finalize(), "PMI_Finalize");
   return seen == size && spawned == 0 ? 0 : 4;
 }

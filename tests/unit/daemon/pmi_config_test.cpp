@@ -24,6 +24,8 @@ TEST(PmiHostConfigOf, TakesTheJobTheWorldAndEachRanksPart) {
   EXPECT_EQ(c.process_mapping, "(vector,(0,2,2))");
   EXPECT_EQ(c.ranks, (std::vector<int>{2, 3}));
   EXPECT_EQ(c.appnums, (std::vector<int>{0, 1}));
+  spec.universe_size = 6;  // the slots of the hosts that run ranks
+  EXPECT_EQ(pmi_host_config_of(spec).universe_size, 6);
   spec.job_id.clear();
   EXPECT_EQ(pmi_host_config_of(spec).kvsname, "ferry");
 }

@@ -17,8 +17,8 @@ struct Coord {
 
 std::vector<Coord> coords(const Placement& p) {
   std::vector<Coord> v;
-  for (auto& h : p.hosts)
-    for (auto& r : h.ranks)
+  for (const auto& h : p.hosts)
+    for (const auto& r : h.ranks)
       v.push_back({h.host.name, r.rank, r.local_rank, r.cross_rank, r.cross_size});
   return v;
 }
@@ -50,6 +50,17 @@ TEST(Placement, FillsHostsInOrderAndSkipsHostsWithoutRanks) {
   EXPECT_EQ(p->hosts[1].ranks[0].local_size, 1);
   EXPECT_EQ(p->hosts[1].node_rank, 1);
   EXPECT_FALSE(p->oversubscribed);
+}
+
+// MPI_UNIVERSE_SIZE: the slots of the hosts that run ranks (c runs none: its slots do not
+// count), never less than the world (oversubscribed).
+TEST(Placement, TheUniverseIsTheSlotsOfTheHostsThatRunRanks) {
+  auto p = place_ranks(hosts({{"a", 2}, {"b", 3}, {"c", 4}}), 3, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(universe_size(*p), 5);
+  auto over = place_ranks(hosts({{"a", 1}, {"b", 1}}), 5, true);
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(universe_size(*over), 5);
 }
 
 TEST(Placement, ZeroNpMeansEverySlot) {
@@ -114,8 +125,8 @@ TEST(Placement, HostsSharingANameGetDistinctLabels) {
 // Host of each rank, in rank order: "abab".
 std::string hosts_by_rank(const Placement& p) {
   std::string out(p.world_size, '?');
-  for (auto& h : p.hosts)
-    for (auto& r : h.ranks) out[r.rank] = h.host.name[0];
+  for (const auto& h : p.hosts)
+    for (const auto& r : h.ranks) out[r.rank] = h.host.name[0];
   return out;
 }
 
