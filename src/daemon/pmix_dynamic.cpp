@@ -171,13 +171,28 @@ pmix_status_t group_op(const pmix_proc_t procs[], size_t nprocs, const pmix_info
 
 }  // namespace
 
+// The MPI_Info keys naming hosts (Open MPI passes them as these attributes) in `info`.
+void add_host_keys(const pmix_info_t info[], size_t ninfo, std::vector<std::string>& out) {
+  static const std::pair<const char*, const char*> kHostKeys[] = {
+      {PMIX_HOST, "host"},
+      {PMIX_HOSTFILE, "hostfile"},
+      {PMIX_ADD_HOST, "add-host"},
+      {PMIX_ADD_HOSTFILE, "add-hostfile"}};
+  for (size_t k = 0; info && k < ninfo; ++k)
+    for (const auto& [attr, name] : kHostKeys)
+      if (std::strcmp(info[k].key, attr) == 0) out.emplace_back(name);
+}
+
 // MPI_Comm_spawn: the front end places the children on the job's free slots and starts them;
-// its answer names their namespace. What the job info asks (hosts, mapping) is not read:
-// children go where mpirun would put them without such keys.
-pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t apps[],
-                    size_t napps, pmix_spawn_cbfunc_t cbfunc, void* cbdata) {
+// its answer names their namespace. Keys that name hosts go along to be refused (placing the
+// children elsewhere would quietly not do what was asked); the mapping keys are not read:
+// children go where mpirun would put them without them.
+pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], size_t ninfo,
+                    const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                    void* cbdata) {
   wire::PmixSpawn m;
   m.parent = name_of(*proc);
+  add_host_keys(job_info, ninfo, m.host_keys);
   for (size_t i = 0; i < napps; ++i) {
     const pmix_app_t& a = apps[i];
     if (a.maxprocs <= 0 || !a.cmd) return PMIX_ERR_BAD_PARAM;
@@ -193,6 +208,7 @@ pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const 
           a.info[k].value.data.string && app.cwd.empty())
         app.cwd = a.info[k].value.data.string;
     app.maxprocs = static_cast<uint32_t>(a.maxprocs);
+    add_host_keys(a.info, a.ninfo, m.host_keys);
     m.apps.push_back(std::move(app));
   }
   if (m.apps.empty()) return PMIX_ERR_BAD_PARAM;

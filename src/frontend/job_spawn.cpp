@@ -25,6 +25,13 @@ int running_on(const HostLink& h, const std::vector<bool>& exited) {
       }));
 }
 
+// The refusal of a spawn whose MPI_Info names hosts.
+std::string host_key_refusal(const std::string& key) {
+  return "the info key '" + key +
+         "' is not supported: spawned processes go to the job's free slots in order (leave "
+         "the key out)";
+}
+
 }  // namespace
 
 // Where `total` processes may go now, or why not (one clause for the user).
@@ -128,6 +135,8 @@ void Job::Impl::on_pmix_spawn(size_t i, const wire::PmixSpawn& m) {
   for (const auto& a : m.apps) total += a.maxprocs;
   if (total == 0 || total > 65536)
     return refuse(kPmixErrBadParam, "asks for " + std::to_string(total) + " processes");
+  if (!m.host_keys.empty())
+    return refuse(kPmixErrNotSupported, host_key_refusal(m.host_keys.front()));
   auto plan = plan_spawn(m.apps, rdv_->nspace());
   if (!plan) return refuse(kPmixErrOutOfResource, plan.error().message);
 
@@ -175,9 +184,7 @@ void Job::Impl::on_pmi_spawn(size_t i, const wire::PmiSpawn& m) {
       const char* path = ::getenv("PATH");
       a.env.push_back("PATH=" + value + (path && *path ? ":" + std::string(path) : ""));
     } else if (key == "host" || key == "hosts" || key == "hostfile") {
-      return refuse("the info key '" + key +
-                    "' is not supported: spawned processes go to the job's free slots in "
-                    "order (leave the key out)");
+      return refuse(host_key_refusal(key));
     } else {
       ignored += (ignored.empty() ? "" : ", ") + key;
     }

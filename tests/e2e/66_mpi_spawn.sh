@@ -2,10 +2,11 @@
 # 66_mpi_spawn: MPI_Comm_spawn with Open MPI across the simulated hosts. Two ranks (one per
 # host, 3 slots each) spawn four children: they take the free slots in host order (two on
 # each host), get their value over the intercommunicator, and their lines are tagged [spawn1:R]
-# ([2,R] in Open MPI's tag style). A child is bound to the next free core. MPI_Comm_spawn_multiple's
-# commands get their MPI_APPNUM. With no free slot the spawn is refused in one line naming
-# --oversubscribe, and with it the children share the slots. A child that fails fails the job
-# and is named in the report. kill -9 of ferryrun during a spawn (the children not yet in
+# ([2,R] in Open MPI's tag style). A child is bound to the next free core.
+# MPI_Comm_spawn_multiple's commands get their MPI_APPNUM. With no free slot the spawn is
+# refused in one line naming --oversubscribe, and with it the children share the slots; an
+# MPI_Info naming a host is refused. A child that fails fails the job and is named in the
+# report. kill -9 of ferryrun during a spawn (the children not yet in
 # MPI_Init) and while children run, kill -9 of a ferryd, and Ctrl-C leave nothing on any host.
 # mpi4py.futures: an MPIPoolExecutor per rank (its workers spawned), one of no given size
 # (MPI_UNIVERSE_SIZE less the world: the slots of the hosts that run ranks), and the static
@@ -66,6 +67,11 @@ run_capture N --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode
 assert_ne 0 "$N_rc" "ferryrun exit code (no free slot)"
 assert_contains "$N_err" "ferryrun: MPI_Comm_spawn by rank 0 on fnode1: asks for 2 process(es), but the job's hosts have 0 free slot(s) (--oversubscribe" \
   "the refusal"
+# Placement by host name would be quietly wrong: refused in one line, the spawn fails.
+run_capture I --timeout 120 -- "$FERRYRUN" "${two[@]}" "$T/mpi_spawn" 2 host
+assert_ne 0 "$I_rc" "ferryrun exit code (info key host)"
+assert_contains "$I_err" "ferryrun: MPI_Comm_spawn by rank 0 on fnode1: the info key 'host' is not supported" \
+  "the refusal names the key"
 run_capture V --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \
   --oversubscribe "$T/mpi_spawn" 3
 assert_eq 0 "$V_rc" "ferryrun exit code (--oversubscribe)"

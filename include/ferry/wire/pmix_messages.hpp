@@ -190,14 +190,17 @@ struct PmixSpawnApp {
 };
 
 /// d→f: process `parent` spawns `apps` (PMIx_Spawn): answered by PmixSpawnDone `id`.
+/// `host_keys`: the MPI_Info keys naming hosts it carries ("host", "hostfile", "add-host",
+/// "add-hostfile"), which the front end refuses.
 struct PmixSpawn {
   static constexpr MsgType kType = MsgType::kPmixSpawn;
   uint32_t id = 0;
   PmixProcName parent;
   std::vector<PmixSpawnApp> apps;
+  std::vector<std::string> host_keys{};
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.id, m.parent, m.apps);
+    return std::tie(m.id, m.parent, m.apps, m.host_keys);
   }
 };
 

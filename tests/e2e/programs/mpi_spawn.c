@@ -9,6 +9,7 @@
 //   slow-child: each child says "child waiting" and sleeps before MPI_Init, so that the
 //     parents stay inside MPI_Comm_spawn (the fault tests kill something then)
 //   affinity: every process also prints "parent|child R cpus LIST" (its Cpus_allowed_list)
+//   host: the spawn's MPI_Info asks for host fnode2 (ferry refuses it: the spawn fails)
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,12 @@ int main(int argc, char** argv) {
       MPI_Comm_spawn_multiple(2, commands, argvs, maxprocs, infos, 0, MPI_COMM_WORLD, &inter,
                               MPI_ERRCODES_IGNORE);
     } else {
-      MPI_Comm_spawn(argv[0], child_argv, atoi(count), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+      MPI_Info info = MPI_INFO_NULL;
+      if (strcmp(mode, "host") == 0) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "host", "fnode2");
+      }
+      MPI_Comm_spawn(argv[0], child_argv, atoi(count), info, 0, MPI_COMM_WORLD, &inter,
                      MPI_ERRCODES_IGNORE);
     }
     int children;
