@@ -7,7 +7,7 @@
 # pair, meet in their own barrier and see each other's puts; the info key wdir is honoured, the
 # parents' barrier stays theirs. With no free slot the spawn is refused (rc != 0 to the rank,
 # one line naming --oversubscribe), and with --oversubscribe the children share the slots. The
-# info key host is refused in one line. A child that fails fails the job and is named; kill -9
+# info key host is refused in one line. A spawned process spawns in turn. A child that fails fails the job and is named; kill -9
 # of ferryrun while children run leaves nothing on any host.
 #
 # Debian 12's MPICH 4.0.2 (ch4:ucx) fails MPI_Comm_spawn inside MPICH before any PMI command
@@ -41,6 +41,17 @@ done
 assert_contains "$S_err" "MPI_Comm_spawn by rank 0 on fnode1: 4 process(es) as spawn 1 (PMI process group" \
   "--verbose says where the children went"
 echo "rank 0 spawned 4 processes across 2 hosts through PMI-1: ${S_secs}s"
+
+# A spawned process spawns in turn: its own child is a group of its own, on the last free slot.
+run_capture G --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 \
+  --map-by node --verbose "$T/pmi_spawn" parent 1 2 nest
+assert_eq 0 "$G_rc" "ferryrun exit code (a nested spawn)"
+assert_eq "$(printf 'child 1 spawn rc=0\nchild 1/3 app 1 arg b spawned=1 own-kvs=1 sees 3/3 on fnode1 in -')" \
+  "$(rank_lines "$T/G.out" spawn1:1 stdout)" "the spawning child"
+assert_eq "child 0/1 app 0 arg c spawned=1 own-kvs=1 sees 1/1 on fnode2 in -" \
+  "$(rank_lines "$T/G.out" spawn2:0 stdout)" "its child, in a group of its own"
+assert_contains "$G_err" "MPI_Comm_spawn by spawned process 1:1 on fnode1: 1 process(es) as spawn 2" \
+  "--verbose names the spawning child"
 
 # No free slot: refused, the rank hears rc != 0 (and exits 3 here); --oversubscribe shares.
 run_capture N --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:1,fnode2:1 \

@@ -9,7 +9,8 @@
  *                                   preput value, a barrier with its group and their puts
  *
  * MODE: "crash" (the b children exit 5 after PMI_Init), "hold" (the b children say "ready"
- * and sleep), "host" (the spawn carries the info key host=..., which ferry refuses). Every line
+ * and sleep), "host" (the spawn carries the info key host=..., which ferry refuses), "nest"
+ * (the group's rank 1 spawns one "pmi_spawn child c" of its own). Every line
  * says what it saw; a check that fails exits non-zero. On stderr, for the benchmark (bench/
  * ferrybench/mpi.py), the clock's time (CLOCK_REALTIME: the simulated hosts share it) at rank
  * 0's call and return ("spawn_call T return T") and at each child's end of its group's first
@@ -135,6 +136,23 @@ static int child(int argc, char** argv) {
   if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "?");
   /* The parent's KVS name is in the port name: the children's group is another. */
   const int own = strncmp(port, "port-of-", 8) == 0 && strcmp(port + 8, kvs) != 0;
+  if (strcmp(mode, "nest") == 0 && rank == 1) {
+    char self[PATH_MAX], mine[300];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return 2;
+    self[n] = '\0';
+    const char* cmds[1] = {self};
+    const char* args[] = {"child", "c", NULL};
+    const char** argvs[1] = {args};
+    const int maxprocs[1] = {1}, info_sizes[1] = {0};
+    const PMI_keyval_t* infos[1] = {NULL};
+    snprintf(mine, sizeof mine, "port-of-%s", kvs);
+    PMI_keyval_t preput[1] = {{"PARENT_ROOT_PORT_NAME", mine}};
+    int errors[1] = {0};
+    printf("child %d spawn rc=%d\n", rank,
+           PMI_Spawn_multiple(1, cmds, argvs, maxprocs, info_sizes, infos, 1, preput, errors));
+    fflush(stdout);
+  }
   const int seen = exchange("c", rank, size);
   fprintf(stderr, "child_up %.6f\n", now());
   printf("child %d/%d app %d arg %s spawned=%d own-kvs=%d sees %d/%d on %s in %s\n", rank, size,
