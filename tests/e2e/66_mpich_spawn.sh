@@ -7,8 +7,9 @@
 # pair, meet in their own barrier and see each other's puts; the info key wdir is honoured, the
 # parents' barrier stays theirs. With no free slot the spawn is refused (rc != 0 to the rank,
 # one line naming --oversubscribe), and with --oversubscribe the children share the slots. The
-# info key host is refused in one line. A spawned process spawns in turn. A child that fails fails the job and is named; kill -9
-# of ferryrun while children run leaves nothing on any host.
+# info key host is refused in one line. A spawned process spawns in turn. A child that fails
+# fails the job and is named; kill -9 of ferryrun while children run leaves nothing on any
+# host. The parents see MPI_UNIVERSE_SIZE: the slots of the hosts that run ranks.
 #
 # Debian 12's MPICH 4.0.2 (ch4:ucx) fails MPI_Comm_spawn inside MPICH before any PMI command
 # is sent, under its own hydra as under ferry: a real MPI_Comm_spawn cannot be run here, so its
