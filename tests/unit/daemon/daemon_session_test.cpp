@@ -48,7 +48,7 @@ class DaemonSession : public ::testing::Test {
     ::fcntl(fd, F_SETFL, O_NONBLOCK);
     return fe.run_until([&] {
       char buf[4096];
-      ssize_t n;
+      ssize_t n = 0;
       while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
       return n == 0;
     });
@@ -111,7 +111,7 @@ TEST_F(DaemonSession, TerminateWhileLaunchingStartsNoMoreRanks) {
     EXPECT_EQ(was_started ? SIGTERM : SIGKILL, e.signal) << "rank " << e.rank;
   }
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(1, seen[r]) << "rank " << r;
-  for (auto& sent : ranks.signals())
+  for (const auto& sent : ranks.signals())
     EXPECT_LT(sent.pgid, FakeSpawner::kFirstPid + static_cast<pid_t>(spawned));
   EXPECT_EQ(fe.frames().size() - 1, fe.index_of<wire::Done>()) << "Done comes last";
 }
@@ -242,7 +242,7 @@ TEST_F(DaemonSession, FrontEndGoneExitsAsSoonAsTheRanksEnded) {
   EXPECT_LE(ms_between(hung_up, Clock::now()), 1000)
       << "a long grace must not keep ferryd once its ranks are gone";
   ASSERT_EQ(2u, ranks.signals().size());
-  for (auto& sent : ranks.signals()) EXPECT_EQ(SIGTERM, sent.signo);
+  for (const auto& sent : ranks.signals()) EXPECT_EQ(SIGTERM, sent.signo);
   EXPECT_EQ(1, fe.exit_code());
 }
 
@@ -278,6 +278,117 @@ TEST_F(DaemonSession, RealRankExitWaitsForTheDrainAndItsBackgroundChildIsSwept) 
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_TRUE(find_tagged_processes(tag, ::getpid()).empty())
       << "the background child (sleep 30) is left 5 s after the sweep";
+}
+
+// The value of `name` in a child's environment ("" when unset).
+std::string env_of(const FakeSpawner::Child& c, const std::string& name) {
+  for (const auto& kv : c.env)
+    if (kv.starts_with(name + "=")) return kv.substr(name.size() + 1);
+  return "";
+}
+
+// Writes `text` to a fake child's PMI socket and waits for a reply line containing `want`.
+std::string pmi_talk(FrontEnd& fe, const FakeSpawner::Child& c, const std::string& text,
+                     const std::string& want) {
+  const int fd = c.kept.at(0).get();
+  ::fcntl(fd, F_SETFL, O_NONBLOCK);
+  if (!text.empty()) {
+    EXPECT_EQ(static_cast<ssize_t>(text.size()), ::write(fd, text.data(), text.size()));
+  }
+  std::string got;
+  fe.run_until([&] {
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    return got.find(want) != std::string::npos;
+  });
+  return got;
+}
+
+// MPICH's spawn through ferryd: a rank's mcmd=spawn goes to the front end as one PmiSpawn;
+// the PmiSpawnJob's processes start as a group of their own (PMI_SPAWNED, their rank and size
+// there, a PMI socket each, the preput pair in their KVS) and barrier among themselves under
+// their group's name; the rank hears its spawn_result once the front end answers.
+TEST_F(DaemonSession, APmiSpawnsProcessesFormAGroupOfTheirOwn) {
+  FrontEnd fe(&ranks);
+  auto s = spec(1, "pmi-spawn");
+  s.pmi = true;
+  fe.send(s);
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 1; }));
+  const FakeSpawner::Child& parent = *ranks.children()[0];
+  ASSERT_EQ(parent.kept.size(), 1u) << "the rank's PMI socket";
+  EXPECT_EQ(env_of(parent, "PMI_SPAWNED"), "");
+  pmi_talk(fe, parent, "cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init");
+  const std::string block =
+      "mcmd=spawn\nnprocs=2\nexecname=/fake/child\ntotspawns=1\nspawnssofar=1\n"
+      "arg1=x\nargcnt=1\npreput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\n"
+      "preput_val_0=port-1\ninfo_num=0\nendcmd\n";
+  ASSERT_EQ(static_cast<ssize_t>(block.size()),
+            ::write(parent.kept[0].get(), block.data(), block.size()));
+  ASSERT_TRUE(fe.run_until([&] { return !fe.all<wire::PmiSpawn>().empty(); }));
+  const wire::PmiSpawn ask = fe.all<wire::PmiSpawn>()[0];
+  EXPECT_EQ(ask.rank, 0);
+  ASSERT_EQ(ask.apps.size(), 1u);
+  EXPECT_EQ(ask.apps[0].argv, (std::vector<std::string>{"/fake/child", "x"}));
+  EXPECT_EQ(ask.apps[0].maxprocs, 2u);
+  EXPECT_EQ(ask.preput_keys, (std::vector<std::string>{"PARENT_ROOT_PORT_NAME"}));
+  EXPECT_EQ(ask.preput_values, (std::vector<std::string>{"port-1"}));
+
+  wire::PmiSpawnJob job;
+  job.kvsname = "pmi-spawn.spawn1";
+  job.size = 2;
+  job.process_mapping = "(vector,(0,1,2))";
+  job.preput_keys = ask.preput_keys;
+  job.preput_values = ask.preput_values;
+  for (int i = 0; i < 2; ++i) {
+    wire::RankLaunch rl;
+    rl.rank = 1 + i;  // the job's numbers, past its world
+    rl.argv = ask.apps[0].argv;
+    rl.pmix_nspace = job.kvsname;
+    rl.pmix_rank = i;
+    job.ranks.push_back(rl);
+  }
+  fe.send(job);
+  ASSERT_TRUE(fe.run_until([&] { return ranks.children().size() == 3; }));
+  for (int i = 0; i < 2; ++i) {
+    const FakeSpawner::Child& c = *ranks.children()[1 + static_cast<size_t>(i)];
+    EXPECT_EQ(c.argv, (std::vector<std::string>{"/fake/child", "x"}));
+    EXPECT_EQ(env_of(c, "PMI_SPAWNED"), "1");
+    EXPECT_EQ(env_of(c, "PMI_RANK"), std::to_string(i));
+    EXPECT_EQ(env_of(c, "PMI_SIZE"), "2");
+    EXPECT_EQ(env_of(c, "MPI_LOCALRANKID"), std::to_string(i));
+    EXPECT_EQ(env_of(c, "MPI_LOCALNRANKS"), "2");
+    ASSERT_EQ(c.kept.size(), 1u) << "child " << i << "'s PMI socket";
+  }
+  fe.send(wire::PmiSpawnDone{0, job.kvsname, {}});
+  EXPECT_NE(pmi_talk(fe, parent, "", "cmd=spawn_result rc=0").find("cmd=spawn_result rc=0"),
+            std::string::npos);
+
+  const FakeSpawner::Child& c0 = *ranks.children()[1];
+  const FakeSpawner::Child& c1 = *ranks.children()[2];
+  pmi_talk(fe, c0, "cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init");
+  EXPECT_NE(pmi_talk(fe, c0, "cmd=get kvsname=x key=PARENT_ROOT_PORT_NAME\n", "get_result")
+                .find("value=port-1"),
+            std::string::npos);
+  EXPECT_NE(pmi_talk(fe, c1, "cmd=get kvsname=x key=PMI_process_mapping\n", "get_result")
+                .find("value=(vector,(0,1,2))"),
+            std::string::npos);
+  pmi_talk(fe, c0, "cmd=put kvsname=x key=k0 value=v0\ncmd=barrier_in\n", "put_result");
+  pmi_talk(fe, c1, "cmd=barrier_in\n", "");
+  ASSERT_TRUE(fe.run_until([&] { return !fe.all<wire::PmiBarrier>().empty(); }));
+  const wire::PmiBarrier b = fe.all<wire::PmiBarrier>()[0];
+  EXPECT_EQ(b.kvsname, job.kvsname) << "the group's barrier, not the job's";
+  EXPECT_EQ(b.epoch, 1u);
+  EXPECT_EQ(b.keys, (std::vector<std::string>{"k0"}));
+  wire::PmiBarrierDone done;
+  done.epoch = 1;
+  done.kvsname = job.kvsname;
+  done.keys = {"k0"};
+  done.values = {"v0"};
+  fe.send(done);
+  EXPECT_NE(pmi_talk(fe, c1, "", "barrier_out").find("cmd=barrier_out rc=0"), std::string::npos);
+  EXPECT_FALSE(fe.stopped()) << "ferryd goes on";
+  for (const auto& c : ranks.children()) ranks.exit(*c, 0);
 }
 
 }  // namespace

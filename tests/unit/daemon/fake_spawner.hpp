@@ -29,7 +29,8 @@ class FakeSpawner : public ProcessSpawner {
     pid_t pid = -1;
     std::vector<std::string> argv;
     std::vector<std::string> env;
-    UniqueFd in, out, err;  // the child's ends: read its stdin, write its output here
+    UniqueFd in, out, err;       // the child's ends: read its stdin, write its output here
+    std::vector<UniqueFd> kept;  // copies of the fds it was to keep (its PMI socket's end)
     bool ended = false;
   };
   struct Sent {
@@ -52,6 +53,7 @@ class FakeSpawner : public ProcessSpawner {
     c->in = copy(req.stdin_fd);
     c->out = copy(req.stdout_fd);
     c->err = copy(req.stderr_fd);
+    for (int fd : req.keep_fds) c->kept.push_back(copy(fd));
     children_.push_back(std::move(c));
     return children_.back()->pid;
   }
