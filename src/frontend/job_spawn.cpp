@@ -72,6 +72,7 @@ wire::RankLaunch Job::Impl::add_spawned(int spawn, int child, size_t j, uint32_t
   ++h.ranks_left;
   attempt_.spawned[id] = "spawned process " + std::to_string(spawn) + ":" + std::to_string(child);
   out_.name_spawned(id, spawn, child, h.name());
+  summary_.spawned(id, h.plan.label, "spawn" + std::to_string(spawn) + ":" + std::to_string(child));
   wire::RankLaunch rl;
   rl.rank = id;
   rl.argv = a.argv;

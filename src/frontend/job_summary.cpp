@@ -57,19 +57,38 @@ std::vector<std::vector<std::string>> host_rows(const std::vector<RankUsage>& ra
   for (const auto& host : order) {
     uint64_t wall = 0, cpu = 0, rss = 0;
     std::vector<int> numbers;
-    std::map<std::string, std::vector<int>> bad;  // exit text → ranks
+    int spawned = 0;
+    struct Who {
+      std::vector<int> ranks;
+      std::vector<std::string> spawned;
+    };
+    std::map<std::string, Who> bad;  // exit text → who ended so
     for (const RankUsage* r : by_host[host]) {
-      numbers.push_back(r->rank);
+      if (r->spawned.empty())
+        numbers.push_back(r->rank);
+      else
+        ++spawned;
       wall = std::max(wall, r->wall_us);
       cpu += r->cpu_us;
       rss = std::max(rss, r->max_rss_kb);
-      if (!ok(*r)) bad[exit_text(*r)].push_back(r->rank);
+      if (ok(*r)) continue;
+      Who& who = bad[exit_text(*r)];
+      if (r->spawned.empty())
+        who.ranks.push_back(r->rank);
+      else
+        who.spawned.push_back(r->spawned);
     }
     std::string exits;
-    for (const auto& [text, rs] : bad)
-      exits += (exits.empty() ? "" : ", ") + text + " (rank " + number_ranges(rs) + ")";
-    rows.push_back({host, number_ranges(numbers), format_duration_us(wall), format_duration_us(cpu),
-                    format_kib(rss), exits.empty() ? "0" : exits});
+    for (const auto& [text, who] : bad) {
+      std::string names = who.ranks.empty() ? "" : "rank " + number_ranges(who.ranks);
+      for (const auto& s : who.spawned) names += (names.empty() ? "" : ", ") + s;
+      exits += (exits.empty() ? "" : ", ") + text + " (" + names + ")";
+    }
+    std::string ranks = number_ranges(numbers);
+    if (spawned > 0)
+      ranks += (ranks.empty() ? "" : " ") + std::string("+") + std::to_string(spawned) + " spawned";
+    rows.push_back({host, ranks, format_duration_us(wall), format_duration_us(cpu), format_kib(rss),
+                    exits.empty() ? "0" : exits});
   }
   return rows;
 }
@@ -125,6 +144,15 @@ void JobSummary::exited(int rank, int exit_code, int signal, uint64_t wall_us, u
   r.max_rss_kb = max_rss_kb;
 }
 
+void JobSummary::spawned(int id, const std::string& host, const std::string& name) {
+  if (id != static_cast<int>(ranks_.size())) return;  // numbered in order, after the ranks
+  RankUsage r;
+  r.rank = id;
+  r.host = host;
+  r.spawned = name;
+  ranks_.push_back(std::move(r));
+}
+
 void JobSummary::aborted(int rank, int code) {
   if (rank < 0 || static_cast<size_t>(rank) >= ranks_.size()) return;
   ranks_[rank].aborted = true;
@@ -136,14 +164,20 @@ std::string JobSummary::format(const std::string& program, bool per_rank) const 
   std::vector<std::string> hosts;
   for (const auto& r : ranks_)
     if (std::find(hosts.begin(), hosts.end(), r.host) == hosts.end()) hosts.push_back(r.host);
-  std::string out = program + ": job summary: " + std::to_string(ranks_.size()) + " rank" +
-                    (ranks_.size() == 1 ? "" : "s") + " on " + std::to_string(hosts.size()) +
-                    " host" + (hosts.size() == 1 ? "" : "s") + "\n";
+  const auto spawned = static_cast<size_t>(std::count_if(
+      ranks_.begin(), ranks_.end(), [](const RankUsage& r) { return !r.spawned.empty(); }));
+  const size_t ranks = ranks_.size() - spawned;
+  std::string out =
+      program + ": job summary: " + std::to_string(ranks) + " rank" + (ranks == 1 ? "" : "s");
+  if (spawned > 0)
+    out += " and " + std::to_string(spawned) + " spawned process" + (spawned == 1 ? "" : "es");
+  out += " on " + std::to_string(hosts.size()) + " host" + (hosts.size() == 1 ? "" : "s") + "\n";
   if (!per_rank) return out + table(host_rows(ranks_));
   std::vector<std::vector<std::string>> rows{{"rank", "host", "wall", "cpu", "peak rss", "exit"}};
   for (const auto& r : ranks_)
-    rows.push_back({std::to_string(r.rank), r.host, format_duration_us(r.wall_us),
-                    format_duration_us(r.cpu_us), format_kib(r.max_rss_kb), exit_text(r)});
+    rows.push_back({r.spawned.empty() ? std::to_string(r.rank) : r.spawned, r.host,
+                    format_duration_us(r.wall_us), format_duration_us(r.cpu_us),
+                    format_kib(r.max_rss_kb), exit_text(r)});
   return out + table(std::move(rows));
 }
 

@@ -79,6 +79,9 @@ run_capture F --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode
   --map-by node "$T/pmi_spawn" parent 1 2 crash
 assert_eq 5 "$F_rc" "ferryrun exit code (a child exited 5)"
 assert_match "$F_err" "spawned process 1:[12] on host fnode[12]" "the failed child is named"
+assert_contains "$F_err" "job summary: 2 ranks and 3 spawned processes on 2 hosts" \
+  "the summary counts the children"
+assert_match "$F_err" "fnode2  1 \+1 spawned .* 5 \(spawn1:2\)" "a child's exit in its host's line"
 wait_cluster_idle 10
 
 # kill -9 of ferryrun while children run: nothing is left on any host.

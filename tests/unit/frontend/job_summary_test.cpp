@@ -24,6 +24,31 @@ TEST(JobSummary, PerHostFoldsTheRanksOfEachHost) {
             "  node2  2-3    1.0 s  0.5 s  1 MiB     3 (rank 2), lost (rank 3)\n");
 }
 
+// Processes MPI_Comm_spawn started count with their host, under their names.
+TEST(JobSummary, SpawnedProcessesCountWithTheirHostUnderTheirNames) {
+  JobSummary s;
+  s.begin({"node1", "node2"});
+  s.spawned(2, "node1", "spawn1:0");
+  s.spawned(3, "node2", "spawn1:1");
+  s.spawned(7, "node2", "spawn9:9");  // not the next number: ignored
+  s.exited(0, 0, 0, 1'000'000, 1'000'000, 1024);
+  s.exited(1, 0, 0, 1'000'000, 1'000'000, 1024);
+  s.exited(2, 0, 0, 2'000'000, 500'000, 4096);
+  s.exited(3, 5, 0, 1'000'000, 500'000, 1024);
+  EXPECT_EQ(s.format("ferryrun", false),
+            "ferryrun: job summary: 2 ranks and 2 spawned processes on 2 hosts\n"
+            "  host   ranks         wall   cpu    peak rss  exit\n"
+            "  node1  0 +1 spawned  2.0 s  1.5 s  4 MiB     0\n"
+            "  node2  1 +1 spawned  1.0 s  1.5 s  1 MiB     5 (spawn1:1)\n");
+  EXPECT_EQ(s.format("ferryrun", true),
+            "ferryrun: job summary: 2 ranks and 2 spawned processes on 2 hosts\n"
+            "  rank      host   wall   cpu    peak rss  exit\n"
+            "  0         node1  1.0 s  1.0 s  1 MiB     0\n"
+            "  1         node2  1.0 s  1.0 s  1 MiB     0\n"
+            "  spawn1:0  node1  2.0 s  0.5 s  4 MiB     0\n"
+            "  spawn1:1  node2  1.0 s  0.5 s  1 MiB     5\n");
+}
+
 TEST(JobSummary, AnyReportedOnlyOnceARankEnded) {
   JobSummary s;
   s.begin({"node1", "node2"});
@@ -36,7 +61,7 @@ TEST(JobSummary, PerRankNamesSignals) {
   JobSummary s;
   s.begin({"a", "b"});
   s.exited(0, 0, 0, 61'000'000, 0, 512);
-  s.exited(1, 0, SIGKILL, 0, 0, 3 * 1024 * 1024);
+  s.exited(1, 0, SIGKILL, 0, 0, uint64_t{3} * 1024 * 1024);
   EXPECT_EQ(s.format("ferryrun", true),
             "ferryrun: job summary: 2 ranks on 2 hosts\n"
             "  rank  host  wall        cpu    peak rss  exit\n"
@@ -68,7 +93,7 @@ TEST(JobSummary, AnAbortingRankShowsItsAbort) {
 
 TEST(JobSummary, DurationsAndSizesReadWell) {
   EXPECT_EQ(format_duration_us(3'723'000'000), "1 h 02 min");
-  EXPECT_EQ(format_kib(1536 * 1024), "1.5 GiB");
+  EXPECT_EQ(format_kib(uint64_t{1536} * 1024), "1.5 GiB");
   JobSummary s;
   EXPECT_TRUE(s.empty());
   EXPECT_EQ(s.format("ferryrun", false), "");
