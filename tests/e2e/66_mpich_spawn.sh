@@ -8,8 +8,8 @@
 # parents' barrier stays theirs. With no free slot the spawn is refused (rc != 0 to the rank,
 # one line naming --oversubscribe), and with --oversubscribe the children share the slots. The
 # info key host is refused in one line. A spawned process spawns in turn. A child that fails
-# fails the job and is named; kill -9 of ferryrun while children run leaves nothing on any
-# host. The parents see MPI_UNIVERSE_SIZE: the slots of the hosts that run ranks.
+# fails the job and is named; kill -9 of ferryrun or of a ferryd and Ctrl-C while children
+# run leave nothing on any host. The parents see MPI_UNIVERSE_SIZE: the slots of the hosts that run ranks.
 #
 # Debian 12's MPICH 4.0.2 (ch4:ucx) fails MPI_Comm_spawn inside MPICH before any PMI command
 # is sent, under its own hydra as under ferry: a real MPI_Comm_spawn cannot be run here, so its
@@ -84,13 +84,36 @@ assert_contains "$F_err" "job summary: 2 ranks and 3 spawned processes on 2 host
 assert_match "$F_err" "fnode2  1 \+1 spawned .* 5 \(spawn1:2\)" "a child's exit in its host's line"
 wait_cluster_idle 10
 
-# kill -9 of ferryrun while children run: nothing is left on any host.
-start_bg K "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 --map-by node \
-  "$T/pmi_spawn" parent 1 2 hold
-children_ready() { (($(grep -c 'ready$' "$T/K.out" || true) >= 2)); }
-wait_for "K: the children run" 60 children_ready
+# Faults while children run: nothing may be left on any host.
+# hold_job P ARGS...: start a job whose 2 b children hold, and wait until both said ready.
+hold_job() {
+  local p=$1
+  shift
+  start_bg "$p" "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 --map-by node \
+    "$@" "$T/pmi_spawn" parent 1 2 hold
+  # shellcheck disable=SC2016 # $1 and $2 belong to the inner sh
+  wait_for "$p: the children run" 60 sh -c '[ "$(grep -c "ready$" "$1" || true)" -ge 2 ]' _ \
+    "$T/$p.out"
+}
+hold_job K
 kill -9 "$K_pid"
 wait_bg K 10
 assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
+wait_cluster_idle 10
+
+hold_job D --kill-grace 1
+victim=$(ferryd_of fnode2)
+[[ -n $victim ]] || fail "no ferryd found on fnode2:
+$(cluster_leftovers)"
+kill -9 "$victim"
+wait_bg D 20
+assert_eq 255 "$D_rc" "exit status when a host's ferryd dies"
+assert_contains "$D_err" "lost host fnode2" "the report names the lost host"
+wait_cluster_idle 10
+
+hold_job C --kill-grace 1
+kill -INT "$C_pid"
+wait_bg C 20
+assert_eq 130 "$C_rc" "exit status after Ctrl-C"
 wait_cluster_idle 10
 pass
