@@ -110,34 +110,27 @@ def run(ctx: Context) -> None:
 def spawn_case(ctx, tools, env, prog) -> None:
     """MPI_Comm_spawn of 4 children by 2 ranks on 2 hosts x 3 slots: the call's own time on
     rank 0, under both launchers, each `runs` times a round."""
-    s = ctx.sizes
     hosts = host_list(2, 3)
     case = "MPI_Comm_spawn: 2 ranks spawn 4 children on 2 hosts"
     metric = ctx.results.metric(SECTION, case, "MPI_Comm_spawn, call to return", "s")
     children_cpu = ctx.results.metric(SECTION, case, "CPU time of the 4 children", "s")
-    runs = 3 if s.launch_rounds > 2 else 1
-    for rnd in range(s.launch_rounds):
-        for t in [t for t in ctx.rotated(rnd) if t in tools]:
-            cmd = t.command(hosts, 2, [str(prog), "spawn", "4"])
-            cmd.insert(1, "--map-by")
-            cmd.insert(2, "node")
-            for _ in range(runs):
-                try:
-                    r, _ = run_job(ctx, f"mpi {case}, {t.label}", cmd, env, s.run_timeout_s)
-                except subprocess.TimeoutExpired:
-                    ctx.fail(f"mpi {case}: {t.label} hung")
-                    ctx.check_idle(f"mpi {case}")
-                    break
-                m = re.search(r"spawn_s ([0-9.]+) children 4", r.stdout)
-                if r.returncode != 0 or not m:
-                    ctx.fail(f"mpi {case}: {t.label} failed (exit {r.returncode}): "
-                             f"{(r.stdout + r.stderr).strip()[-300:]}")
-                    break
-                metric.add(t.key, rnd, float(m.group(1)))
-                cpu = [float(x) for x in re.findall(r"rank_cpu_s ([0-9.]+)", r.stdout)]
-                if len(cpu) == 4:
-                    children_cpu.add(t.key, rnd, sum(cpu))
-                ctx.check_idle(f"mpi {case}")
+
+    def command(t):
+        cmd = t.command(hosts, 2, [str(prog), "spawn", "4"])
+        cmd[1:1] = ["--map-by", "node"]
+        return cmd
+
+    def record(t, rnd, r) -> bool:
+        m = re.search(r"spawn_s ([0-9.]+) children 4", r.stdout)
+        if r.returncode != 0 or not m:
+            return False
+        metric.add(t.key, rnd, float(m.group(1)))
+        cpu = [float(x) for x in re.findall(r"rank_cpu_s ([0-9.]+)", r.stdout)]
+        if len(cpu) == 4:
+            children_cpu.add(t.key, rnd, sum(cpu))
+        return True
+
+    spawn_jobs(ctx, tools, env, case, command, record)
     # The children's own MPI_Init is CPU work that no launcher saves: on few CPUs it bounds
     # how far ahead of mpirun a launcher can get.
     if "ferryrun" in children_cpu.by_tool and "openmpi" in metric.by_tool:
@@ -163,17 +156,38 @@ def pmi_spawn_case(ctx, env) -> None:
         ctx.fail(f"mpi: cc could not build pmi_spawn.c against libmpich.a (libmpich-dev): "
                  f"{build.stderr[-300:]}")
         return
-    s = ctx.sizes
     case = "MPICH's spawn (PMI-1): rank 0 of 2 spawns 4 processes on 2 hosts"
     call = ctx.results.metric(SECTION, case, "PMI_Spawn_multiple, call to return", "s")
     up = ctx.results.metric(SECTION, case, "call to every child through its first barrier",
                             "s")
+
+    def command(t):
+        cmd = t.command(host_list(2, 3), 2, [str(prog), "parent", "1", "3"])
+        # One rank per host: the children take two free slots on each.
+        cmd[1:1] = ["--map-by", "node"] if t.key == "ferryrun" else ["-ppn", "1"]
+        return cmd
+
+    def record(t, rnd, r) -> bool:
+        m = re.search(r"spawn_call ([0-9.]+) return ([0-9.]+)", r.stderr)
+        ups = [float(x) for x in re.findall(r"child_up ([0-9.]+)", r.stderr)]
+        if r.returncode != 0 or not m or len(ups) != 4:
+            return False
+        call.add(t.key, rnd, float(m.group(2)) - float(m.group(1)))
+        up.add(t.key, rnd, max(ups) - float(m.group(1)))
+        return True
+
+    spawn_jobs(ctx, tools, env, case, command, record)
+
+
+def spawn_jobs(ctx, tools, env, case, command, record) -> None:
+    """Each of `tools` runs `command(tool)` `runs` times a round, the tools rotated by round;
+    `record(tool, round, result)` takes a run's figures, False for a failed run (said, and
+    that tool's round ends there, as after a hang)."""
+    s = ctx.sizes
     runs = 3 if s.launch_rounds > 2 else 1
     for rnd in range(s.launch_rounds):
         for t in [t for t in ctx.rotated(rnd) if t in tools]:
-            cmd = t.command(host_list(2, 3), 2, [str(prog), "parent", "1", "3"])
-            # One rank per host: the children take two free slots on each.
-            cmd[1:1] = ["--map-by", "node"] if t.key == "ferryrun" else ["-ppn", "1"]
+            cmd = command(t)
             for _ in range(runs):
                 try:
                     r, _ = run_job(ctx, f"mpi {case}, {t.label}", cmd, env, s.run_timeout_s)
@@ -181,15 +195,10 @@ def pmi_spawn_case(ctx, env) -> None:
                     ctx.fail(f"mpi {case}: {t.label} hung")
                     ctx.check_idle(f"mpi {case}")
                     break
-                m = re.search(r"spawn_call ([0-9.]+) return ([0-9.]+)", r.stderr)
-                ups = [float(x) for x in re.findall(r"child_up ([0-9.]+)", r.stderr)]
-                if r.returncode != 0 or not m or len(ups) != 4:
-                    ctx.fail(f"mpi {case}: {t.label} failed (exit {r.returncode}, "
-                             f"{len(ups)} of 4 children up): "
+                if not record(t, rnd, r):
+                    ctx.fail(f"mpi {case}: {t.label} failed (exit {r.returncode}): "
                              f"{(r.stdout + r.stderr).strip()[-300:]}")
                     break
-                call.add(t.key, rnd, float(m.group(2)) - float(m.group(1)))
-                up.add(t.key, rnd, max(ups) - float(m.group(1)))
                 ctx.check_idle(f"mpi {case}")
 
 

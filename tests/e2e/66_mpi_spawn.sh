@@ -110,14 +110,7 @@ assert_eq 137 "$K_rc" "exit status of the killed ferryrun"
 wait_cluster_idle 10
 
 hold_job D "${two[@]}" --kill-grace 1
-victim=$(ferryd_of fnode2)
-[[ -n $victim ]] || fail "no ferryd found on fnode2:
-$(cluster_leftovers)"
-kill -9 "$victim"
-wait_bg D 20
-assert_eq 255 "$D_rc" "exit status when a host's ferryd dies"
-assert_contains "$D_err" "lost host fnode2" "the report names the lost host"
-wait_cluster_idle 10
+kill_ferryd_during D fnode2
 
 hold_job C "${two[@]}" --kill-grace 1
 kill -INT "$C_pid"

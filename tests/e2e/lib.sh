@@ -510,6 +510,20 @@ ferryd_of() {
   return 0
 }
 
+# kill_ferryd_during P HOST: kill -9 HOST's ferryd while the background job P runs: P ends
+# with 255, its report names the lost host, and nothing is left on any host.
+kill_ferryd_during() {
+  local p=$1 host=$2 victim rc_var="${1}_rc" err_var="${1}_err"
+  victim=$(ferryd_of "$host")
+  [[ -n $victim ]] || fail "no ferryd found on $host:
+$(cluster_leftovers)"
+  kill -9 "$victim"
+  wait_bg "$p" 20
+  assert_eq 255 "${!rc_var}" "exit status when $host's ferryd dies"
+  assert_contains "${!err_var}" "lost host $host" "the report names the lost host"
+  wait_cluster_idle 10
+}
+
 # wait_gone PATTERN SECONDS: poll until no process matches pgrep -f PATTERN;
 # on timeout fail, listing them and where they run.
 wait_gone() {
