@@ -120,6 +120,7 @@ std::vector<Accelerator> find_ascend(const fs::path& root) {
       continue;
     nodes.emplace_back(static_cast<int>(*n), name);
   }
+  if (nodes.empty()) return {};  // no NPU here: no need to read every PCI function's vendor
   std::sort(nodes.begin(), nodes.end());
   std::vector<std::string> pci;  // Huawei accelerators in bus order, for pairing
   const fs::path pci_dir = root / "sys/bus/pci/devices";

@@ -36,6 +36,12 @@ Result<Topology> Topology::load_system() {
   // Disallowed CPUs (cgroup cpuset) are dropped by default; this also drops the ones outside
   // the process's affinity mask (taskset, Slurm, a parent's binding).
   hwloc_topology_set_flags(topo->get(), HWLOC_TOPOLOGY_FLAG_RESTRICT_TO_CPUBINDING);
+#if HWLOC_API_VERSION >= 0x00020100
+  // Linux's sysfs gives every object binding uses (packages, NUMA nodes, caches, cores, PUs);
+  // hwloc's x86 backend only adds CPUID details to them, and CPUID traps to the hypervisor in
+  // a virtual machine: half of the topology's load time there, paid by every ferryd.
+  hwloc_topology_set_components(topo->get(), HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+#endif
   auto t = finish_load(std::move(*topo), "this system");
   if (!t) return t;
   // Belt and braces for kernels/hwloc builds that ignore the flag: intersect with our mask.

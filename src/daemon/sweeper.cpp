@@ -1,11 +1,14 @@
 #include "ferry/daemon/sweeper.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,8 @@
 #include <thread>
 
 #include "ferry/common/environ.hpp"
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
 
@@ -44,10 +49,67 @@ pid_t parent_of(const std::string& proc_root, pid_t pid) {
   return 0;
 }
 
-}  // namespace
+// Whether <proc_root>/<pid>/stat says the process is alive (not a zombie, not gone).
+bool is_alive(const std::string& proc_root, pid_t pid) {
+  auto stat = read_text_file(proc_root + "/" + std::to_string(pid) + "/stat", 4096, "stat file");
+  if (!stat) return false;
+  // "pid (comm) state ...": comm may hold spaces and parentheses; it ends at the last ')'.
+  const size_t close = stat->rfind(')');
+  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
+}
 
-std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
-                                    const std::string& proc_root) {
+// The children of `pid`, as the kernel lists them per thread in
+// <proc_root>/<pid>/task/<tid>/children (an orphan is adopted by any thread of a subreaper);
+// empty when the process is gone. Reads only the files of `pid` itself: a walk down from
+// ferryd costs a few reads per descendant, where the scan costs two per process on the host.
+std::vector<pid_t> children_of(const std::string& proc_root, pid_t pid) {
+  std::vector<pid_t> out;
+  const std::string tasks = proc_root + "/" + std::to_string(pid) + "/task";
+  DirPtr dir = open_dir(tasks);
+  if (!dir) return out;
+  while (dirent* e = ::readdir(dir.get())) {
+    if (!parse_pid(e->d_name)) continue;
+    auto text =
+        read_text_file(tasks + "/" + e->d_name + "/children", size_t{1} << 20, "children list");
+    if (!text) continue;
+    const char* p = text->c_str();
+    char* end = nullptr;
+    for (long v = std::strtol(p, &end, 10); end != p; v = std::strtol(p, &end, 10)) {
+      if (v > 0 && v <= INT_MAX) out.push_back(static_cast<pid_t>(v));
+      p = end;
+    }
+  }
+  return out;
+}
+
+// Whether this kernel lists children (CONFIG_PROC_CHILDREN, Linux 3.5+): the root's own
+// main thread has the file then.
+bool lists_children(const std::string& proc_root, pid_t root) {
+  const std::string id = std::to_string(root);
+  return ::access((proc_root + "/" + id + "/task/" + id + "/children").c_str(), R_OK) == 0;
+}
+
+std::vector<pid_t> walk_children(pid_t root, const std::vector<pid_t>& spared,
+                                 const std::string& proc_root) {
+  std::vector<pid_t> out;
+  std::set<pid_t> seen{root};
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t parent = todo.back();
+    todo.pop_back();
+    for (pid_t child : children_of(proc_root, parent)) {
+      if (!seen.insert(child).second) continue;
+      if (std::find(spared.begin(), spared.end(), child) != spared.end()) continue;
+      if (!is_alive(proc_root, child)) continue;
+      out.push_back(child);
+      todo.push_back(child);
+    }
+  }
+  return out;
+}
+
+std::vector<pid_t> scan_parents(pid_t root, const std::vector<pid_t>& spared,
+                                const std::string& proc_root) {
   std::vector<pid_t> out;
   auto pids = list_pids(proc_root);
   if (!pids) return out;
@@ -68,6 +130,14 @@ std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared
   return out;
 }
 
+}  // namespace
+
+std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
+                                    const std::string& proc_root) {
+  if (lists_children(proc_root, root)) return walk_children(root, spared, proc_root);
+  return scan_parents(root, spared, proc_root);
+}
+
 int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
               std::chrono::milliseconds limit) {
   return sweep_job(job_id, pgids, SweepScope{}, limit);
@@ -83,10 +153,11 @@ int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids, const 
     if (g > 0 && ::kill(-g, SIGKILL) == 0) ++killed;
   // A process may fork while being swept: repeat until a pass finds nothing (bounded).
   for (int pass = 0; pass < 20; ++pass) {
-    auto pids = find_tagged_processes(job_id, ::getpid());
-    if (scope.descendants)
-      for (pid_t p : find_descendants(::getpid(), scope.spared))
-        if (std::find(pids.begin(), pids.end(), p) == pids.end()) pids.push_back(p);
+    // Below a subreaper every process of the job is a descendant (docs/design.md, "What the
+    // sweep cannot find"): the walk down the tree finds all the tag would, and costs what
+    // the job has, not what the host runs. Without one, the tag it is.
+    auto pids = scope.descendants ? find_descendants(::getpid(), scope.spared)
+                                  : find_tagged_processes(job_id, ::getpid());
     if (pids.empty()) break;
     for (pid_t p : pids)
       if (::kill(p, SIGKILL) == 0) ++killed;

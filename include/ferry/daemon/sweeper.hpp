@@ -7,9 +7,11 @@
 /// finishing must not sweep another's ranks.
 /// Where the kernel allows it ferryd is also its descendants' subreaper
 /// (PR_SET_CHILD_SUBREAPER): an orphan, even one that cleared its environment and left for a
-/// session of its own, is reparented to ferryd, not to init, and the sweep finds it through
-/// the parent links in /proc. The sweeper finds them; the guard runs it when ferryd itself is
-/// killed.
+/// session of its own, is reparented to ferryd, not to init. Every process of the job is then
+/// below ferryd, and the sweep walks down from it (the kernel's per-thread children lists):
+/// a few reads per process of the job, where reading every process's environment costs two
+/// per process on the host (a thousand on a busy one, at every job's end). Without the
+/// subreaper, and in the guard (ferryd is gone, its orphans went elsewhere), the tag it is.
 
 #include <sys/types.h>
 
@@ -28,9 +30,11 @@ inline constexpr char kJobTagVar[] = "FERRY_JOB_TAG";
 std::vector<pid_t> find_tagged_processes(const std::string& job_id, pid_t self,
                                          const std::string& proc_root = "/proc");
 
-/// Pids under `proc_root` whose chain of parents (PPid in their status) leads to `root`,
-/// except those in `spared` and their own descendants. Processes that vanish meanwhile are
-/// skipped.
+/// Pids under `proc_root` whose chain of parents leads to `root`, except those in `spared` and
+/// their own descendants, and zombies. Walked down from `root` through
+/// <proc>/<pid>/task/<tid>/children where the kernel has them (CONFIG_PROC_CHILDREN, Linux
+/// 3.5+), else found by the PPid of every process's status. Processes that vanish meanwhile
+/// are skipped.
 std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
                                     const std::string& proc_root = "/proc");
 
@@ -40,22 +44,23 @@ std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared
 /// well below one heartbeat interval (1 s at least).
 inline constexpr std::chrono::milliseconds kSweepLimit{200};
 
-/// SIGKILLs every process group in `pgids` and every tagged process, repeating until none
-/// is found (a forking process may spawn while we sweep), at most 20 passes and about
-/// `limit` (plus one scan of /proc). It blocks: passes that found something are 10 ms
-/// apart. Returns how many were killed.
+/// SIGKILLs every process group in `pgids` and every tagged process (every descendant
+/// instead, with `scope.descendants`: see SweepScope), repeating until none is found (a forking
+/// process may spawn while we sweep), at most 20 passes and about `limit` (plus one scan of /proc).
+/// It blocks: passes that found something are 10 ms apart. Returns how many were killed.
 int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids,
               std::chrono::milliseconds limit = kSweepLimit);
 
-/// What sweep_job kills besides the tagged processes and the process groups: with
-/// `descendants`, every descendant of the calling process (find_descendants) but `spared`.
+/// What sweep_job kills besides the process groups. With `descendants` (the caller is a
+/// subreaper, so the job is all below it), every descendant of the calling process
+/// (find_descendants) but `spared`, in place of the tagged processes.
 struct SweepScope {
   bool descendants = false;
   std::vector<pid_t> spared;
 };
 
-/// sweep_job, also killing what `scope` names in every pass (a subreaper ferryd: every
-/// process below it but its guard).
+/// sweep_job, killing what `scope` names in every pass (a subreaper ferryd: every process
+/// below it but its guard).
 int sweep_job(const std::string& job_id, const std::vector<pid_t>& pgids, const SweepScope& scope,
               std::chrono::milliseconds limit = kSweepLimit);
 

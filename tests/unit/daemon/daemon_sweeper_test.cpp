@@ -1,15 +1,17 @@
 // The job sweep blocks ferryd's loop, so it is bounded in time: it gives up after its limit
 // even while tagged processes keep appearing.
 #include <gtest/gtest.h>
-#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,18 @@ class FakeProc {
     std::ofstream(dir + "/status")
         << "Name:\tx\nState:\t" << state << " (x)\nTgid:\t" << pid << "\nPPid:\t" << parent << "\n";
   }
+  // The kernel's other view (CONFIG_PROC_CHILDREN): a stat line and, per thread, a children
+  // list; no status file, so a scan of the parent links finds nothing here.
+  void add_listed(pid_t pid, char state = 'S', const std::map<pid_t, std::string>& tasks = {}) {
+    const std::string dir = root_ + "/" + std::to_string(pid);
+    std::filesystem::create_directories(dir + "/task/" + std::to_string(pid));
+    std::ofstream(dir + "/stat") << pid << " (a (b) c) " << state << " 1 " << pid << "\n";
+    std::ofstream none(dir + "/task/" + std::to_string(pid) + "/children");  // no child yet
+    for (const auto& [tid, children] : tasks) {
+      std::filesystem::create_directories(dir + "/task/" + std::to_string(tid));
+      std::ofstream(dir + "/task/" + std::to_string(tid) + "/children") << children;
+    }
+  }
   const std::string& root() const { return root_; }
 
  private:
@@ -103,6 +117,69 @@ TEST(Sweeper, FindsEveryDescendantButTheSparedAndTheDead) {
   std::sort(found.begin(), found.end());
   EXPECT_EQ(found, (std::vector<pid_t>{11, 12, 13, 14}));
   EXPECT_TRUE(find_descendants(21, {}, proc.root()).empty());
+}
+
+TEST(Sweeper, WalksTheKernelsChildrenListsWhereItHasThem) {
+  FakeProc proc;
+  // ferryd (10) with a second thread (19) that adopted an orphan (14); the guard (15) is
+  // spared with what is below it; 17 is a zombie. 20 and 21 are not ours and have no files
+  // at all: the walk reads only what lies below ferryd.
+  proc.add_listed(10, 'S', {{10, "11 15 17 "}, {19, "14 "}});
+  proc.add_listed(11, 'S', {{11, "12 "}});
+  proc.add_listed(12, 'R', {{12, "13 "}});
+  proc.add_listed(13);
+  proc.add_listed(14);
+  proc.add_listed(15, 'S', {{15, "16 "}});
+  proc.add_listed(16);
+  proc.add_listed(17, 'Z');
+  std::vector<pid_t> found = find_descendants(10, {15}, proc.root());
+  std::sort(found.begin(), found.end());
+  EXPECT_EQ(found, (std::vector<pid_t>{11, 12, 13, 14}));
+  proc.add_listed(30);
+  EXPECT_TRUE(find_descendants(30, {}, proc.root()).empty());
+}
+
+// The real kernel: a child and the grandchild it started are found below this process, the
+// spared one and its own child are not.
+TEST(Sweeper, FindsTheDescendantsOfARealProcess) {
+  // Orphans come back here, so that the test reaps what it started.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  auto start = [](int grandchildren) {
+    const pid_t pid = ::fork();
+    // A group of its own, set on both sides of the fork: the clean-up kills it whole.
+    if (pid != 0) {
+      ::setpgid(pid, pid);
+      return pid;
+    }
+    ::setpgid(0, 0);
+    for (int i = 0; i < grandchildren; ++i)
+      if (::fork() == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+    ::pause();
+    ::_exit(0);
+  };
+  const pid_t kept = start(1);
+  const pid_t spared = start(1);
+  ASSERT_GT(kept, 0);
+  ASSERT_GT(spared, 0);
+  std::vector<pid_t> found;
+  for (int i = 0; i < 200 && found.size() < 2; ++i) {  // until the grandchild is there
+    ::usleep(5000);
+    found = find_descendants(::getpid(), {spared});
+  }
+  const bool has_kept = std::find(found.begin(), found.end(), kept) != found.end();
+  const bool has_spared = std::find(found.begin(), found.end(), spared) != found.end();
+  for (pid_t group : {kept, spared}) {
+    ::kill(-group, SIGKILL);
+    while (::waitpid(-group, nullptr, 0) > 0) {
+    }
+  }
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  EXPECT_TRUE(has_kept);
+  EXPECT_FALSE(has_spared);
+  EXPECT_EQ(found.size(), 2u) << "the kept child and its grandchild";
 }
 
 // The guard removes the directories it was given once ferryd is gone (its pipe closes), even
