@@ -10,6 +10,11 @@ Twice: with the simulated hosts' light login shell, then with one whose rc file 
 hosts). The pool is started once per shell (its own start pays the shell, once); its process's
 CPU over the jobs is read from /proc and given per job beside the front end's.
 
+Without --quick, a third time with the light shell and 1,000 other processes on the hosts
+(`sleep`s started by the bench; the simulated hosts share one process table, so every host
+sees them all), as a busy real host has: what a launcher does per job that grows with the
+host's process count shows there.
+
 Goals (issue of the warm pool): a pooled job within 2x of the same ranks forked locally, at
 least 10x faster than hydra, and the same with either shell.
 """
@@ -29,6 +34,7 @@ from .context import Context
 
 SECTION = "pool"
 HEAVY_RC = "sleep 0.5\n"
+BUSY_PROCESSES = 1000
 
 
 @dataclass
@@ -79,8 +85,10 @@ def run(ctx: Context) -> None:
             cmds[t.key] = t.command(hosts, 8, ["true"])
         rc_file = cluster.state_dir / "node_bashrc"
         light = rc_file.read_text() if rc_file.exists() else ""
-        for shell, rc_text in (("light login shell", light),
-                               ("login shell of 0.5 s", light + HEAVY_RC)):
+        cases = [("light login shell", light), ("login shell of 0.5 s", light + HEAVY_RC)]
+        if not quick:
+            cases.append((f"light login shell, {BUSY_PROCESSES:,} other processes", light))
+        for shell, rc_text in cases:
             if rc_text and rc_file.exists():
                 # Rewritten in place: the hosts see it through a bind mount of this very file.
                 with open(rc_file, "w") as f:
@@ -89,10 +97,20 @@ def run(ctx: Context) -> None:
                 ctx.results.notes.append("pool: no node_bashrc (FERRY_CLUSTER_KEEP_BASHRC?): "
                                          "the heavy-shell case is skipped")
                 continue
+            busy: list[subprocess.Popen] = []
             try:
+                if "other processes" in shell:
+                    busy = [subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL)
+                            for _ in range(BUSY_PROCESSES)]
                 one_case(ctx, env, f"4 hosts x 2 ranks, {jobs} jobs, {shell}", cmds, columns,
                          jobs, rounds)
             finally:
+                for p in busy:
+                    p.kill()
+                for p in busy:
+                    p.wait()
                 if rc_file.exists():
                     with open(rc_file, "w") as f:
                         f.write(light)
@@ -121,7 +139,8 @@ def one_case(ctx: Context, env: dict, case: str, cmds: dict, columns: list[Colum
             ctx.log(f"  pool: {case}: round {rnd + 1}/{rounds} "
                     f"({', '.join(c.key for c in order)})")
             for col in order:
-                shell = "heavy" if "0.5 s" in case else "light"
+                shell = ("heavy" if "0.5 s" in case else
+                         "busy" if "other processes" in case else "light")
                 json_path = ctx.out / "raw" / f"pool-{shell}-{col.key}-round{rnd + 1}.json"
                 json_path.parent.mkdir(parents=True, exist_ok=True)
                 before = proc_cpu(pool_pid)

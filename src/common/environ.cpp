@@ -1,6 +1,7 @@
 #include "ferry/common/environ.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -69,6 +70,32 @@ Result<std::vector<pid_t>> list_pids(const std::string& proc_root) {
   while (dirent* e = ::readdir(dir.get()))
     if (auto pid = parse_pid(e->d_name)) pids.push_back(*pid);
   return pids;
+}
+
+void list_children(pid_t pid, std::vector<pid_t>& out, const std::string& proc_root) {
+  const std::string tasks = proc_root + "/" + std::to_string(pid) + "/task";
+  DirPtr dir = open_dir(tasks);
+  if (!dir) return;
+  while (const dirent* e = ::readdir(dir.get())) {
+    if (!parse_pid(e->d_name)) continue;
+    auto text =
+        read_text_file(tasks + "/" + e->d_name + "/children", size_t{1} << 20, "children list");
+    if (!text) continue;
+    std::string_view rest(*text);
+    while (!rest.empty()) {
+      const size_t b = rest.find_first_not_of(" \n");  // "12 34 ", no newline from Linux
+      if (b == std::string_view::npos) break;
+      rest.remove_prefix(b);
+      const size_t end = std::min(rest.find_first_of(" \n"), rest.size());
+      if (auto child = parse_pid(rest.substr(0, end))) out.push_back(*child);
+      rest.remove_prefix(end);
+    }
+  }
+}
+
+bool has_children_lists(pid_t pid, const std::string& proc_root) {
+  const std::string id = std::to_string(pid);
+  return ::access((proc_root + "/" + id + "/task/" + id + "/children").c_str(), R_OK) == 0;
 }
 
 Result<std::vector<std::string>> read_environ(pid_t pid, const std::string& proc_root) {

@@ -1,12 +1,10 @@
 #include "ferry/daemon/sweeper.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -18,7 +16,6 @@
 #include <thread>
 
 #include "ferry/common/environ.hpp"
-#include "ferry/common/posix_handles.hpp"
 #include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
@@ -58,37 +55,6 @@ bool is_alive(const std::string& proc_root, pid_t pid) {
   return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
 }
 
-// The children of `pid`, as the kernel lists them per thread in
-// <proc_root>/<pid>/task/<tid>/children (an orphan is adopted by any thread of a subreaper);
-// empty when the process is gone. Reads only the files of `pid` itself: a walk down from
-// ferryd costs a few reads per descendant, where the scan costs two per process on the host.
-std::vector<pid_t> children_of(const std::string& proc_root, pid_t pid) {
-  std::vector<pid_t> out;
-  const std::string tasks = proc_root + "/" + std::to_string(pid) + "/task";
-  DirPtr dir = open_dir(tasks);
-  if (!dir) return out;
-  while (dirent* e = ::readdir(dir.get())) {
-    if (!parse_pid(e->d_name)) continue;
-    auto text =
-        read_text_file(tasks + "/" + e->d_name + "/children", size_t{1} << 20, "children list");
-    if (!text) continue;
-    const char* p = text->c_str();
-    char* end = nullptr;
-    for (long v = std::strtol(p, &end, 10); end != p; v = std::strtol(p, &end, 10)) {
-      if (v > 0 && v <= INT_MAX) out.push_back(static_cast<pid_t>(v));
-      p = end;
-    }
-  }
-  return out;
-}
-
-// Whether this kernel lists children (CONFIG_PROC_CHILDREN, Linux 3.5+): the root's own
-// main thread has the file then.
-bool lists_children(const std::string& proc_root, pid_t root) {
-  const std::string id = std::to_string(root);
-  return ::access((proc_root + "/" + id + "/task/" + id + "/children").c_str(), R_OK) == 0;
-}
-
 std::vector<pid_t> walk_children(pid_t root, const std::vector<pid_t>& spared,
                                  const std::string& proc_root) {
   std::vector<pid_t> out;
@@ -97,7 +63,10 @@ std::vector<pid_t> walk_children(pid_t root, const std::vector<pid_t>& spared,
   while (!todo.empty()) {
     const pid_t parent = todo.back();
     todo.pop_back();
-    for (pid_t child : children_of(proc_root, parent)) {
+    // A few reads per process of the job, where the scan reads two per process on the host.
+    std::vector<pid_t> children;
+    list_children(parent, children, proc_root);
+    for (pid_t child : children) {
       if (!seen.insert(child).second) continue;
       if (std::find(spared.begin(), spared.end(), child) != spared.end()) continue;
       if (!is_alive(proc_root, child)) continue;
@@ -134,7 +103,7 @@ std::vector<pid_t> scan_parents(pid_t root, const std::vector<pid_t>& spared,
 
 std::vector<pid_t> find_descendants(pid_t root, const std::vector<pid_t>& spared,
                                     const std::string& proc_root) {
-  if (lists_children(proc_root, root)) return walk_children(root, spared, proc_root);
+  if (has_children_lists(root, proc_root)) return walk_children(root, spared, proc_root);
   return scan_parents(root, spared, proc_root);
 }
 

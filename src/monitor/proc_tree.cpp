@@ -8,6 +8,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "ferry/common/environ.hpp"
 #include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
@@ -62,30 +63,6 @@ StatFields read_stat(const std::string& proc, pid_t pid) {
   return f;
 }
 
-// The children of every thread of `pid` (a child belongs to the thread that forked it).
-void children_of(const std::string& proc, pid_t pid, std::vector<pid_t>& out) {
-  const std::string tasks = proc + "/" + std::to_string(pid) + "/task";
-  DIR* dir = ::opendir(tasks.c_str());
-  if (dir == nullptr) return;
-  while (const dirent* e = ::readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    auto text =
-        read_text_file(tasks + "/" + e->d_name + "/children", size_t{1} << 20, "children file");
-    if (!text) continue;
-    std::string_view rest(*text);
-    while (!rest.empty()) {
-      const size_t b = rest.find_first_not_of(' ');
-      if (b == std::string_view::npos) break;
-      rest.remove_prefix(b);
-      const size_t end = std::min(rest.find(' '), rest.size());
-      if (auto child = static_cast<pid_t>(number(rest.substr(0, end))); child > 0)
-        out.push_back(child);
-      rest.remove_prefix(end);
-    }
-  }
-  ::closedir(dir);
-}
-
 std::string status_field(const std::string& proc, pid_t pid, std::string_view name) {
   auto text =
       read_text_file(proc + "/" + std::to_string(pid) + "/status", size_t{64} << 10, "status");
@@ -129,7 +106,7 @@ TreeReading read_tree(pid_t pid, const std::string& proc) {
       r.rss_kb += f.rss_pages * page_kb;
       r.threads += f.threads;
       ++r.processes;
-      children_of(proc, p, next);
+      list_children(p, next, proc);
     }
     level = std::move(next);
   }

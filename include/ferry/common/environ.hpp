@@ -42,6 +42,15 @@ std::optional<pid_t> parse_pid(std::string_view name);
 /// root cannot be listed ("/proc: cannot list: Permission denied").
 Result<std::vector<pid_t>> list_pids(const std::string& proc_root = "/proc");
 
+/// The children of `pid` as the kernel lists them per thread (<proc_root>/<pid>/task/<tid>/
+/// children, CONFIG_PROC_CHILDREN, Linux 3.5+; a child belongs to the thread that forked it,
+/// an adopted orphan to any thread of the subreaper), appended to `out`. Nothing for a
+/// process that is gone or a kernel without the lists (has_children_lists tells which).
+void list_children(pid_t pid, std::vector<pid_t>& out, const std::string& proc_root = "/proc");
+
+/// Whether this kernel lists children under `proc_root`: `pid`'s main thread has the file.
+bool has_children_lists(pid_t pid, const std::string& proc_root = "/proc");
+
 /// The initial environment of `pid`: <proc_root>/<pid>/environ as entries. Error: one line
 /// naming the file ("/proc/42/environ: cannot read: Permission denied").
 Result<std::vector<std::string>> read_environ(pid_t pid, const std::string& proc_root = "/proc");

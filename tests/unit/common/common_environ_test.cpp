@@ -1,11 +1,11 @@
 // Environment entries and the /proc environ scanner, over a made-up proc tree.
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -120,6 +120,26 @@ TEST_F(CommonFakeProc, AMissingRootIsAnErrorOrNothingToVisit) {
   bool visited = false;
   for_each_environ(root() + "/missing", [&](pid_t, const Entries&) { return visited = true; });
   EXPECT_FALSE(visited);
+}
+
+TEST_F(CommonFakeProc, ListsTheChildrenOfEveryThread) {
+  fs::create_directories(root_ / "5/task/5");
+  fs::create_directories(root_ / "5/task/9");
+  fs::create_directories(root_ / "5/task/self");  // not a thread: skipped
+  std::ofstream(root_ / "5/task/5/children") << "6 7 ";
+  std::ofstream(root_ / "5/task/9/children") << "8\n";
+  std::ofstream(root_ / "5/task/self/children") << "99 ";
+  EXPECT_TRUE(has_children_lists(5, root()));
+  std::vector<pid_t> children{1};  // appended to
+  list_children(5, children, root());
+  std::sort(children.begin(), children.end());
+  EXPECT_EQ(children, (std::vector<pid_t>{1, 6, 7, 8}));
+
+  std::vector<pid_t> none;
+  list_children(6, none, root());  // gone
+  EXPECT_TRUE(none.empty());
+  fs::create_directories(root_ / "6/task/6");  // a kernel without the lists
+  EXPECT_FALSE(has_children_lists(6, root()));
 }
 
 }  // namespace
