@@ -1,7 +1,8 @@
 // ferryd: the per-host daemon. Started by ferryrun as `ferryd --stdio` over SSH (or forked
 // directly for the local host), speaking ferry's framed protocol on stdin/stdout; or by srun
 // as `ferryd --connect`, speaking it on a TCP connection back to ferryrun; or by a warm pool
-// (`ferry up`) as `ferryd --pool`, which starts a `ferryd --stdio` for each job the pool opens.
+// (`ferry up`) as `ferryd --pool`, which has each job's ferryd forked by its `ferryd
+// --fork-server` (or, without one, starts a `ferryd --stdio` for it).
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -14,12 +15,14 @@
 #include <string_view>
 #include <vector>
 
+#include "ferry/binding/topology.hpp"
 #include "ferry/common/build_info.hpp"
 #include "ferry/common/settings.hpp"
 #include "ferry/common/standard_fds.hpp"
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/daemon/pmix_server.hpp"
 #include "ferry/hosts/slurm.hpp"
+#include "ferry/pool/fork_server.hpp"
 #include "ferry/pool/host_side.hpp"
 #include "ferry/transport/connect_back.hpp"
 #include "ferry/wire/messages.hpp"
@@ -63,10 +66,57 @@ bool connect_to_ferryrun(int& in, int& out) {
   return out >= 0;
 }
 
+// ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and libxml
+// plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its start. Only
+// for ferryd's own discovery: the ranks see the user's value.
+class OwnHwlocSettings {
+ public:
+  OwnHwlocSettings() {
+    if (own_blacklist_)
+      ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+    // hwloc is linked into ferryd (cmake/portable.cmake): a host's hwloc plugins were built
+    // for its shared libhwloc, a second copy, and must not be loaded at all.
+    if (own_path_) ::setenv(kPathVar, "/nonexistent/ferryd-loads-no-hwloc-plugins", 1);
+  }
+  ~OwnHwlocSettings() {
+    if (own_blacklist_) ::unsetenv(kPluginsVar);
+    if (own_path_) ::unsetenv(kPathVar);
+  }
+  OwnHwlocSettings(const OwnHwlocSettings&) = delete;
+  OwnHwlocSettings& operator=(const OwnHwlocSettings&) = delete;
+
+ private:
+  static constexpr const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
+  static constexpr const char* kPathVar = "HWLOC_PLUGINS_PATH";
+  const bool own_blacklist_ = ::getenv(kPluginsVar) == nullptr;
+  const bool own_path_ = ::getenv(kPathVar) == nullptr;
+};
+
+// One job's ferryd on the protocol's fds (--stdio, --connect, and each child of the fork
+// server).
+int serve_job(int in, int out) {
+  asio::io_context io;
+  ferry::DaemonOptions opts;
+  opts.in_fd = in;
+  opts.out_fd = out;
+  opts.subreaper = true;
+  std::vector<std::string> warnings;
+  opts.settings = ferry::read_settings([](const char* name) { return ::getenv(name); },
+                                       ferry::SettingsOf::kFerryd, warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "ferryd: warning: %s\n", w.c_str());
+  ferry::Daemon daemon(io, opts);
+  {
+    OwnHwlocSettings own;
+    daemon.start();
+  }
+  io.run();
+  return daemon.exit_code();
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ferryd: ferry's per-host daemon. ferryrun starts it; you do not need to.",
                "ferryd"};
-  bool stdio = false, connect = false, pool = false;
+  bool stdio = false, connect = false, pool = false, fork_server = false;
   app.add_flag("--stdio", stdio, "Serve one job over stdin/stdout (how ferryrun starts it)");
   app.add_flag("--connect", connect,
                "Serve one job over a connection back to ferryrun (how ferryrun's Slurm "
@@ -74,6 +124,9 @@ int run(int argc, char** argv) {
   app.add_flag("--pool", pool,
                "Serve a warm pool's jobs over stdin/stdout, one ferryd --stdio each (how "
                "'ferry up' starts it)");
+  app.add_flag("--fork-server", fork_server,
+               "Fork a warm pool's jobs' ferryds on request, from one prepared process (how "
+               "ferryd --pool starts it)");
   app.set_version_flag("--version", "ferryd " + ferry::version_text() + " (protocol " +
                                         std::to_string(ferry::wire::kProtocolVersion) + ")");
   try {
@@ -83,7 +136,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ferryd: %s (ferryrun starts ferryd with --stdio)\n", e.what());
     return 2;
   }
-  if (!stdio && !connect && !pool) {
+  if (!stdio && !connect && !pool && !fork_server) {
     std::fprintf(stderr, "ferryd: nothing to do; ferryrun starts ferryd with --stdio\n");
     return 2;
   }
@@ -114,32 +167,26 @@ int run(int argc, char** argv) {
     }
     return ferry::run_pool_host(in, out, std::string(exe, static_cast<size_t>(n)));
   }
-  asio::io_context io;
-  ferry::DaemonOptions opts;
-  opts.in_fd = in;
-  opts.out_fd = out;
-  opts.subreaper = true;
-  std::vector<std::string> warnings;
-  opts.settings = ferry::read_settings([](const char* name) { return ::getenv(name); },
-                                       ferry::SettingsOf::kFerryd, warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "ferryd: warning: %s\n", w.c_str());
-  ferry::Daemon daemon(io, opts);
-  // ferryd reads only the CPU topology: keep hwloc from loading its PCI, GL, OpenCL and
-  // libxml plugins (and X11 and ICU with them), ~1.5 MiB of every ferryd and time at its
-  // start. Only for ferryd's own discovery, in start(): the ranks see the user's value.
-  const char* kPluginsVar = "HWLOC_PLUGINS_BLACKLIST";
-  const bool own_blacklist = ::getenv(kPluginsVar) == nullptr;
-  if (own_blacklist) ::setenv(kPluginsVar, "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
-  // hwloc is linked into ferryd (cmake/portable.cmake): a host's hwloc plugins were
-  // built for its shared libhwloc, a second copy, and must not be loaded at all.
-  const char* kPathVar = "HWLOC_PLUGINS_PATH";
-  const bool own_path = ::getenv(kPathVar) == nullptr;
-  if (own_path) ::setenv(kPathVar, "/nonexistent/ferryd-loads-no-hwloc-plugins", 1);
-  daemon.start();
-  if (own_blacklist) ::unsetenv(kPluginsVar);
-  if (own_path) ::unsetenv(kPathVar);
-  io.run();
-  return daemon.exit_code();
+  if (fork_server) {
+    ::close(out);  // the control socket is `in`
+    ferry::ForkServerHooks hooks;
+    hooks.prepare = [] {
+      OwnHwlocSettings own;
+      ferry::Topology::preload_system();
+    };
+    hooks.serve = [](int job_in, int job_out) {
+      const int code = serve_job(job_in, job_out);
+      if (ferry::PmixServer::finalize_left_running()) std::fflush(nullptr);
+      return code;
+    };
+    return ferry::run_fork_server(in, hooks, argv);
+  }
+  // Started through /proc/self/exe (a pool's ferryd exec'd without its fork server): `ps`
+  // and `top` would call it "exe".
+  char comm[16] = {};
+  if (::prctl(PR_GET_NAME, comm) == 0 && std::string_view(comm) == "exe")
+    ::prctl(PR_SET_NAME, "ferryd");
+  return serve_job(in, out);
 }
 
 }  // namespace

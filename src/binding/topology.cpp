@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
+
+#include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
 
@@ -14,7 +17,39 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// What a preloaded topology depends on: the CPUs this process may run on and the CPUs
+// online. A cgroup cpuset's change sets the affinity of the tasks in it, so it shows here too.
+std::string cpu_state() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  std::string key;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+    key.assign(reinterpret_cast<const char*>(&mask), sizeof mask);
+  if (auto online = read_text_file("/sys/devices/system/cpu/online", 4096, "CPU list"))
+    key += "|" + *online;
+  return key;
+}
+
+struct Preloaded {
+  std::optional<Topology> topology;
+  std::string cpu_state;
+};
+
+Preloaded& preloaded() {
+  static Preloaded p;
+  return p;
+}
+
 }  // namespace
+
+void Topology::preload_system() {
+  Preloaded& p = preloaded();
+  p.topology.reset();
+  p.cpu_state = cpu_state();
+  if (auto t = load_system()) p.topology.emplace(std::move(*t));
+}
+
+bool Topology::has_preloaded() { return preloaded().topology.has_value(); }
 
 Result<HwlocTopologyPtr> Topology::init() {
   hwloc_topology_t raw = nullptr;
@@ -31,6 +66,11 @@ Result<Topology> Topology::finish_load(HwlocTopologyPtr topo, const std::string&
 }
 
 Result<Topology> Topology::load_system() {
+  if (Preloaded& p = preloaded(); p.topology) {
+    std::optional<Topology> kept = std::move(p.topology);
+    p.topology.reset();
+    if (p.cpu_state == cpu_state()) return std::move(*kept);
+  }
   auto topo = init();
   if (!topo) return topo.error();
   // Disallowed CPUs (cgroup cpuset) are dropped by default; this also drops the ones outside

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/pool/fork_server.hpp"
 #include "ferry/pool/mux.hpp"
 #include "ferry/process/spawn.hpp"
 
@@ -53,6 +54,7 @@ class HostSide {
         spare_timer_(io) {}
 
   void start() {
+    start_fork_server();
     make_spare();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
@@ -68,7 +70,8 @@ class HostSide {
  private:
   struct Job {
     explicit Job(asio::io_context& io) : sock(io), err(io), status_timer(io) {}
-    pid_t pid = -1;
+    pid_t pid = -1;           // -1 until the fork server says which
+    std::uint64_t token = 0;  // the fork server's request, while its answer is awaited
     stream_protocol::socket sock;
     asio::posix::stream_descriptor err;
     asio::steady_timer status_timer;
@@ -147,11 +150,127 @@ class HostSide {
   // A ferryd --stdio started, not yet a job's: its socket and its stderr's pipe.
   struct Started {
     pid_t pid = -1;
+    std::uint64_t token = 0;  // asked of the fork server: its pid comes with the answer
+    bool forked = false;      // by the fork server, whose end is its end too
     UniqueFd sock, err;
     std::chrono::steady_clock::time_point born;
   };
 
+  // The fork server: one `ferryd --fork-server`, exec'd once, that loads the CPU topology and
+  // forks each job's ferryd from there (no exec, no dynamic linking, no topology discovery per
+  // job). Without it (it could not start, or it died), each ferryd is exec'd as before.
+  void start_fork_server() {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
+    UniqueFd mine(sv[0]), theirs(sv[1]);
+    SpawnRequest req;
+    req.path = "/proc/self/exe";
+    req.argv = {exe_, "--fork-server"};
+    for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+    req.stdin_fd = theirs.get();
+    req.stdout_fd = theirs.get();
+    req.stderr_fd = 2;
+    req.parent_death_signal = SIGKILL;
+    auto pid = spawn_process(req);
+    if (!pid) return;
+    server_pid_ = *pid;
+    server_.emplace(io_, mine.release());
+    server_->non_blocking(true);
+    read_server();
+  }
+
+  void read_server() {
+    server_->async_wait(asio::posix::stream_descriptor::wait_read, [this](std::error_code ec) {
+      if (ec || !server_) return;
+      for (;;) {
+        auto e = read_fork_server_event(server_->native_handle());
+        if (!e) return server_lost();
+        if (!*e) break;
+        on_server_event(**e);
+        if (!server_) return;
+      }
+      read_server();
+    });
+  }
+
+  // The fork server ended: ferryds are exec'd from now on. What it forked got SIGTERM with
+  // its end; their exit statuses will not come (their streams end after kStatusWait).
+  void server_lost() {
+    server_.reset();
+    if (spare_ && spare_->forked) {
+      spare_.reset();
+      spare_timer_.cancel();
+    }
+    awaiting_.clear();
+    refill();
+  }
+
+  Job* job_of_token(std::uint64_t token, std::uint32_t& id) {
+    for (auto& [i, j] : jobs_)
+      if (j->token == token) {
+        id = i;
+        return j.get();
+      }
+    return nullptr;
+  }
+
+  void on_server_event(const ForkServerEvent& e) {
+    if (e.kind == ForkServerEvent::Kind::kExited) return child_ended(e.pid, e.status);
+    if (awaiting_.empty()) return;
+    const std::uint64_t token = awaiting_.front();
+    awaiting_.pop_front();
+    const bool forked = e.kind == ForkServerEvent::Kind::kForked;
+    if (spare_ && spare_->token == token) {
+      spare_->token = 0;
+      if (forked) {
+        spare_->pid = e.pid;
+      } else {
+        spare_.reset();  // the next job asks again, and its stream says why should that fail
+        spare_timer_.cancel();
+      }
+      return;
+    }
+    std::uint32_t id = 0;
+    Job* j = job_of_token(token, id);
+    if (!j) return;  // a spare replaced before its answer: it reads EOF and exits
+    j->token = 0;
+    if (forked) {
+      j->pid = e.pid;
+      by_pid_[e.pid] = id;
+      return;
+    }
+    // No ferryd: its stream ends (the only other end was the request's), with this reason.
+    j->last_line = e.error;
+    j->wait_status = 1 << 8;
+    if (j->eof && j->err_eof) finish(id);
+  }
+
+  // A ferryd forked by the fork server: its stream and stderr travel with the request.
+  Result<Started> fork_ferryd() {
+    int sv[2], ep[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      return make_error(std::string("socketpair: ") + std::strerror(errno));
+    UniqueFd mine(sv[0]), theirs(sv[1]);
+    if (::pipe2(ep, O_CLOEXEC) != 0)
+      return make_error(std::string("pipe: ") + std::strerror(errno));
+    UniqueFd err_read(ep[0]), err_write(ep[1]);
+    if (auto sent = request_fork(server_->native_handle(), theirs.get(), err_write.get()); !sent)
+      return sent.error();
+    Started s;
+    s.forked = true;
+    s.token = ++next_token_;
+    awaiting_.push_back(s.token);
+    s.sock = std::move(mine);
+    s.err = std::move(err_read);
+    s.born = std::chrono::steady_clock::now();
+    return s;
+  }
+
   Result<Started> start_ferryd() {
+    if (server_) {
+      if (auto s = fork_ferryd()) return s;
+      server_lost();
+    }
     int sv[2], ep[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       return make_error(std::string("socketpair: ") + std::strerror(errno));
@@ -208,11 +327,12 @@ class HostSide {
     }
     auto job = std::make_unique<Job>(io_);
     job->pid = s->pid;
+    job->token = s->token;
     job->sock.assign(stream_protocol(), s->sock.release());
     job->err.assign(s->err.release());
     Job& j = *job;
     jobs_[id] = std::move(job);
-    by_pid_[s->pid] = id;
+    if (s->pid > 0) by_pid_[s->pid] = id;
     read_job(id, j);
     read_err(id, j);
   }
@@ -315,26 +435,31 @@ class HostSide {
       if (ec) return;
       int st = 0;
       pid_t pid = 0;
-      while ((pid = ::waitpid(-1, &st, WNOHANG)) > 0) {
-        auto it = by_pid_.find(pid);
-        if (it == by_pid_.end()) {
-          // The spare ended unused (it failed at its start): the next job starts its own, and
-          // its stream says why, should that one fail too.
-          if (spare_ && spare_->pid == pid) {
-            spare_.reset();
-            spare_timer_.cancel();
-          }
-          continue;
-        }
-        const std::uint32_t id = it->second;
-        by_pid_.erase(it);
-        if (Job* j = alive(id)) {
-          j->wait_status = st;
-          if (j->eof && j->err_eof) finish(id);
-        }
-      }
+      // The fork server's own end shows on its socket.
+      while ((pid = ::waitpid(-1, &st, WNOHANG)) > 0)
+        if (pid != server_pid_) child_ended(pid, st);
       wait_children();
     });
+  }
+
+  // A job's ferryd (or the spare) ended with wait status `st`.
+  void child_ended(pid_t pid, int st) {
+    auto it = by_pid_.find(pid);
+    if (it == by_pid_.end()) {
+      // The spare ended unused (it failed at its start): the next job starts its own, and
+      // its stream says why, should that one fail too.
+      if (spare_ && spare_->pid == pid) {
+        spare_.reset();
+        spare_timer_.cancel();
+      }
+      return;
+    }
+    const std::uint32_t id = it->second;
+    by_pid_.erase(it);
+    if (Job* j = alive(id)) {
+      j->wait_status = st;
+      if (j->eof && j->err_eof) finish(id);
+    }
   }
 
   void end(int status) {
@@ -345,6 +470,7 @@ class HostSide {
     jobs_.clear();
     spare_.reset();
     spare_timer_.cancel();
+    server_.reset();  // the fork server reads the end and exits
     io_.stop();
   }
 
@@ -362,6 +488,10 @@ class HostSide {
   std::map<pid_t, std::uint32_t> by_pid_;
   std::optional<Started> spare_;
   asio::steady_timer spare_timer_;
+  std::optional<asio::posix::stream_descriptor> server_;  // the fork server's control socket
+  pid_t server_pid_ = -1;
+  std::deque<std::uint64_t> awaiting_;  // requests whose answer is due, in order
+  std::uint64_t next_token_ = 0;
 };
 
 }  // namespace

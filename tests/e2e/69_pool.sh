@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # 69_pool: the warm pool on 4 simulated hosts. `ferry up` keeps one `ferryd --pool` per host
-# behind one SSH connection each; 20 jobs in a row and 3 at once go through it (no SSH
+# behind one SSH connection each, and its `ferryd --fork-server`, which forks the jobs' ferryds; 20 jobs in a row and 3 at once go through it (no SSH
 # session of their own), each checked like any job: every rank's line with its variables and
 # one core, exit codes, a --sync tree, an MPI world (mpi4py over PMIx), --timeout, a restart,
 # --check. Jobs at once do not see each other's output or signals. A `ferryd --pool` killed on a host is started again by the
-# next job (--verbose says so); a job's ferryd killed loses that host as usual; kill -9 of
+# next job (--verbose says so); a job's ferryd killed loses that host as usual; a fork server
+# killed: that host's ferryds are exec'd again; kill -9 of
 # ferryrun or of the pool leaves no rank, and the pool's ferryds end with its connections; a
 # stale pool is passed over. The pool's socket refuses another user; it ends itself after
 # --idle; `ferry down` ends it. Bad input: one line.
@@ -27,13 +28,13 @@ JOB=(--ssh-config "$SSHCFG" -H "fnode1:2,fnode2:2,fnode3:2,fnode4:2")
 
 pool_pid() { sed -n "s/.* pool $1: pid \([0-9]*\),.*/\1/p" "$POOLS/$1/pool.log" | tail -1; }
 pool_ferryds() { pgrep -c -f "ferryd --pool" || true; }
-# The ferryds the pools' ferryd --pool started and that still run: one spare per host (started
-# ahead of the next job) once no job runs.
+# The ferryds that PARENT (default: the pools' fork servers) started and that still run: one
+# spare per host (started ahead of the next job) once no job runs.
 pool_children() {
   local n=0 p parent
   for p in $(pgrep -f "ferryd --stdio"); do
     parent=$(ps -o ppid= -p "$p" | tr -d ' ')
-    [[ -n $parent && $(ps -o args= -p "$parent") == *"ferryd --pool"* ]] && n=$((n + 1))
+    [[ -n $parent && $(ps -o args= -p "$parent") == *"${1:-ferryd --fork-server}"* ]] && n=$((n + 1))
   done
   echo "$n"
 }
@@ -69,6 +70,10 @@ assert_eq 700 "$(stat -c %a "$POOLS/$NAME")" "the pool's directory is private"
 assert_eq 600 "$(stat -c %a "$POOLS/$NAME/pool.sock")" "the pool's socket"
 for i in 1 2 3 4; do
   assert_eq 1 "$(pids_on_host "fnode$i" "ferryd --pool" | wc -l)" "one ferryd --pool on fnode$i"
+  server=$(pids_on_host "fnode$i" "ferryd --fork-server")
+  assert_eq 1 "$(echo "$server" | wc -w)" "one fork server on fnode$i"
+  assert_eq "$(pids_on_host "fnode$i" "ferryd --pool")" "$(ps -o ppid= -p "$server" | tr -d ' ')" \
+    "fnode$i: the fork server is its ferryd --pool's"
 done
 run_capture PS --timeout 10 -- "$FERRY" pools
 for i in 1 2 3 4; do assert_contains "$PS_out" "fnode$i up" "ferry pools: fnode$i up"; done
@@ -172,6 +177,7 @@ run_capture R --timeout 60 -- "$FERRYRUN" --verbose "${JOB[@]}" sh -c "$RANK_LIN
 check_job R 0
 assert_contains "$R_err" "fnode2: through pool $NAME (repaired" "the repair, under --verbose"
 assert_eq 1 "$(pids_on_host fnode2 "ferryd --pool" | wc -l)" "fnode2's ferryd --pool again"
+assert_eq 1 "$(pids_on_host fnode2 "ferryd --fork-server" | wc -l)" "and its fork server"
 
 # A job's own ferryd killed: that host is lost as usual; nothing left.
 start_sleeper_job L 8 -- "${JOB[@]}"
@@ -210,6 +216,23 @@ chmod 700 "$XDG_STATE_HOME/ferry" "$POOLS" "$POOLS/$NAME"
 chmod 600 "$POOLS/$NAME/pool.sock"
 assert_eq "refused: this pool belongs to another user" "$U2_out" "the socket refuses another uid"
 assert_contains "$(cat "$POOLS/$NAME/pool.log")" "refused a connection of uid $(id -u nobody)" "logged"
+
+# A fork server killed (fnode3's): its spare ends with it, the next spare there is exec'd by
+# ferryd --pool itself, and the jobs go on.
+# fnode3's ferryds started by its ferryd --pool itself (not by a fork server).
+exec_spare_on_fnode3() {
+  local p n=0
+  for p in $(pids_on_host fnode3 "ferryd --stdio"); do
+    [[ $(ps -o args= -p "$(ps -o ppid= -p "$p" | tr -d ' ')") == *"ferryd --pool"* ]] && n=$((n + 1))
+  done
+  [[ $n == 1 ]]
+}
+three_forked_one_exec_spare() { exec_spare_on_fnode3 && [[ $(pool_children) == 3 ]]; }
+kill -9 "$(pids_on_host fnode3 "ferryd --fork-server")"
+wait_for "an exec'd spare on fnode3" 15 exec_spare_on_fnode3
+run_capture FS --timeout 60 -- "$FERRYRUN" "${JOB[@]}" sh -c "$RANK_LINE"
+check_job FS 0
+wait_for "a spare on each host, fnode3's exec'd" 15 three_forked_one_exec_spare
 
 # kill -9 of the pool during a job: the job loses its hosts, no rank is left, and the pool's
 # ferryds end with their connections.

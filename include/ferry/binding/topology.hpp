@@ -31,6 +31,14 @@ class Topology {
   /// drops disallowed CPUs by default) and the affinity mask (`sched_getaffinity`, so a
   /// `taskset` around ferryd counts too). Error: one line naming the hwloc step that failed.
   static Result<Topology> load_system();
+  /// Loads this machine's topology now (as load_system() would) and keeps it for the next
+  /// load_system() of this process, or of each process forked from it: ferryd's fork server
+  /// loads it once and every job's ferryd it forks skips hwloc's discovery. The kept one is
+  /// used only while the CPUs are what they were: load_system() loads afresh when the
+  /// affinity mask (which a cgroup cpuset's change also sets) or the online CPUs differ.
+  static void preload_system();
+  /// Whether a preloaded topology waits for the next load_system() (for the tests).
+  static bool has_preloaded();
   /// A synthetic topology (`hwloc_topology_set_synthetic`), e.g. "pack:2 core:24 pu:2" or
   /// "numa:4 core:24 pu:1". Error: the description was refused.
   static Result<Topology> load_synthetic(const std::string& description);

@@ -112,6 +112,35 @@ TEST(BindingTopology, SystemTopologyHonoursOurAffinityMask) {
   EXPECT_EQ(static_cast<int>(pus.size()), CPU_COUNT(&mask));
 }
 
+// ferryd's fork server loads the topology once; each ferryd forked from it takes that one,
+// unless the CPUs it may use changed since.
+TEST(BindingTopology, APreloadedTopologyIsTakenOnceAndOnlyForTheSameCpus) {
+  auto fresh = Topology::load_system();
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  Topology::preload_system();
+  ASSERT_TRUE(Topology::has_preloaded());
+  auto taken = Topology::load_system();
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  EXPECT_FALSE(Topology::has_preloaded()) << "the preloaded topology is taken by one load";
+  EXPECT_EQ(taken->pus(), fresh->pus());
+  EXPECT_EQ(taken->cores().size(), fresh->cores().size());
+
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "one CPU: the affinity cannot be narrowed";
+  const int first = fresh->pus().front();
+  Topology::preload_system();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  auto narrowed = Topology::load_system();
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  ASSERT_TRUE(narrowed.ok()) << narrowed.error().message;
+  EXPECT_EQ(narrowed->pus(), std::vector<int>{first}) << "loaded afresh for the narrower mask";
+  EXPECT_FALSE(Topology::has_preloaded()) << "the stale one is dropped";
+}
+
 TEST(BindingSummary, OneLineForTheFrontEnd) {
   auto t = Topology::load_xml(kX86Xml);
   ASSERT_TRUE(t.ok());
