@@ -98,6 +98,21 @@ bool has_children_lists(pid_t pid, const std::string& proc_root) {
   return ::access((proc_root + "/" + id + "/task/" + id + "/children").c_str(), R_OK) == 0;
 }
 
+std::vector<std::string_view> stat_fields(std::string_view text) {
+  std::vector<std::string_view> fields;
+  const size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return fields;
+  std::string_view rest = text.substr(close + 1);
+  for (;;) {
+    const size_t b = rest.find_first_not_of(" \n");
+    if (b == std::string_view::npos) return fields;
+    rest.remove_prefix(b);
+    const size_t e = std::min(rest.find_first_of(" \n"), rest.size());
+    fields.push_back(rest.substr(0, e));
+    rest.remove_prefix(e);
+  }
+}
+
 Result<std::vector<std::string>> read_environ(pid_t pid, const std::string& proc_root) {
   auto block = read_text_file(proc_root + "/" + std::to_string(pid) + "/environ", kEnvironLimit,
                               "process environment");

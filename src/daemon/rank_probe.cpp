@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <sstream>
 #include <vector>
 
+#include "ferry/common/environ.hpp"
 #include "ferry/common/read_text_file.hpp"
 #include "ferry/daemon/python_frames.hpp"
 #include "ferry/process/run_capture.hpp"
@@ -102,21 +104,17 @@ std::string python_from_memory(pid_t pid, const std::string& why) {
 
 ProcSample parse_proc_stat(const std::string& text) {
   ProcSample s;
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return s;
-  std::istringstream in(text.substr(close + 1));
-  std::string f[18];
-  for (auto& x : f)
-    if (!(in >> x)) return s;
-  // After the name: state(0) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-  // utime(11) stime(12) cutime cstime priority nice num_threads(17).
-  try {
-    s.state = f[0].empty() ? '?' : f[0][0];
-    s.cpu_ticks = std::stoull(f[11]) + std::stoull(f[12]);
-    s.threads = static_cast<uint32_t>(std::stoul(f[17]));
-  } catch (const std::exception&) {
-    return s;
-  }
+  const auto f = stat_fields(text);
+  if (f.size() < 18) return s;
+  auto number = [](std::string_view v, uint64_t& out) {
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    return ec == std::errc() && end == v.data() + v.size();
+  };
+  uint64_t user = 0, system = 0, threads = 0;
+  if (!number(f[11], user) || !number(f[12], system) || !number(f[17], threads)) return s;
+  s.state = f[0].empty() ? '?' : f[0][0];
+  s.cpu_ticks = user + system;
+  s.threads = static_cast<uint32_t>(threads);
   s.ok = true;
   return s;
 }

@@ -3,10 +3,11 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdint>
-#include <cstdio>
 
+#include "ferry/common/environ.hpp"
 #include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
@@ -180,11 +181,12 @@ Rank* RankSet::find_process(pid_t pid) {
     if (auto it = by_pid_.find(pid); it != by_pid_.end()) return it->second;
     auto stat = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
     if (!stat) return nullptr;
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; it ends at the last ')'.
-    const size_t close = stat->rfind(')');
-    if (close == std::string::npos) return nullptr;
+    const auto fields = stat_fields(*stat);
     int ppid = 0;
-    if (std::sscanf(stat->c_str() + close + 1, " %*c %d", &ppid) != 1) return nullptr;
+    if (fields.size() < 2 ||
+        std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), ppid).ec !=
+            std::errc())
+      return nullptr;
     pid = ppid;
   }
   return nullptr;

@@ -50,9 +50,8 @@ pid_t parent_of(const std::string& proc_root, pid_t pid) {
 bool is_alive(const std::string& proc_root, pid_t pid) {
   auto stat = read_text_file(proc_root + "/" + std::to_string(pid) + "/stat", 4096, "stat file");
   if (!stat) return false;
-  // "pid (comm) state ...": comm may hold spaces and parentheses; it ends at the last ')'.
-  const size_t close = stat->rfind(')');
-  return close != std::string::npos && close + 2 < stat->size() && (*stat)[close + 2] != 'Z';
+  const auto fields = stat_fields(*stat);
+  return !fields.empty() && fields[0] != "Z";
 }
 
 std::vector<pid_t> walk_children(pid_t root, const std::vector<pid_t>& spared,

@@ -38,23 +38,9 @@ StatFields read_stat(const std::string& proc, pid_t pid) {
   StatFields f;
   auto text = read_text_file(proc + "/" + std::to_string(pid) + "/stat", 4096, "stat file");
   if (!text) return f;
-  const size_t close = text->rfind(')');
-  if (close == std::string::npos) return f;
-  // After the name: state(0) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-  // utime(11) stime(12) cutime(13) cstime(14) priority nice num_threads(17) itrealvalue
-  // starttime vsize rss(21).
-  std::array<std::string_view, 22> field{};
-  std::string_view rest(*text);
-  rest.remove_prefix(close + 1);
-  size_t n = 0;
-  while (n < field.size()) {
-    const size_t b = rest.find_first_not_of(" \n");
-    if (b == std::string_view::npos) return f;
-    rest.remove_prefix(b);
-    const size_t e = std::min(rest.find_first_of(" \n"), rest.size());
-    field[n++] = rest.substr(0, e);
-    rest.remove_prefix(e);
-  }
+  // utime(11) stime(12) cutime(13) cstime(14) num_threads(17) rss(21): stat_fields' numbering.
+  const auto field = stat_fields(*text);
+  if (field.size() < 22) return f;
   f.state = field[0].empty() ? '?' : field[0][0];
   f.ticks = number(field[11]) + number(field[12]) + number(field[13]) + number(field[14]);
   f.threads = static_cast<uint32_t>(number(field[17]));

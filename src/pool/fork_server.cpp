@@ -33,17 +33,29 @@ bool say(int control, const std::string& text) {
          static_cast<ssize_t>(text.size());
 }
 
-// One request: its two fds (-1 where missing). 0: end of stream; -1: error; 1: a request.
-int receive_request(int control, std::array<int, 2>& fds) {
-  fds = {-1, -1};
-  char byte = 0;
+// A request as sent and received: one byte, and room for its two fds.
+struct RequestMessage {
+  RequestMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.data();
+    msg.msg_controllen = space.size();
+  }
+  RequestMessage(const RequestMessage&) = delete;
+  RequestMessage& operator=(const RequestMessage&) = delete;
+  ~RequestMessage() = default;
+
+  char byte = 'F';
   iovec iov{&byte, 1};
   alignas(cmsghdr) std::array<char, CMSG_SPACE(2 * sizeof(int))> space{};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = space.data();
-  msg.msg_controllen = space.size();
+};
+
+// One request: its two fds (-1 where missing). 0: end of stream; -1: error; 1: a request.
+int receive_request(int control, std::array<int, 2>& fds) {
+  fds = {-1, -1};
+  RequestMessage m;
+  msghdr& msg = m.msg;
   const ssize_t n = ::recvmsg(control, &msg, MSG_CMSG_CLOEXEC);
   if (n <= 0) return n == 0 ? 0 : -1;
   std::size_t got = 0;
@@ -84,6 +96,9 @@ void name_job_ferryd(char** argv) {
   // with the job's grace, as when the stream ends.
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != server) ::_exit(1);
+  // A process group of its own, as an exec'd ferryd has (spawn_process): a signal to one
+  // job's ferryd's group reaches no other job's.
+  ::setpgid(0, 0);
   ::sigprocmask(SIG_SETMASK, &mask, nullptr);
   name_job_ferryd(argv);
   const int in = ::fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
@@ -149,14 +164,8 @@ int run_fork_server(int control, const ForkServerHooks& hooks, char** argv) {
 }
 
 Status request_fork(int control, int stream, int err) {
-  char byte = 'F';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) std::array<char, CMSG_SPACE(2 * sizeof(int))> space{};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = space.data();
-  msg.msg_controllen = space.size();
+  RequestMessage m;
+  msghdr& msg = m.msg;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;

@@ -163,15 +163,8 @@ class HostSide {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
     UniqueFd mine(sv[0]), theirs(sv[1]);
-    SpawnRequest req;
-    req.path = "/proc/self/exe";
-    req.argv = {exe_, "--fork-server"};
-    for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
-    req.stdin_fd = theirs.get();
-    req.stdout_fd = theirs.get();
-    req.stderr_fd = 2;
-    req.parent_death_signal = SIGKILL;
-    auto pid = spawn_process(req);
+    // This process gone: the fork server goes at once (and what it forked gets SIGTERM).
+    auto pid = spawn_process(exec_request("--fork-server", theirs.get(), 2, SIGKILL));
     if (!pid) return;
     server_pid_ = *pid;
     server_.emplace(io_, mine.release());
@@ -245,58 +238,65 @@ class HostSide {
     if (j->eof && j->err_eof) finish(id);
   }
 
-  // A ferryd forked by the fork server: its stream and stderr travel with the request.
-  Result<Started> fork_ferryd() {
+  // This ferryd's own file, even if it was replaced or removed since (a new version installed
+  // under a running pool), in `mode` on `stream` (stdin and stdout) and `err`: every job's
+  // ferryd speaks the pool's version.
+  SpawnRequest exec_request(const char* mode, int stream, int err, int death_signal) const {
+    SpawnRequest req;
+    req.path = "/proc/self/exe";
+    req.argv = {exe_, mode};
+    for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
+    req.stdin_fd = stream;
+    req.stdout_fd = stream;
+    req.stderr_fd = err;
+    req.parent_death_signal = death_signal;
+    return req;
+  }
+
+  // A job's ferryd's stream (this side's end, the ferryd's) and its stderr pipe.
+  struct Ends {
+    UniqueFd mine, theirs, err_read, err_write;
+  };
+  static Result<Ends> make_ends() {
     int sv[2], ep[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       return make_error(std::string("socketpair: ") + std::strerror(errno));
-    UniqueFd mine(sv[0]), theirs(sv[1]);
+    Ends e;
+    e.mine.reset(sv[0]);
+    e.theirs.reset(sv[1]);
     if (::pipe2(ep, O_CLOEXEC) != 0)
       return make_error(std::string("pipe: ") + std::strerror(errno));
-    UniqueFd err_read(ep[0]), err_write(ep[1]);
-    if (auto sent = request_fork(server_->native_handle(), theirs.get(), err_write.get()); !sent)
-      return sent.error();
-    Started s;
-    s.forked = true;
-    s.token = ++next_token_;
-    awaiting_.push_back(s.token);
-    s.sock = std::move(mine);
-    s.err = std::move(err_read);
-    s.born = std::chrono::steady_clock::now();
-    return s;
+    e.err_read.reset(ep[0]);
+    e.err_write.reset(ep[1]);
+    return e;
   }
 
   Result<Started> start_ferryd() {
+    auto ends = make_ends();
+    if (!ends) return ends.error();
+    Started s;
+    s.born = std::chrono::steady_clock::now();
     if (server_) {
-      if (auto s = fork_ferryd()) return s;
+      // Forked by the fork server: the ends travel with the request, the pid with its answer.
+      auto sent = request_fork(server_->native_handle(), ends->theirs.get(), ends->err_write.get());
+      if (sent) {
+        s.forked = true;
+        s.token = ++next_token_;
+        awaiting_.push_back(s.token);
+        s.sock = std::move(ends->mine);
+        s.err = std::move(ends->err_read);
+        return s;
+      }
       server_lost();
     }
-    int sv[2], ep[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      return make_error(std::string("socketpair: ") + std::strerror(errno));
-    UniqueFd mine(sv[0]), theirs(sv[1]);
-    if (::pipe2(ep, O_CLOEXEC) != 0)
-      return make_error(std::string("pipe: ") + std::strerror(errno));
-    UniqueFd err_read(ep[0]), err_write(ep[1]);
-    SpawnRequest req;
-    // The file this process runs, even if it was replaced or removed since (a new version
-    // installed under a running pool): every job's ferryd speaks the pool's version.
-    req.path = "/proc/self/exe";
-    req.argv = {exe_, "--stdio"};
-    for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
-    req.stdin_fd = theirs.get();
-    req.stdout_fd = theirs.get();
-    req.stderr_fd = err_write.get();
     // This process gone (its connection cut, or killed): the job's ferryd stops its ranks with
     // the job's grace, as when its stream ends.
-    req.parent_death_signal = SIGTERM;
-    auto pid = spawn_process(req);
+    auto pid =
+        spawn_process(exec_request("--stdio", ends->theirs.get(), ends->err_write.get(), SIGTERM));
     if (!pid) return make_error("cannot start ferryd: " + pid.error().message);
-    Started s;
     s.pid = *pid;
-    s.sock = std::move(mine);
-    s.err = std::move(err_read);
-    s.born = std::chrono::steady_clock::now();
+    s.sock = std::move(ends->mine);
+    s.err = std::move(ends->err_read);
     return s;
   }
 

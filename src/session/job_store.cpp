@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "ferry/common/environ.hpp"
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
@@ -137,16 +139,11 @@ uint64_t process_start_time(pid_t pid) {
   if (pid <= 0) return 0;
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
   if (!text) return 0;
-  // Fields after the command (in parentheses, which may hold spaces): state is field 3.
-  const size_t close = text->rfind(')');
-  if (close == std::string::npos) return 0;
-  const char* p = text->c_str() + close + 2;
-  for (int field = 3; field < 22 && *p; ++field) {
-    p = std::strchr(p, ' ');
-    if (!p) return 0;
-    ++p;
-  }
-  return std::strtoull(p, nullptr, 10);
+  const auto fields = stat_fields(*text);
+  uint64_t start = 0;
+  if (fields.size() < 20) return 0;
+  std::from_chars(fields[19].data(), fields[19].data() + fields[19].size(), start);
+  return start;
 }
 
 bool same_process_alive(pid_t pid, uint64_t start) {
@@ -156,9 +153,8 @@ bool same_process_alive(pid_t pid, uint64_t start) {
   // A zombie has exited: its job is over, whatever its record says.
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
   if (text) {
-    const size_t close = text->rfind(')');
-    if (close != std::string::npos && close + 2 < text->size() && (*text)[close + 2] == 'Z')
-      return false;
+    const auto fields = stat_fields(*text);
+    if (!fields.empty() && fields[0] == "Z") return false;
   }
   return start == 0 || now == start;
 }

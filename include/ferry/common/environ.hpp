@@ -51,6 +51,13 @@ void list_children(pid_t pid, std::vector<pid_t>& out, const std::string& proc_r
 /// Whether this kernel lists children under `proc_root`: `pid`'s main thread has the file.
 bool has_children_lists(pid_t pid, const std::string& proc_root = "/proc");
 
+/// The fields of a /proc/PID/stat text after the process's name, which may hold spaces and
+/// parentheses and so ends at the text's last ')': proc(5)'s fields from the third on, so [0]
+/// is the state, [1] the parent's pid, [2] the process group, [11] and [12] the user and
+/// system ticks, [17] the threads, [19] the start time, [21] the resident pages. Empty when
+/// the text has no name. The views point into `text`.
+std::vector<std::string_view> stat_fields(std::string_view text);
+
 /// The initial environment of `pid`: <proc_root>/<pid>/environ as entries. Error: one line
 /// naming the file ("/proc/42/environ: cannot read: Permission denied").
 Result<std::vector<std::string>> read_environ(pid_t pid, const std::string& proc_root = "/proc");

@@ -76,6 +76,27 @@ class CommonFakeProc : public ::testing::Test {
   fs::path root_;
 };
 
+// /proc/PID/stat: the name may hold spaces and parentheses, so the fields start after the
+// last ')'.
+TEST(CommonProcStat, FieldsCountFromTheLastParenthesis) {
+  const std::string text =
+      "4711 (a (b) c) S 1 4711 4711 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 2 0 12345 1000 55\n";
+  const auto f = stat_fields(text);
+  ASSERT_EQ(f.size(), 22U);
+  EXPECT_EQ(f[0], "S");
+  EXPECT_EQ(f[1], "1");
+  EXPECT_EQ(f[2], "4711");
+  EXPECT_EQ(f[11], "7");
+  EXPECT_EQ(f[12], "3");
+  EXPECT_EQ(f[17], "2");
+  EXPECT_EQ(f[19], "12345");
+  EXPECT_EQ(f[21], "55") << "the newline is not part of the last field";
+  EXPECT_EQ(stat_fields("12 (z) Z").size(), 1U);
+  EXPECT_TRUE(stat_fields("12 no name S 1").empty());
+  EXPECT_TRUE(stat_fields("").empty());
+  EXPECT_TRUE(stat_fields("12 (x)").empty());
+}
+
 TEST_F(CommonFakeProc, ListsOnlyPidEntries) {
   process(7, "");
   process(42, "");

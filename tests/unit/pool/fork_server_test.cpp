@@ -1,7 +1,8 @@
 // The fork server of a pool's host: a real one, forked by the test, with hooks standing in for
 // ferryd's (the job's ferryd is `serve`). One request gives one child on the stream and stderr
-// sent with it, named as a job's ferryd, whose exit status comes back; the server ends with
-// its control socket, and what it forked ends with it. Its answers are parsed strictly.
+// sent with it, named as a job's ferryd, in a process group of its own, whose exit status
+// comes back; the server ends with its control socket, and what it forked ends with it. Its
+// answers are parsed strictly.
 #include "ferry/pool/fork_server.hpp"
 
 #include <fcntl.h>
@@ -130,6 +131,7 @@ TEST(PoolForkServer, ForksOneJobFerrydPerRequestAndReportsItsExit) {
     ASSERT_TRUE(status.ok());
     EXPECT_NE(status->find("PPid:\t" + std::to_string(s.pid) + "\n"), std::string::npos)
         << "the fork server's child";
+    EXPECT_EQ(::getpgid(child), child) << "in a process group of its own";
 
     ASSERT_EQ(::write(r.stream.get(), "go\n", 3), 3);
     EXPECT_EQ(read_some(r.err.get()), "to stderr\n");
