@@ -8,7 +8,8 @@
 # killed: that host's ferryds are exec'd again; kill -9 of
 # ferryrun or of the pool leaves no rank, and the pool's ferryds end with its connections; a
 # stale pool is passed over. The pool's socket refuses another user; it ends itself after
-# --idle; `ferry down` ends it. Bad input: one line.
+# --idle; `ferry down` ends it. `ferry up` takes a hostfile with -p, or a job file. Bad input:
+# one line.
 # shellcheck disable=SC2154 # X_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -256,6 +257,32 @@ check_job I 0
 pid=$(pool_pid "$NAME")
 wait_for "the idle pool's end" 20 sh -c "! kill -0 $pid"
 assert_contains "$(cat "$POOLS/$NAME/pool.log")" "no job for 3 s: ending" "the log says why"
+wait_cluster_idle 20
+
+# ferry up reads hosts as ferryrun does: a hostfile with -p, and a job file's hosts. A job
+# naming the same hosts the same way goes through that pool.
+printf 'fnode1 slots=2\nfnode2 slots=2\n' >"$T/hostfile"
+run_capture HF --timeout 60 -- "$FERRY" up --name "hf$tok" --idle 300s --ssh-config "$SSHCFG" \
+  --hostfile "$T/hostfile" -p 2222
+assert_eq 0 "$HF_rc" "ferry up --hostfile -p"
+assert_contains "$HF_out" "pool hf$tok: 2 of 2 host(s) up" "ferry up --hostfile: its hosts"
+run_capture HJ --timeout 60 -- "$FERRYRUN" --verbose --ssh-config "$SSHCFG" -p 2222 \
+  -H fnode1:2,fnode2:2 true
+assert_eq 0 "$HJ_rc" "a job on the hostfile pool's hosts"
+assert_eq 2 "$(grep -c "through pool hf$tok (warm, no SSH)" "$T/HJ.err")" "both through the hostfile's pool"
+run_capture HD --timeout 30 -- "$FERRY" down "hf$tok"
+assert_eq 0 "$HD_rc" "ferry down of the hostfile's pool"
+printf '[[hosts]]\nname = "fnode3"\nport = 2222\n\n[[hosts]]\nname = "fnode4"\nport = 2222\n' >"$T/job.toml"
+run_capture TF --timeout 60 -- "$FERRY" up --name "tf$tok" --idle 300s --ssh-config "$SSHCFG" \
+  --config "$T/job.toml"
+assert_eq 0 "$TF_rc" "ferry up --config"
+assert_contains "$TF_out" "pool tf$tok: 2 of 2 host(s) up" "ferry up --config: its hosts"
+run_capture TJ --timeout 60 -- "$FERRYRUN" --verbose --ssh-config "$SSHCFG" --config "$T/job.toml" \
+  -np 2 true
+assert_eq 0 "$TJ_rc" "a job from the same job file"
+assert_eq 2 "$(grep -c "through pool tf$tok (warm, no SSH)" "$T/TJ.err")" "both through the job file's pool"
+run_capture TD --timeout 30 -- "$FERRY" down "tf$tok"
+assert_eq 0 "$TD_rc" "ferry down of the job file's pool"
 wait_cluster_idle 20
 
 # The default pool, of 3 hosts: a job on 4 goes through it for those 3 and reaches fnode4
