@@ -29,13 +29,13 @@ JOB=(--ssh-config "$SSHCFG" -H "fnode1:2,fnode2:2,fnode3:2,fnode4:2")
 
 pool_pid() { sed -n "s/.* pool $1: pid \([0-9]*\),.*/\1/p" "$POOLS/$1/pool.log" | tail -1; }
 pool_ferryds() { pgrep -c -f "ferryd --pool" || true; }
-# The ferryds that PARENT (default: the pools' fork servers) started and that still run: one
-# spare per host (started ahead of the next job) once no job runs.
+# The ferryds the pools' fork servers started and that still run: one spare per host (started
+# ahead of the next job) once no job runs.
 pool_children() {
   local n=0 p parent
   for p in $(pgrep -f "ferryd --stdio"); do
     parent=$(ps -o ppid= -p "$p" | tr -d ' ')
-    [[ -n $parent && $(ps -o args= -p "$parent") == *"${1:-ferryd --fork-server}"* ]] && n=$((n + 1))
+    [[ -n $parent && $(ps -o args= -p "$parent") == *"ferryd --fork-server"* ]] && n=$((n + 1))
   done
   echo "$n"
 }
