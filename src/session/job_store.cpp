@@ -135,28 +135,41 @@ Result<JobRecord> find_record(const std::string& jobs_dir, const std::string& id
                     " jobs: " + ids);
 }
 
-uint64_t process_start_time(pid_t pid) {
-  if (pid <= 0) return 0;
-  auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
-  if (!text) return 0;
-  const auto fields = stat_fields(*text);
+namespace {
+
+// proc(5)'s field 22, the start time in clock ticks; 0 when missing.
+uint64_t start_ticks(const std::vector<std::string_view>& fields) {
   uint64_t start = 0;
   if (fields.size() < 20) return 0;
   std::from_chars(fields[19].data(), fields[19].data() + fields[19].size(), start);
   return start;
 }
 
+}  // namespace
+
+uint64_t process_start_time(pid_t pid) {
+  if (pid <= 0) return 0;
+  auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
+  return text ? start_ticks(stat_fields(*text)) : 0;
+}
+
+bool stat_says_ended(std::string_view stat) {
+  const auto fields = stat_fields(stat);
+  if (fields.size() < 7) return true;
+  // Zombie, dead, or PF_EXITING (0x4 in the flags, field 9): SIGKILL's exit has begun, and the
+  // front end's sockets close before it turns zombie, so its hosts may end the ranks first.
+  if (fields[0] == "Z" || fields[0] == "X" || fields[0] == "x") return true;
+  unsigned long flags = 0;
+  std::from_chars(fields[6].data(), fields[6].data() + fields[6].size(), flags);
+  return (flags & 0x4U) != 0;
+}
+
 bool same_process_alive(pid_t pid, uint64_t start) {
   if (pid <= 0) return false;
-  const uint64_t now = process_start_time(pid);
-  if (now == 0) return false;
-  // A zombie has exited: its job is over, whatever its record says.
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
-  if (text) {
-    const auto fields = stat_fields(*text);
-    if (!fields.empty() && fields[0] == "Z") return false;
-  }
-  return start == 0 || now == start;
+  if (!text || stat_says_ended(*text)) return false;
+  const uint64_t now = start_ticks(stat_fields(*text));
+  return now != 0 && (start == 0 || now == start);
 }
 
 }  // namespace ferry

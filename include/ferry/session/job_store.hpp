@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/common/result.hpp"
@@ -62,7 +63,11 @@ Result<JobRecord> find_record(const std::string& jobs_dir, const std::string& id
 
 /// Field 22 of /proc/PID/stat (start time in clock ticks); 0 when the process is gone.
 uint64_t process_start_time(pid_t pid);
-/// Whether `pid` still runs and is the process that started at `start` (not a reused pid).
+/// Whether `pid` still runs and is the process that started at `start` (not a reused pid):
+/// not when it is a zombie or its exit has begun.
 bool same_process_alive(pid_t pid, uint64_t start);
+/// Whether a /proc/PID/stat text shows a process that has ended or is ending: state Z or X,
+/// or the kernel's PF_EXITING flag. Also when the text is not a stat line.
+bool stat_says_ended(std::string_view stat);
 
 }  // namespace ferry

@@ -4,17 +4,19 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/session/job_session.hpp"
 
 namespace ferry {
 namespace {
 
 std::string fresh_home(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "jobstore-" + name;
+  std::string dir = ::testing::TempDir() + "jobstore-" + name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -104,6 +106,33 @@ TEST(JobStore, AFrontEndThatIsGoneMakesTheJobLost) {
   EXPECT_EQ(r.effective_state(), "lost");
   r.state = "ended";
   EXPECT_EQ(r.effective_state(), "ended");
+}
+
+// A front end killed with SIGKILL closes its sockets (so its hosts end the ranks) before it
+// turns zombie: from its first step of exit, PF_EXITING in the flags, it reads as ended.
+TEST(JobStore, AProcessWhoseExitHasBegunHasEnded) {
+  const std::string head = "4242 (ferryrun (x) y) ";
+  const std::string tail = " 0 0 0 0 0 0 0 20 0 1 0 98765 0 0";
+  EXPECT_FALSE(stat_says_ended(head + "S 1 4242 4242 0 -1 4194560" + tail));  // 0x400100
+  EXPECT_TRUE(stat_says_ended(head + "S 1 4242 4242 0 -1 4194564" + tail));   // + PF_EXITING
+  EXPECT_TRUE(stat_says_ended(head + "R 1 4242 4242 0 -1 4" + tail));
+  EXPECT_TRUE(stat_says_ended(head + "Z 1 4242 4242 0 -1 4194560" + tail));
+  EXPECT_TRUE(stat_says_ended(head + "X 1 4242 4242 0 -1 0" + tail));
+  EXPECT_TRUE(stat_says_ended("no stat line"));
+  EXPECT_TRUE(stat_says_ended(head + "S 1"));
+
+  // Real processes: this one runs; a child that exited and is not reaped yet has ended.
+  auto self = read_text_file("/proc/self/stat", 4096, "stat file");
+  ASSERT_TRUE(self);
+  EXPECT_FALSE(stat_says_ended(*self));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);  // zombie, not reaped
+  EXPECT_FALSE(same_process_alive(child, 0));
+  int st = 0;
+  ASSERT_EQ(::waitpid(child, &st, 0), child);
 }
 
 }  // namespace
