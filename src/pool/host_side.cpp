@@ -1,24 +1,19 @@
 // ferryd --pool: the jobs' ferryds of one host, each on a stream of the pool's channel.
 #include "ferry/pool/host_side.hpp"
 
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <asio.hpp>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 
-#include "ferry/common/posix_handles.hpp"
-#include "ferry/pool/fork_server.hpp"
+#include "ferry/pool/ferryd_starter.hpp"
 #include "ferry/pool/mux.hpp"
-#include "ferry/process/spawn.hpp"
 
 namespace ferry {
 
@@ -30,8 +25,6 @@ using asio::local::stream_protocol;
 // stream's end waits for it this long at most (for the reason it gives).
 constexpr auto kStatusWait = std::chrono::milliseconds(1000);
 constexpr std::size_t kRead = std::size_t{64} * 1024;
-// A spare ferryd older than this is replaced (its greeting's free port may be taken by then).
-constexpr auto kSpareAge = std::chrono::seconds(15);
 
 std::string exit_reason(int status, const std::string& last_line) {
   std::string why;
@@ -49,13 +42,14 @@ class HostSide {
       : io_(io),
         in_(io, in_fd),
         out_(io, out_fd),
-        exe_(std::move(exe)),
         sigchld_(io, SIGCHLD),
-        spare_timer_(io) {}
+        starter_(io, std::move(exe),
+                 {[this](std::uint64_t t, pid_t pid) { forked(t, pid); },
+                  [this](std::uint64_t t, const std::string& why) { not_forked(t, why); },
+                  [this](pid_t pid, int st) { child_ended(pid, st); }}) {}
 
   void start() {
-    start_fork_server();
-    make_spare();
+    starter_.start();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     send(encode_mux(MuxType::kHello, 0,
@@ -147,57 +141,7 @@ class HostSide {
     }
   }
 
-  // A ferryd --stdio started, not yet a job's: its socket and its stderr's pipe.
-  struct Started {
-    pid_t pid = -1;
-    std::uint64_t token = 0;  // asked of the fork server: its pid comes with the answer
-    bool forked = false;      // by the fork server, whose end is its end too
-    UniqueFd sock, err;
-    std::chrono::steady_clock::time_point born;
-  };
-
-  // The fork server: one `ferryd --fork-server`, exec'd once, that loads the CPU topology and
-  // forks each job's ferryd from there (no exec, no dynamic linking, no topology discovery per
-  // job). Without it (it could not start, or it died), each ferryd is exec'd as before.
-  void start_fork_server() {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
-    UniqueFd mine(sv[0]), theirs(sv[1]);
-    // This process gone: the fork server goes at once (and what it forked gets SIGTERM).
-    auto pid = spawn_process(exec_request("--fork-server", theirs.get(), 2, SIGKILL));
-    if (!pid) return;
-    server_pid_ = *pid;
-    server_.emplace(io_, mine.release());
-    server_->non_blocking(true);
-    read_server();
-  }
-
-  void read_server() {
-    server_->async_wait(asio::posix::stream_descriptor::wait_read, [this](std::error_code ec) {
-      if (ec || !server_) return;
-      for (;;) {
-        auto e = read_fork_server_event(server_->native_handle());
-        if (!e) return server_lost();
-        if (!*e) break;
-        on_server_event(**e);
-        if (!server_) return;
-      }
-      read_server();
-    });
-  }
-
-  // The fork server ended: ferryds are exec'd from now on. What it forked got SIGTERM with
-  // its end; their exit statuses will not come (their streams end after kStatusWait).
-  void server_lost() {
-    server_.reset();
-    if (spare_ && spare_->forked) {
-      spare_.reset();
-      spare_timer_.cancel();
-    }
-    awaiting_.clear();
-    refill();
-  }
-
+  // What the fork server said of a job's ferryd: its pid, or that there is none.
   Job* job_of_token(std::uint64_t token, std::uint32_t& id) {
     for (auto& [i, j] : jobs_)
       if (j->token == token) {
@@ -207,124 +151,29 @@ class HostSide {
     return nullptr;
   }
 
-  void on_server_event(const ForkServerEvent& e) {
-    if (e.kind == ForkServerEvent::Kind::kExited) return child_ended(e.pid, e.status);
-    if (awaiting_.empty()) return;
-    const std::uint64_t token = awaiting_.front();
-    awaiting_.pop_front();
-    const bool forked = e.kind == ForkServerEvent::Kind::kForked;
-    if (spare_ && spare_->token == token) {
-      spare_->token = 0;
-      if (forked) {
-        spare_->pid = e.pid;
-      } else {
-        spare_.reset();  // the next job asks again, and its stream says why should that fail
-        spare_timer_.cancel();
-      }
-      return;
-    }
+  void forked(std::uint64_t token, pid_t pid) {
     std::uint32_t id = 0;
     Job* j = job_of_token(token, id);
     if (!j) return;  // a spare replaced before its answer: it reads EOF and exits
     j->token = 0;
-    if (forked) {
-      j->pid = e.pid;
-      by_pid_[e.pid] = id;
-      return;
-    }
-    // No ferryd: its stream ends (the only other end was the request's), with this reason.
-    j->last_line = e.error;
+    j->pid = pid;
+    by_pid_[pid] = id;
+  }
+
+  // No ferryd: its stream ends (the only other end was the request's), with this reason.
+  void not_forked(std::uint64_t token, const std::string& why) {
+    std::uint32_t id = 0;
+    Job* j = job_of_token(token, id);
+    if (!j) return;
+    j->token = 0;
+    j->last_line = why;
     j->wait_status = 1 << 8;
     if (j->eof && j->err_eof) finish(id);
   }
 
-  // This ferryd's own file, even if it was replaced or removed since (a new version installed
-  // under a running pool), in `mode` on `stream` (stdin and stdout) and `err`: every job's
-  // ferryd speaks the pool's version.
-  SpawnRequest exec_request(const char* mode, int stream, int err, int death_signal) const {
-    SpawnRequest req;
-    req.path = "/proc/self/exe";
-    req.argv = {exe_, mode};
-    for (char** e = environ; e && *e; ++e) req.env.emplace_back(*e);
-    req.stdin_fd = stream;
-    req.stdout_fd = stream;
-    req.stderr_fd = err;
-    req.parent_death_signal = death_signal;
-    return req;
-  }
-
-  // A job's ferryd's stream (this side's end, the ferryd's) and its stderr pipe.
-  struct Ends {
-    UniqueFd mine, theirs, err_read, err_write;
-  };
-  static Result<Ends> make_ends() {
-    int sv[2], ep[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-      return make_error(std::string("socketpair: ") + std::strerror(errno));
-    Ends e;
-    e.mine.reset(sv[0]);
-    e.theirs.reset(sv[1]);
-    if (::pipe2(ep, O_CLOEXEC) != 0)
-      return make_error(std::string("pipe: ") + std::strerror(errno));
-    e.err_read.reset(ep[0]);
-    e.err_write.reset(ep[1]);
-    return e;
-  }
-
-  Result<Started> start_ferryd() {
-    auto ends = make_ends();
-    if (!ends) return ends.error();
-    Started s;
-    s.born = std::chrono::steady_clock::now();
-    if (server_) {
-      // Forked by the fork server: the ends travel with the request, the pid with its answer.
-      auto sent = request_fork(server_->native_handle(), ends->theirs.get(), ends->err_write.get());
-      if (sent) {
-        s.forked = true;
-        s.token = ++next_token_;
-        awaiting_.push_back(s.token);
-        s.sock = std::move(ends->mine);
-        s.err = std::move(ends->err_read);
-        return s;
-      }
-      server_lost();
-    }
-    // This process gone (its connection cut, or killed): the job's ferryd stops its ranks with
-    // the job's grace, as when its stream ends.
-    auto pid =
-        spawn_process(exec_request("--stdio", ends->theirs.get(), ends->err_write.get(), SIGTERM));
-    if (!pid) return make_error("cannot start ferryd: " + pid.error().message);
-    s.pid = *pid;
-    s.sock = std::move(ends->mine);
-    s.err = std::move(ends->err_read);
-    return s;
-  }
-
-  // One ferryd is kept started ahead of the next job (its start, hwloc's discovery and its
-  // greeting are then off that job's path). Its greeting names a free port, and ports free
-  // now may be taken later: a spare older than kSpareAge is replaced.
-  void make_spare() {
-    spare_.reset();
-    auto s = start_ferryd();
-    if (!s) return;  // the next job starts its own and reports why it cannot
-    spare_ = std::move(*s);
-    spare_timer_.expires_after(kSpareAge);
-    spare_timer_.async_wait([this](std::error_code ec) {
-      if (!ec && !ended_) make_spare();  // the old one reads EOF and exits
-    });
-  }
-
   void open_job(std::uint32_t id) {
-    std::optional<Started> s;
-    if (spare_) {
-      s = std::move(*spare_);
-      spare_.reset();
-      spare_timer_.cancel();
-    } else if (auto fresh = start_ferryd()) {
-      s = std::move(*fresh);
-    } else {
-      return send(encode_mux(MuxType::kClose, id, fresh.error().message));
-    }
+    auto s = starter_.take();
+    if (!s) return send(encode_mux(MuxType::kClose, id, s.error().message));
     auto job = std::make_unique<Job>(io_);
     job->pid = s->pid;
     job->token = s->token;
@@ -337,10 +186,9 @@ class HostSide {
     read_err(id, j);
   }
 
-  // The next job's ferryd is started when a job's stream ends, not when it begins: its start
-  // would compete for the host's CPUs with the job's own ranks starting.
+  // The next job's ferryd is started when a job's stream ends, not when it begins.
   void refill() {
-    if (!ended_ && !spare_) make_spare();
+    if (!ended_) starter_.refill();
   }
 
   // The job still exists, and is the one the callback was made for (ids are never reused).
@@ -437,7 +285,7 @@ class HostSide {
       pid_t pid = 0;
       // The fork server's own end shows on its socket.
       while ((pid = ::waitpid(-1, &st, WNOHANG)) > 0)
-        if (pid != server_pid_) child_ended(pid, st);
+        if (pid != starter_.server_pid()) child_ended(pid, st);
       wait_children();
     });
   }
@@ -448,10 +296,7 @@ class HostSide {
     if (it == by_pid_.end()) {
       // The spare ended unused (it failed at its start): the next job starts its own, and
       // its stream says why, should that one fail too.
-      if (spare_ && spare_->pid == pid) {
-        spare_.reset();
-        spare_timer_.cancel();
-      }
+      starter_.spare_ended(pid);
       return;
     }
     const std::uint32_t id = it->second;
@@ -468,15 +313,12 @@ class HostSide {
     status_ = status;
     // Every job's ferryd reads EOF now (and SIGTERM when this process exits).
     jobs_.clear();
-    spare_.reset();
-    spare_timer_.cancel();
-    server_.reset();  // the fork server reads the end and exits
+    starter_.stop();  // the fork server reads the end and exits
     io_.stop();
   }
 
   asio::io_context& io_;
   asio::posix::stream_descriptor in_, out_;
-  std::string exe_;
   asio::signal_set sigchld_;
   std::array<char, kRead> in_buf_{};
   MuxReader reader_;
@@ -486,12 +328,7 @@ class HostSide {
   int status_ = 0;
   std::map<std::uint32_t, std::unique_ptr<Job>> jobs_;
   std::map<pid_t, std::uint32_t> by_pid_;
-  std::optional<Started> spare_;
-  asio::steady_timer spare_timer_;
-  std::optional<asio::posix::stream_descriptor> server_;  // the fork server's control socket
-  pid_t server_pid_ = -1;
-  std::deque<std::uint64_t> awaiting_;  // requests whose answer is due, in order
-  std::uint64_t next_token_ = 0;
+  FerrydStarter starter_;
 };
 
 }  // namespace

@@ -3,11 +3,12 @@
 /// A host's side of a warm pool: `ferryd --pool`, started once per host by the pool process
 /// over its SSH connection. It reads the pool's frames (mux.hpp) on its stdin and, for each
 /// job the pool opens, has its fork server (fork_server.hpp) fork this host's ferryd on a
-/// socketpair (or, without one, forks and execs `ferryd --stdio`), then carries that ferryd's
-/// stdin, stdout and stderr as the job's stream. A job's ferryd is the same program as any
-/// other: it stops its ranks when its stream ends (the pool closed it, or the job's front end
-/// went away) and exits. When the pool's connection ends, every job's stream ends with it, and
-/// each job's ferryd also gets SIGTERM when this process exits (through the fork server's end).
+/// socketpair (ferryd_starter.hpp; without a fork server, it forks and execs `ferryd --stdio`),
+/// then carries that ferryd's stdin, stdout and stderr as the job's stream. A job's ferryd is the
+/// same program as any other: it stops its ranks when its stream ends (the pool closed it, or the
+/// job's front end went away) and exits. When the pool's connection ends, every job's stream ends
+/// with it, and each job's ferryd also gets SIGTERM when this process exits (through the fork
+/// server's end).
 
 #include <string>
 
