@@ -6,13 +6,17 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <vector>
 
 #include "ferry/common/private_dir.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/transport/content_hash.hpp"
 
 namespace ferry {
@@ -21,6 +25,8 @@ namespace {
 
 constexpr const char* kHeader = "ferry-hashes 1 ";
 constexpr int64_t kKeepS = int64_t{14} * 24 * 3600;
+// An index larger than this (some 3 million files) is started afresh.
+constexpr size_t kIndexLimit = size_t{512} << 20;
 
 int64_t ns_of(const struct timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
 
@@ -48,25 +54,22 @@ void forget_old(const std::string& dir) {
 
 }  // namespace
 
-// "HASH SIZE MTIME CTIME INO HASHED PATH" into `k`; the path, "" when the line is not one.
-std::string HashIndex::parse_line(const std::string& line, Known& k) {
-  const char* p = line.c_str();
-  const char* space = std::strchr(p, ' ');
-  if (!space || space - p != 64) return "";
-  k.hash.assign(p, 64);
-  p = space;
+// "HASH SIZE MTIME CTIME INO HASHED PATH" into `k`; the path, empty when the line is not one.
+std::string_view HashIndex::parse_line(std::string_view line, Known& k) {
+  if (line.size() < 66 || line[64] != ' ') return {};
+  k.hash.assign(line.substr(0, 64));
+  const char* p = line.data() + 64;
+  const char* end = line.data() + line.size();
   int64_t v[5];
   for (int64_t& x : v) {
-    char* end = nullptr;
-    if (*p != ' ') return "";
-    errno = 0;
-    x = std::strtoll(p + 1, &end, 10);
-    if (errno != 0 || end == p + 1) return "";
-    p = end;
+    if (p == end || *p != ' ') return {};
+    auto [next, ec] = std::from_chars(p + 1, end, x);
+    if (ec != std::errc() || next == p + 1) return {};
+    p = next;
   }
-  if (*p != ' ' || p[1] == '\0') return "";
+  if (end - p < 2 || *p != ' ') return {};
   k.stamp = {static_cast<uint64_t>(v[0]), v[1], v[2], static_cast<uint64_t>(v[3]), v[4]};
-  return std::string(p + 1);
+  return {p + 1, static_cast<size_t>(end - p - 1)};
 }
 
 HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64_t racy_ns) {
@@ -79,12 +82,21 @@ HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64
   auto name = bytes_sha256(index.root_);
   if (!name) return index;
   index.file_ = dir + "/" + name->substr(0, 32);
-  std::ifstream in(index.file_);
-  std::string line;
-  if (!std::getline(in, line) || line != kHeader + index.root_) return index;
-  while (std::getline(in, line)) {
+  auto text = read_text_file(index.file_, kIndexLimit, "hash index");
+  if (!text) return index;
+  std::string_view rest = *text;
+  auto next_line = [&rest]() {
+    const size_t nl = std::min(rest.find('\n'), rest.size());
+    const std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(std::min(nl + 1, rest.size()));
+    return line;
+  };
+  if (next_line() != kHeader + index.root_) return index;
+  index.before_.reserve(static_cast<size_t>(std::count(rest.begin(), rest.end(), '\n')));
+  while (!rest.empty()) {
     Known k;
-    if (auto path = parse_line(line, k); !path.empty()) index.before_.emplace(std::move(path), k);
+    if (auto path = parse_line(next_line(), k); !path.empty())
+      index.before_.emplace(std::string(path), std::move(k));
   }
   return index;
 }
@@ -115,7 +127,7 @@ Result<std::string> HashIndex::hash(const std::string& rel, const std::string& f
   Stamp s = stamp_of(st);
   if (auto it = before_.find(rel); it != before_.end() && trusted(it->second, s)) {
     ++remembered_;
-    now_[rel] = it->second;
+    it->second.kept = true;  // written again by save()
     return it->second.hash;
   }
   s.hashed_ns = now_ns();
@@ -131,16 +143,25 @@ Result<std::string> HashIndex::hash(const std::string& rel, const std::string& f
 }
 
 void HashIndex::save() const {
-  if (file_.empty() || (read_ == 0 && now_.size() == before_.size())) return;
+  // Unchanged: every file remembered, none read, none gone.
+  if (file_.empty() || (read_ == 0 && now_.empty() && remembered_ == before_.size())) return;
   const std::string dir = file_.substr(0, file_.rfind('/'));
   forget_old(dir);
+  // The files of the tree as it is now: those remembered, and those read (which replace theirs).
+  std::vector<std::pair<const std::string*, const Known*>> lines;
+  lines.reserve(remembered_ + now_.size());
+  for (const auto& [path, k] : before_)
+    if (k.kept && !now_.contains(path)) lines.emplace_back(&path, &k);
+  for (const auto& [path, k] : now_) lines.emplace_back(&path, &k);
+  std::sort(lines.begin(), lines.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
   const std::string tmp = file_ + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << kHeader << root_ << '\n';
-    for (const auto& [path, k] : now_)
-      out << k.hash << ' ' << k.stamp.size << ' ' << k.stamp.mtime_ns << ' ' << k.stamp.ctime_ns
-          << ' ' << k.stamp.ino << ' ' << k.stamp.hashed_ns << ' ' << path << '\n';
+    for (const auto& [path, k] : lines)
+      out << k->hash << ' ' << k->stamp.size << ' ' << k->stamp.mtime_ns << ' ' << k->stamp.ctime_ns
+          << ' ' << k->stamp.ino << ' ' << k->stamp.hashed_ns << ' ' << *path << '\n';
     if (!out.flush()) {
       ::unlink(tmp.c_str());
       return;

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,10 +41,77 @@ namespace {
 
 int64_t time_ns(const timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
 
-std::string stamp_text(const struct stat& st) {
-  return std::to_string(time_ns(st.st_ctim)) + ":" + std::to_string(st.st_ino) + ":" +
-         std::to_string(S_ISDIR(st.st_mode) ? 0 : st.st_size);
+// "CTIME:INO:SIZE" (a directory's size 0: it changes with its names, which are checked apart).
+std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf) {
+  char* p = buf.data();
+  char* const end = buf.data() + buf.size();
+  p = std::to_chars(p, end, time_ns(st.st_ctim)).ptr;
+  *p++ = ':';
+  p = std::to_chars(p, end, static_cast<uint64_t>(st.st_ino)).ptr;
+  *p++ = ':';
+  p = std::to_chars(p, end, S_ISDIR(st.st_mode) ? int64_t{0} : int64_t{st.st_size}).ptr;
+  return {buf.data(), static_cast<size_t>(p - buf.data())};
 }
+
+std::string stamp_text(const struct stat& st) {
+  std::array<char, 64> buf{};
+  return std::string(stamp_chars(st, buf));
+}
+
+// The lines of a stamps file; none when it cannot be read.
+std::vector<std::string> read_stamps(const std::string& file) {
+  std::vector<std::string> lines;
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return lines;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return lines;
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  lines.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t nl = std::min(rest.find('\n'), rest.size());
+    lines.emplace_back(rest.substr(0, nl));
+    rest.remove_prefix(std::min(nl + 1, rest.size()));
+  }
+  return lines;
+}
+
+// Stats entries of a copy by their paths inside it, relative to the open directory that holds
+// each (entries come in tree order: a directory's names one after another), not by a walk from
+// the copy's top every time. Intermediate links are followed as fstatat from the top would.
+class CopyStatter {
+ public:
+  explicit CopyStatter(int top) : top_(top) {}
+
+  bool stat(std::string_view path, struct stat& st) {
+    const size_t slash = path.rfind('/');
+    const std::string_view parent = slash == std::string_view::npos ? "" : path.substr(0, slash);
+    name_.assign(slash == std::string_view::npos ? path : path.substr(slash + 1));
+    int dir = top_;
+    if (!parent.empty()) {
+      if (!dir_ || parent != parent_) {
+        parent_.assign(parent);
+        dir_.reset(::openat(top_, parent_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dir_) return false;
+      }
+      dir = dir_.get();
+    }
+    return ::fstatat(dir, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  }
+
+ private:
+  int top_;
+  UniqueFd dir_;
+  std::string parent_, name_;
+};
 
 // Returns once the clock is past the tick of `newest` (a change time): any later change gets a
 // later change time, so a stamp taken now tells it.
@@ -248,22 +317,20 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
     if (!k.starts_with(digest + "-")) continue;
     const std::string at = dir + "/" + k;
     SpareCopy spare;
-    {
-      std::ifstream in(at + ".stamps");
-      for (std::string line; std::getline(in, line);) spare.stamps.push_back(line);
-    }
+    spare.stamps = read_stamps(at + ".stamps");
     if (spare.stamps.empty()) continue;
     // Untouched: every entry's stamp as kept, and the top holds no other name.
     UniqueFd top(::open(at.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!top) continue;
+    CopyStatter statter(top.get());
     std::set<std::string_view> top_names;
     bool same = true;
+    std::array<char, 64> buf{};
     for (const std::string& line : spare.stamps) {
       const std::string_view path = stamp_line_path(line);
       struct stat st {};
-      if (path.empty() ||
-          ::fstatat(top.get(), std::string(path).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-          std::string_view(line).substr(0, line.find(' ')) != stamp_text(st)) {
+      if (path.empty() || !statter.stat(path, st) ||
+          std::string_view(line).substr(0, line.find(' ')) != stamp_chars(st, buf)) {
         same = false;
         break;
       }
@@ -313,8 +380,7 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
     const std::string stamps = dir + "/" + k + ".stamps";
     struct stat st {};
     spare.stale_use = ::stat(stamps.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime > 86400;
-    std::ifstream in(stamps);
-    for (std::string line; std::getline(in, line);) spare.stamps.push_back(line);
+    spare.stamps = read_stamps(stamps);
     ::unlink(stamps.c_str());
     break;
   }

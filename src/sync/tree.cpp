@@ -2,6 +2,7 @@
 #include "ferry/sync/tree.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/common/read_text_file.hpp"
@@ -22,11 +24,13 @@ namespace ferry {
 
 namespace {
 
-std::vector<std::string> split_path(const std::string& path) {
+std::vector<std::string> split_path(std::string_view path) {
   std::vector<std::string> out;
-  std::stringstream ss(path);
-  for (std::string part; std::getline(ss, part, '/');)
-    if (!part.empty()) out.push_back(part);
+  while (!path.empty()) {
+    const size_t slash = std::min(path.find('/'), path.size());
+    if (slash > 0) out.emplace_back(path.substr(0, slash));
+    path.remove_prefix(std::min(slash + 1, path.size()));
+  }
   return out;
 }
 
@@ -68,27 +72,46 @@ class Walker {
       : root_(std::move(root)), rules_(rules), tree_(tree) {}
 
   // Every entry under `rel` ("" the top), sorted by name; files without their hashes yet.
+  // Each name is stat-ed (and a link read) relative to its directory's open descriptor, not
+  // by a path from the top; the directory is closed before its subdirectories are entered.
   Status walk(const std::string& rel) {
     const std::string abs = rel.empty() ? root_ : root_ + "/" + rel;
-    DirPtr d = open_dir(abs);
-    if (!d) return make_error(abs + ": " + std::strerror(errno));
-    std::vector<std::string> names;
-    while (dirent* e = ::readdir(d.get())) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
+    std::vector<Named> names;
+    {
+      DirPtr d = open_dir(abs);
+      if (!d) return make_error(abs + ": " + std::strerror(errno));
+      const int fd = ::dirfd(d.get());
+      while (dirent* e = ::readdir(d.get())) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") names.push_back({std::string(n), {}, {}});
+      }
+      std::sort(names.begin(), names.end(),
+                [](const Named& a, const Named& b) { return a.name < b.name; });
+      for (Named& n : names) {
+        if (::fstatat(fd, n.name.c_str(), &n.st, AT_SYMLINK_NOFOLLOW) != 0)
+          return make_error(abs + "/" + n.name + ": " + std::strerror(errno));
+        if (!S_ISLNK(n.st.st_mode)) continue;
+        n.target.assign(static_cast<size_t>(n.st.st_size) + 1, '\0');
+        const ssize_t got = ::readlinkat(fd, n.name.c_str(), n.target.data(), n.target.size());
+        if (got < 0) return make_error(abs + "/" + n.name + ": " + std::strerror(errno));
+        n.target.resize(static_cast<size_t>(got));
+      }
     }
-    d.reset();
-    std::sort(names.begin(), names.end());
-    for (const std::string& n : names)
-      if (Status st = visit(rel.empty() ? n : rel + "/" + n); !st) return st;
+    for (Named& n : names)
+      if (Status st = visit(rel.empty() ? n.name : rel + "/" + n.name, n); !st) return st;
     return {};
   }
 
  private:
-  Status visit(const std::string& rel) {
-    const std::string abs = root_ + "/" + rel;
-    struct stat st {};
-    if (::lstat(abs.c_str(), &st) != 0) return make_error(abs + ": " + std::strerror(errno));
+  // A directory's entry as its walk found it.
+  struct Named {
+    std::string name;
+    struct stat st;
+    std::string target;  // a symlink's
+  };
+
+  Status visit(const std::string& rel, Named& n) {
+    const struct stat& st = n.st;
     const bool dir = S_ISDIR(st.st_mode);
     if (rules_.excluded(rel, dir)) return {};
     TreeEntry e;
@@ -100,21 +123,17 @@ class Walker {
       return walk(rel);
     }
     if (S_ISLNK(st.st_mode)) {
-      std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
-      const ssize_t n = ::readlink(abs.c_str(), target.data(), target.size());
-      if (n < 0) return make_error(abs + ": " + std::strerror(errno));
-      target.resize(static_cast<size_t>(n));
-      if (!link_inside(rel, target))
-        return make_error(abs + ": a symlink to " + target +
+      if (!link_inside(rel, n.target))
+        return make_error(root_ + "/" + rel + ": a symlink to " + n.target +
                           ", outside the tree (only links inside it are synced; leave it out "
                           "with --sync-exclude)");
       e.kind = TreeEntry::Kind::kSymlink;
-      e.target = target;
+      e.target = std::move(n.target);
       add(std::move(e), st);
       return {};
     }
     if (const char* what = special_kind(st.st_mode)) {
-      tree_.skipped.push_back("skipped " + abs + ": " + what + " is not synced");
+      tree_.skipped.push_back("skipped " + root_ + "/" + rel + ": " + what + " is not synced");
       return {};
     }
     e.kind = TreeEntry::Kind::kFile;
@@ -196,6 +215,7 @@ void IgnoreRules::add(const std::string& pattern) {
   while (p.starts_with("/")) p.erase(0, 1);
   if (p.empty()) return;
   r.pattern = p;
+  if (r.anchored) r.segments = split_path(p);
   rules_.push_back(std::move(r));
 }
 
@@ -205,13 +225,22 @@ void IgnoreRules::add_file_text(const std::string& text) {
 }
 
 bool IgnoreRules::excluded(const std::string& path, bool directory) const {
-  const std::vector<std::string> segs = split_path(path);
-  if (segs.empty()) return false;
+  if (rules_.empty()) return false;
+  // The last name is the path's own end, NUL-terminated as fnmatch wants it.
+  const size_t slash = path.rfind('/');
+  const char* name = path.c_str() + (slash == std::string::npos ? 0 : slash + 1);
+  if (*name == '\0') return false;
+  std::vector<std::string> segs;  // split only for an anchored rule
   bool out = false;
   for (const Rule& r : rules_) {
     if (r.directory_only && !directory) continue;
-    const bool hit = r.anchored ? match_segments(split_path(r.pattern), 0, segs, 0)
-                                : ::fnmatch(r.pattern.c_str(), segs.back().c_str(), 0) == 0;
+    bool hit = false;
+    if (r.anchored) {
+      if (segs.empty()) segs = split_path(path);
+      hit = match_segments(r.segments, 0, segs, 0);
+    } else {
+      hit = ::fnmatch(r.pattern.c_str(), name, 0) == 0;
+    }
     if (hit) out = !r.negate;
   }
   return out;

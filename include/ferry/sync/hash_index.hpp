@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "ferry/common/result.hpp"
 
@@ -53,16 +55,17 @@ class HashIndex {
   struct Known {
     Stamp stamp;
     std::string hash;
+    bool kept = false;  ///< remembered at this launch: the file is still there, unchanged
   };
   static Stamp stamp_of(const struct stat& st);
-  static std::string parse_line(const std::string& line, Known& k);
+  static std::string_view parse_line(std::string_view line, Known& k);
   bool trusted(const Known& k, const Stamp& now) const;
 
   std::string file_;  ///< "": none kept
   std::string root_;
   int64_t racy_ns_ = kDefaultRacyNs;
-  std::map<std::string, Known> before_;
-  std::map<std::string, Known> now_;
+  std::unordered_map<std::string, Known> before_;
+  std::map<std::string, Known> now_;  ///< the files read at this launch
   size_t read_ = 0;
   size_t remembered_ = 0;
 };

@@ -48,7 +48,8 @@ class IgnoreRules {
     std::string pattern;
     bool negate = false;
     bool directory_only = false;
-    bool anchored = false;  // matched against the whole path, not the last name
+    bool anchored = false;              // matched against the whole path, not the last name
+    std::vector<std::string> segments;  // an anchored pattern's, split at '/'
   };
   std::vector<Rule> rules_;
 };

@@ -127,6 +127,21 @@ TEST(HashIndex, AScanRemembersAndGivesTheSameTree) {
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->files_read, 1U);
   EXPECT_NE(third->entries, first->entries);
+  // The index written after one file was read keeps the four remembered ones too.
+  auto fourth = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(fourth->files_read, 0U);
+  EXPECT_EQ(fourth->entries, third->entries);
+  // A file gone leaves the tree; back (a new stamp), it is read again.
+  fs::remove(d + "/tree/f4");
+  auto fifth = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(fifth.ok());
+  EXPECT_EQ(fifth->files_read, 0U);
+  write(d + "/tree/f4", "4");
+  auto sixth = scan_tree({d + "/tree", ""}, rules);
+  ASSERT_TRUE(sixth.ok());
+  EXPECT_EQ(sixth->files_read, 1U);
+  EXPECT_EQ(sixth->entries, third->entries);
   rules.hash_index_dir.clear();
   auto none = scan_tree({d + "/tree", ""}, rules);
   ASSERT_TRUE(none.ok());
