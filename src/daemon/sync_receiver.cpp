@@ -102,14 +102,18 @@ void SyncReceiver::data(const wire::SyncData& d) {
 }
 
 void SyncReceiver::ready() {
+  // A copy of a large tree may take longer than ferryrun waits for a silent host (on a busy
+  // host, many seconds): an empty acknowledgement about once a second says this one works on.
+  const StillWorking still_working{[this] { send_(wire::encode(wire::SyncAck{0})); }};
   if (spare_) {
-    if (Status st = cache_->mend_spare(*spare_, entries_); !st) return fail(st.error().message);
+    if (Status st = cache_->mend_spare(*spare_, entries_, still_working); !st)
+      return fail(st.error().message);
     copy_ = spare_->path;
     stamps_ = spare_->changed.empty() ? std::move(spare_->stamps)
                                       : FileCache::restamp_copy(*spare_, entries_);
     spare_.reset();
   } else {
-    auto made = cache_->materialize(entries_, copy_name_);
+    auto made = cache_->materialize(entries_, copy_name_, still_working);
     if (!made) return fail(made.error().message);
     copy_ = *made;
     stamps_ = FileCache::stamp_copy(copy_, entries_);

@@ -187,7 +187,9 @@ void FileCache::discard(const std::string& hash) const {
 }
 
 Result<std::string> FileCache::materialize(const std::vector<TreeEntry>& entries,
-                                           const std::string& name) const {
+                                           const std::string& name,
+                                           const StillWorking& still) const {
+  sync_detail::Heartbeat alive(still);
   const std::string final_dir = base_ + "/jobs/" + name;
   const std::string tmp = final_dir + ".part";
   remove_copy(tmp);
@@ -198,6 +200,7 @@ Result<std::string> FileCache::materialize(const std::vector<TreeEntry>& entries
   };
   std::vector<const TreeEntry*> dirs;
   for (const TreeEntry& e : entries) {
+    alive();
     const std::string to = tmp + "/" + e.path;
     switch (e.kind) {
       case TreeEntry::Kind::kDirectory:

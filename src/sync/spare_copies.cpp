@@ -430,7 +430,9 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
   return spare;
 }
 
-Status FileCache::mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const {
+Status FileCache::mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries,
+                             const StillWorking& still) const {
+  sync_detail::Heartbeat alive(still);
   const std::string& root = spare.path;
   // The names each directory to mend holds, and the top's (always checked).
   std::map<std::string, std::set<std::string>> names{{"", {}}};
@@ -452,6 +454,7 @@ Status FileCache::mend_spare(const SpareCopy& spare, const std::vector<TreeEntry
     opened[path] = d->second->mode;
   };
   for (size_t i : spare.changed) {
+    alive();
     const TreeEntry& e = entries[i];
     const std::string to = root + "/" + e.path;
     open_dir(parent_of(e.path));

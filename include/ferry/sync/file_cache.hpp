@@ -15,7 +15,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,12 @@ struct CacheUsage {
   size_t files = 0;
   size_t copies = 0;  ///< jobs' copies present
   size_t spares = 0;  ///< spare copies kept for the next job of the same tree
+};
+
+/// What a long copy out of the cache calls while it works (`call`, at most once per `every`).
+struct StillWorking {
+  std::function<void()> call;
+  std::chrono::milliseconds every{1000};
 };
 
 class FileCache {
@@ -57,9 +65,10 @@ class FileCache {
   /// Removes what receive() holds of `hash` so far (a file left half-received).
   void discard(const std::string& hash) const;
   /// Builds the job copy `name` (under jobs/) from `entries`, every file already cached, and
-  /// returns its path. Error: one line naming the entry.
-  Result<std::string> materialize(const std::vector<TreeEntry>& entries,
-                                  const std::string& name) const;
+  /// returns its path; `still` is told meanwhile (a copy of a large tree may take longer than
+  /// ferryrun waits for a silent host). Error: one line naming the entry.
+  Result<std::string> materialize(const std::vector<TreeEntry>& entries, const std::string& name,
+                                  const StillWorking& still = {}) const;
   /// Removes a copy materialize() made (any modes its ranks left).
   static void remove_copy(const std::string& path);
 
@@ -95,8 +104,9 @@ class FileCache {
                                                 const std::string& name) const;
   /// Brings the spare back to exactly what materialize() makes: its changed entries made again
   /// from the cache (their files must be there), names the tree lacks removed. Error: one line;
-  /// the copy is removed.
-  Status mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries) const;
+  /// the copy is removed. `still`: as for materialize().
+  Status mend_spare(const SpareCopy& spare, const std::vector<TreeEntry>& entries,
+                    const StillWorking& still = {}) const;
   /// The stamps of a spare once mend_spare() made it this tree's copy, as stamp_copy() would
   /// take them, but a stat only for what mending touched (the changed entries and the
   /// directories that hold them): every other entry keeps the stamp take_spare() found unchanged.

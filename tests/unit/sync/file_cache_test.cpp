@@ -182,6 +182,25 @@ TEST(FileCache, AJobsCopyIsWholeWithModesAndLeavesTheCacheAlone) {
   EXPECT_FALSE(fs::exists(*copy));
 }
 
+// A long copy out of the cache says it works on (ferryrun would take a silent host for
+// lost): at most once per period, as entries are made.
+TEST(FileCache, ACopyOutOfTheCacheSaysItWorksOn) {
+  auto c = FileCache::open(fresh("alive"));
+  ASSERT_TRUE(c.ok());
+  const std::vector<TreeEntry> tree = {dir("d"), file("d/a", "a"), file("d/b", "b")};
+  ASSERT_TRUE(c->receive(tree[1].hash, "a", true).ok());
+  ASSERT_TRUE(c->receive(tree[2].hash, "b", true).ok());
+  int told = 0;
+  const StillWorking every_entry{[&] { ++told; }, std::chrono::milliseconds(0)};
+  ASSERT_TRUE(c->materialize(tree, "1-a", every_entry).ok());
+  EXPECT_EQ(told, 3);
+  told = 0;
+  const StillWorking hourly{[&] { ++told; }, std::chrono::hours(1)};
+  ASSERT_TRUE(c->materialize(tree, "2-a", hourly).ok());
+  EXPECT_EQ(told, 0);
+  ASSERT_TRUE(c->materialize(tree, "3-a").ok());  // nobody told
+}
+
 TEST(FileCache, EvictionByAgeBySizeAndCopiesOfDeadFerryds) {
   auto c = FileCache::open(fresh("evict"));
   ASSERT_TRUE(c.ok());
