@@ -28,6 +28,7 @@
 #include <unordered_set>
 
 #include "copy_out.hpp"
+#include "copy_stamps.hpp"
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
@@ -36,93 +37,9 @@
 namespace ferry {
 
 namespace fs = std::filesystem;
+using namespace sync_detail;  // NOLINT(google-build-using-namespace): this part's own helpers
 
 namespace {
-
-int64_t time_ns(const timespec& t) { return t.tv_sec * 1'000'000'000LL + t.tv_nsec; }
-
-// "CTIME:INO:SIZE" (a directory's size 0: it changes with its names, which are checked apart).
-std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf) {
-  char* p = buf.data();
-  char* const end = buf.data() + buf.size();
-  p = std::to_chars(p, end, time_ns(st.st_ctim)).ptr;
-  *p++ = ':';
-  p = std::to_chars(p, end, static_cast<uint64_t>(st.st_ino)).ptr;
-  *p++ = ':';
-  p = std::to_chars(p, end, S_ISDIR(st.st_mode) ? int64_t{0} : int64_t{st.st_size}).ptr;
-  return {buf.data(), static_cast<size_t>(p - buf.data())};
-}
-
-std::string stamp_text(const struct stat& st) {
-  std::array<char, 64> buf{};
-  return std::string(stamp_chars(st, buf));
-}
-
-// The lines of a stamps file; none when it cannot be read.
-std::vector<std::string> read_stamps(const std::string& file) {
-  std::vector<std::string> lines;
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return lines;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return lines;
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  text.resize(got);
-  lines.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const size_t nl = std::min(rest.find('\n'), rest.size());
-    lines.emplace_back(rest.substr(0, nl));
-    rest.remove_prefix(std::min(nl + 1, rest.size()));
-  }
-  return lines;
-}
-
-// Stats entries of a copy by their paths inside it, relative to the open directory that holds
-// each (entries come in tree order: a directory's names one after another), not by a walk from
-// the copy's top every time. Intermediate links are followed as fstatat from the top would.
-class CopyStatter {
- public:
-  explicit CopyStatter(int top) : top_(top) {}
-
-  bool stat(std::string_view path, struct stat& st) {
-    const size_t slash = path.rfind('/');
-    const std::string_view parent = slash == std::string_view::npos ? "" : path.substr(0, slash);
-    name_.assign(slash == std::string_view::npos ? path : path.substr(slash + 1));
-    int dir = top_;
-    if (!parent.empty()) {
-      if (!dir_ || parent != parent_) {
-        parent_.assign(parent);
-        dir_.reset(::openat(top_, parent_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (!dir_) return false;
-      }
-      dir = dir_.get();
-    }
-    return ::fstatat(dir, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-  }
-
- private:
-  int top_;
-  UniqueFd dir_;
-  std::string parent_, name_;
-};
-
-// Returns once the clock is past the tick of `newest` (a change time): any later change gets a
-// later change time, so a stamp taken now tells it.
-void wait_past(int64_t newest) {
-  for (int i = 0; i < 100; ++i) {
-    timespec now{};
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (time_ns(now) > newest) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
 
 bool kind_is(const struct stat& st, TreeEntry::Kind k) {
   switch (k) {
@@ -134,30 +51,6 @@ bool kind_is(const struct stat& st, TreeEntry::Kind k) {
       return S_ISREG(st.st_mode);
   }
   return false;
-}
-
-// An entry as its spare's stamps file holds it, after its stamp: its path (with its length:
-// a name may hold spaces), then kind, mode, size, hash and target.
-std::string describe(const TreeEntry& e) {
-  return std::to_string(e.path.size()) + ':' + e.path + ' ' +
-         std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
-         std::to_string(e.size) + ' ' + e.hash + ' ' + e.target;
-}
-
-// The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).
-std::string_view stamp_line_path(const std::string& line) {
-  const size_t sp = line.find(' ');
-  if (sp == std::string::npos) return {};
-  char* end = nullptr;
-  const size_t len = std::strtoull(line.c_str() + sp + 1, &end, 10);
-  const auto at = static_cast<size_t>(end - line.c_str());
-  if (len == 0 || at >= line.size() || line[at] != ':' || at + 1 + len > line.size()) return {};
-  return std::string_view(line).substr(at + 1, len);
-}
-
-std::string parent_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
 }
 
 std::string name_of(const std::string& path) {
@@ -220,53 +113,6 @@ void FileCache::evict_spares(int64_t max_age_s, bool all) const {
       ::unlink(f.path().c_str());
     }
   }
-}
-
-FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
-                                            const std::vector<TreeEntry>& entries) {
-  CopyStamps out;
-  out.reserve(entries.size());
-  int64_t newest = 0;
-  for (const TreeEntry& e : entries) {
-    struct stat st {};
-    if (::lstat((path + "/" + e.path).c_str(), &st) != 0) return {};
-    newest = std::max(newest, time_ns(st.st_ctim));
-    out.push_back(stamp_text(st) + ' ' + describe(e));
-  }
-  wait_past(newest);
-  return out;
-}
-
-FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
-                                              const std::vector<TreeEntry>& entries) {
-  // What mend_spare() touched: the changed entries and the directories holding them (opened
-  // to be written, pruned); the top is not an entry.
-  std::unordered_set<std::string> touched;
-  for (size_t i : spare.changed) {
-    touched.insert(entries[i].path);
-    touched.insert(parent_of(entries[i].path));
-  }
-  std::unordered_map<std::string_view, const std::string*> kept;
-  kept.reserve(spare.stamps.size());
-  for (const std::string& line : spare.stamps) kept.emplace(stamp_line_path(line), &line);
-  UniqueFd top(::open(spare.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!top) return {};
-  CopyStamps out;
-  out.reserve(entries.size());
-  int64_t newest = 0;
-  for (const TreeEntry& e : entries) {
-    auto k = kept.find(e.path);
-    if (k != kept.end() && !touched.contains(e.path)) {
-      out.push_back(*k->second);  // as take_spare() found it: untouched since
-      continue;
-    }
-    struct stat st {};
-    if (::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
-    newest = std::max(newest, time_ns(st.st_ctim));
-    out.push_back(stamp_text(st) + ' ' + describe(e));
-  }
-  wait_past(newest);
-  return out;
 }
 
 void FileCache::keep_spare(const std::string& path, const std::string& digest,

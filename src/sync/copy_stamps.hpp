@@ -1,0 +1,52 @@
+#pragma once
+// Inside the sync part: the stamps of a job's copy (copy_stamps.cpp), used where spares are kept,
+// taken and mended (spare_copies.cpp). A stamp is "CTIME:INO:SIZE"; a line of a spare's stamps
+// file is "STAMP LEN:PATH KIND MODE SIZE HASH TARGET".
+
+#include <sys/stat.h>
+
+#include <array>
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/common/posix_handles.hpp"
+#include "ferry/sync/tree.hpp"
+
+namespace ferry::sync_detail {
+
+int64_t time_ns(const timespec& t);
+/// The stamp of what `st` describes, written into `buf` (a directory's size is 0: it changes
+/// with its names, which are checked apart).
+std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf);
+std::string stamp_text(const struct stat& st);
+/// The lines of a stamps file; none when it cannot be read.
+std::vector<std::string> read_stamps(const std::string& file);
+/// Returns once the clock is past the tick of `newest` (a change time): any later change gets
+/// a later change time, so a stamp taken now tells it.
+void wait_past(int64_t newest);
+/// An entry as a stamps file holds it after its stamp.
+std::string describe(const TreeEntry& e);
+/// The path in a line of a stamps file ("" when it is not one).
+std::string_view stamp_line_path(const std::string& line);
+std::string parent_of(const std::string& path);
+
+// Stats entries of a copy by their paths inside it, relative to the open directory that holds
+// each (entries come in tree order: a directory's names one after another), not by a walk from
+// the copy's top every time. Intermediate links are followed as fstatat from the top would.
+class CopyStatter {
+ public:
+  explicit CopyStatter(int top) : top_(top) {}
+
+  /// `path`'s lstat, the entry named relative to the copy's top. False: it cannot be stat-ed.
+  bool stat(std::string_view path, struct stat& st);
+
+ private:
+  int top_;
+  UniqueFd dir_;
+  std::string parent_, name_;
+};
+
+}  // namespace ferry::sync_detail
