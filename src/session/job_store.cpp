@@ -153,22 +153,29 @@ uint64_t process_start_time(pid_t pid) {
   return text ? start_ticks(stat_fields(*text)) : 0;
 }
 
-bool stat_says_ended(std::string_view stat) {
-  const auto fields = stat_fields(stat);
+namespace {
+
+// Zombie, dead, or PF_EXITING (0x4 in the flags, field 9): SIGKILL's exit has begun, and the
+// front end's sockets close before it turns zombie, so its hosts may end the ranks first.
+bool fields_say_ended(const std::vector<std::string_view>& fields) {
   if (fields.size() < 7) return true;
-  // Zombie, dead, or PF_EXITING (0x4 in the flags, field 9): SIGKILL's exit has begun, and the
-  // front end's sockets close before it turns zombie, so its hosts may end the ranks first.
   if (fields[0] == "Z" || fields[0] == "X" || fields[0] == "x") return true;
   unsigned long flags = 0;
   std::from_chars(fields[6].data(), fields[6].data() + fields[6].size(), flags);
   return (flags & 0x4U) != 0;
 }
 
+}  // namespace
+
+bool stat_says_ended(std::string_view stat) { return fields_say_ended(stat_fields(stat)); }
+
 bool same_process_alive(pid_t pid, uint64_t start) {
   if (pid <= 0) return false;
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat", 4096, "stat file");
-  if (!text || stat_says_ended(*text)) return false;
-  const uint64_t now = start_ticks(stat_fields(*text));
+  if (!text) return false;
+  const auto fields = stat_fields(*text);
+  if (fields_say_ended(fields)) return false;
+  const uint64_t now = start_ticks(fields);
   return now != 0 && (start == 0 || now == start);
 }
 
