@@ -40,6 +40,7 @@ void Daemon::Impl::on_host_spec(wire::HostSpec spec) {
   }
   // Stdin kept for a rank that is not here (or for none) is dropped, so acknowledged.
   if (!stdin_here) stdin_.close();
+  sync_.job_started();
   if (spec_.ranks.empty()) return check_done();
   // Every rank starts in its own turn, so frames already read (a Terminate) act first.
   asio::post(io_, [this] { launch(0); });

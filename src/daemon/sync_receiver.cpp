@@ -16,6 +16,7 @@ bool is_digest(const std::string& d) {
 }  // namespace
 
 SyncReceiver::~SyncReceiver() {
+  filling_.reset();  // done or given up before the copy moves
   // Kept for the next job of this tree here (its ranks are gone by now).
   if (!copy_.empty()) cache_->keep_spare(copy_, digest_, stamps_, stamps_file_);
   // Files half received when ferryrun went away; a spare taken but not yet mended.
@@ -81,7 +82,11 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
     for (size_t i : spare_->changed) changed.push_back(entries_[i]);
     need = cache_->missing(changed);
   } else {
+    // What the cache lacks goes straight into the job's copy.
     need = cache_->missing(entries_);
+    auto b = CopyBuilder::start(*cache_, entries_, copy_name_, need);
+    if (!b) return fail(b.error().message);
+    building_.emplace(std::move(*b));
   }
   pending_.insert(need.begin(), need.end());
   // What the cache keeps costs a stat per cached file (as much as the rest of the offer): said
@@ -94,7 +99,10 @@ void SyncReceiver::offer(const wire::SyncOffer& o) {
 void SyncReceiver::data(const wire::SyncData& d) {
   if (!cache_ || failed_) return;
   if (!pending_.contains(d.hash)) return fail("sync data for a file not asked for");
-  if (Status st = cache_->receive(d.hash, d.data, d.last); !st) return fail(st.error().message);
+  if (Status st = building_ ? building_->receive(d.hash, d.data, d.last)
+                            : cache_->receive(d.hash, d.data, d.last);
+      !st)
+    return fail(st.error().message);
   send_(wire::encode(wire::SyncAck{d.data.size()}));
   if (!d.last) return;
   pending_.erase(d.hash);
@@ -113,12 +121,23 @@ void SyncReceiver::ready() {
                                       : FileCache::restamp_copy(*spare_, entries_);
     spare_.reset();
   } else {
-    auto made = cache_->materialize(entries_, copy_name_, still_working);
-    if (!made) return fail(made.error().message);
+    auto made = building_->finish(still_working);
+    if (!made) {
+      building_.reset();
+      return fail(made.error().message);
+    }
     copy_ = *made;
     stamps_ = FileCache::stamp_copy(copy_, entries_);
+    received_ = building_->received();  // into the cache while the job runs
+    building_.reset();
   }
   send_(wire::encode(wire::SyncReady{copy_, ""}));
+}
+
+void SyncReceiver::job_started() {
+  if (received_.empty() || !cache_) return;
+  filling_.emplace(*cache_, std::move(received_));
+  received_.clear();
 }
 
 void SyncReceiver::fail(const std::string& why) {

@@ -1,7 +1,8 @@
 #pragma once
 // ferryd's side of --sync: the offered tree checked against this host's cache (FileCache), the
-// files it lacks received, the job's copy made (or a spare copy of the same tree mended), and
-// kept as a spare when ferryd ends.
+// files it lacks received (straight into the job's copy, CopyBuilder, which the cache then takes
+// them from, CacheFiller; or, to mend a spare copy of the tree, into the cache), the job's copy
+// made, and kept as a spare when ferryd ends.
 
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "ferry/sync/cache_filler.hpp"
+#include "ferry/sync/copy_builder.hpp"
 #include "ferry/sync/file_cache.hpp"
 #include "ferry/wire/messages.hpp"
 
@@ -29,6 +32,9 @@ class SyncReceiver {
   void probe(const wire::SyncProbe& p);
   void offer(const wire::SyncOffer& o);
   void data(const wire::SyncData& d);
+  /// The job's ranks start: the cache takes in the files the copy received meanwhile (not
+  /// before: until every host has its copy, a host's CPUs and disk go to receiving).
+  void job_started();
   /// The job's copy ("" before SyncReady, or without --sync).
   const std::string& copy() const { return copy_; }
   /// `wdir` taken inside the copy when relative ("" = the copy itself); unchanged when
@@ -47,7 +53,10 @@ class SyncReceiver {
   bool probed_ = false, offered_ = false;
   std::string digest_;  // the tree's: its copy is kept as a spare under it ("" not kept)
   std::string copy_name_;
-  std::optional<FileCache::SpareCopy> spare_;  // taken, until it is mended
+  std::optional<FileCache::SpareCopy> spare_;    // taken, until it is mended
+  std::optional<CopyBuilder> building_;          // the copy, without a spare, until it is made
+  std::vector<CopyBuilder::Received> received_;  // for the cache, once the job starts
+  std::optional<CacheFiller> filling_;           // the cache, from the copy made
   std::string copy_;
   FileCache::CopyStamps stamps_;  // the copy as made
   std::string stamps_file_;       // a file that holds stamps_ already (an untouched spare's)

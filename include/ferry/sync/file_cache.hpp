@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,13 @@ class FileCache {
   Status receive(const std::string& hash, std::string_view bytes, bool last);
   /// Removes what receive() holds of `hash` so far (a file left half-received).
   void discard(const std::string& hash) const;
+  /// Where the cache keeps the file `hash` (whether it holds it or not).
+  std::string path_of(const std::string& hash) const { return file_path(hash); }
+  /// Takes the file at `path` (a job's copy of the file `hash`, CopyBuilder) into the cache,
+  /// read once, unless the cache holds it already. It is checked against its hash as it is
+  /// read: one its job changed meanwhile is not kept. Gives up when `stop` is set (what it
+  /// wrote removed). True when the cache holds the file afterwards.
+  bool adopt(const std::string& hash, const std::string& path, const std::atomic<bool>& stop) const;
   /// Builds the job copy `name` (under jobs/) from `entries`, every file already cached, and
   /// returns its path; `still` is told meanwhile (a copy of a large tree may take longer than
   /// ferryrun waits for a silent host). Error: one line naming the entry.
