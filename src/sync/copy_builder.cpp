@@ -20,11 +20,7 @@ namespace ferry {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-}  // namespace
+using sync_detail::errno_text;
 
 struct CopyBuilder::State {
   const FileCache* cache = nullptr;

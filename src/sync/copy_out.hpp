@@ -1,15 +1,20 @@
 #pragma once
 // Inside the sync part: a cached file copied into a job's copy (file_cache.cpp,
-// spare_copies.cpp), and the sign of life a long copy gives.
+// spare_copies.cpp, copy_builder.cpp), the sign of life a long copy gives, errno's text.
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "ferry/common/result.hpp"
 #include "ferry/sync/file_cache.hpp"
 
 namespace ferry::sync_detail {
+
+/// errno's text, for a one-line error.
+inline std::string errno_text() { return std::strerror(errno); }
 
 /// Copies the cached file `from` to `to` with `mode`, and marks `from` used (its access time).
 Status copy_out(const std::string& from, const std::string& to, uint32_t mode);

@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
+using sync_detail::errno_text;
 
 bool is_hash(const std::string& h) {
   return h.size() == 64 && std::all_of(h.begin(), h.end(),
