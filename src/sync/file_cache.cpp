@@ -224,7 +224,8 @@ bool FileCache::adopt(const std::string& hash, const std::string& path,
   if (const std::string stamp = stamp_of(cached);
       !stamp.empty() && stamped(cached, ok_path(hash), stamp))
     return true;
-  UniqueFd from(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // Not through a link, and never waiting on a FIFO a rank put in its place.
+  UniqueFd from(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!from) return false;
   auto digest = ContentHash::start();
   if (!digest) return false;

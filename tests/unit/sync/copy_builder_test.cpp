@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <filesystem>
@@ -198,6 +199,8 @@ TEST(CacheFiller, AFileItsJobChangedOrRemovedIsNotTakenIn) {
   std::ofstream(copy + "/d/e", std::ios::app) << "more\n";
   fs::remove(copy + "/b");
   fs::create_symlink("/etc/passwd", copy + "/b");  // a link in its place is not followed
+  got.push_back({*bytes_sha256("not cached"), copy + "/fifo", 10});
+  ASSERT_EQ(::mkfifo((copy + "/fifo").c_str(), 0600), 0);  // nor a FIFO waited on
   CacheFiller filler(f.cache, got);
   filler.wait();
   EXPECT_EQ(filler.taken(), 0U);
