@@ -13,42 +13,18 @@
 #include <sstream>
 
 #include "ferry/transport/content_hash.hpp"
+#include "sync_test_files.hpp"
 
 namespace ferry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "synccache-" + name;
-  if (fs::exists(dir)) FileCache::remove_copy(dir);
-  return dir;
-}
+using sync_test::dir;
+using sync_test::file;
+using sync_test::read;
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-TreeEntry file(const std::string& path, const std::string& bytes, uint32_t mode = 0644) {
-  TreeEntry e;
-  e.path = path;
-  e.kind = TreeEntry::Kind::kFile;
-  e.mode = mode;
-  e.size = bytes.size();
-  e.hash = *bytes_sha256(bytes);
-  return e;
-}
-
-TreeEntry dir(const std::string& path, uint32_t mode = 0755) {
-  TreeEntry e;
-  e.path = path;
-  e.kind = TreeEntry::Kind::kDirectory;
-  e.mode = mode;
-  return e;
-}
+std::string fresh(const std::string& name) { return sync_test::fresh("synccache", name); }
 
 TEST(FileCache, AFileReceivedInPiecesIsCheckedAndKept) {
   auto c = FileCache::open(fresh("receive"));
