@@ -1,8 +1,10 @@
 #include "ferry/common/read_text_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -27,6 +29,11 @@ Result<std::string> read_text_file(const std::string& path, std::size_t limit,
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return fail(errno);
   std::string text;
+  // A regular file's size, known ahead: one allocation, not a doubling of the string (whose
+  // copies, for an index of a few hundred KiB, cost more than the read).
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    text.reserve(std::min(static_cast<std::size_t>(st.st_size), limit) + 1);
   char buf[8192];
   while (true) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);

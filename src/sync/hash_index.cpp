@@ -57,7 +57,7 @@ void forget_old(const std::string& dir) {
 // "HASH SIZE MTIME CTIME INO HASHED PATH" into `k`; the path, empty when the line is not one.
 std::string_view HashIndex::parse_line(std::string_view line, Known& k) {
   if (line.size() < 66 || line[64] != ' ') return {};
-  k.hash.assign(line.substr(0, 64));
+  k.hash = line.substr(0, 64);
   const char* p = line.data() + 64;
   const char* end = line.data() + line.size();
   int64_t v[5];
@@ -84,7 +84,8 @@ HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64
   index.file_ = dir + "/" + name->substr(0, 32);
   auto text = read_text_file(index.file_, kIndexLimit, "hash index");
   if (!text) return index;
-  std::string_view rest = *text;
+  index.text_ = std::make_unique<std::string>(std::move(*text));
+  std::string_view rest = *index.text_;
   auto next_line = [&rest]() {
     const size_t nl = std::min(rest.find('\n'), rest.size());
     const std::string_view line = rest.substr(0, nl);
@@ -95,9 +96,13 @@ HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64
   index.before_.reserve(static_cast<size_t>(std::count(rest.begin(), rest.end(), '\n')));
   while (!rest.empty()) {
     Known k;
-    if (auto path = parse_line(next_line(), k); !path.empty())
-      index.before_.emplace(std::string(path), std::move(k));
+    if (auto path = parse_line(next_line(), k); !path.empty()) index.before_.emplace_back(path, k);
   }
+  // save() writes the files sorted; an index written otherwise is sorted here (stably: of two
+  // lines of one path, the first is found, as before).
+  auto by_path = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(index.before_.begin(), index.before_.end(), by_path))
+    std::stable_sort(index.before_.begin(), index.before_.end(), by_path);
   return index;
 }
 
@@ -124,12 +129,22 @@ Result<std::string> HashIndex::hash(const std::string& rel, const std::string& f
 
 Result<std::string> HashIndex::hash(const std::string& rel, const std::string& full,
                                     const struct stat& st) {
+  if (std::string h = remembered(rel, st); !h.empty()) return h;
+  return read(rel, full, st);
+}
+
+std::string HashIndex::remembered(std::string_view rel, const struct stat& st) {
+  auto it = std::lower_bound(before_.begin(), before_.end(), rel,
+                             [](const auto& e, std::string_view k) { return e.first < k; });
+  if (it == before_.end() || it->first != rel || !trusted(it->second, stamp_of(st))) return {};
+  ++remembered_;
+  it->second.kept = true;  // written again by save()
+  return std::string(it->second.hash);
+}
+
+Result<std::string> HashIndex::read(const std::string& rel, const std::string& full,
+                                    const struct stat& st) {
   Stamp s = stamp_of(st);
-  if (auto it = before_.find(rel); it != before_.end() && trusted(it->second, s)) {
-    ++remembered_;
-    it->second.kept = true;  // written again by save()
-    return it->second.hash;
-  }
   s.hashed_ns = now_ns();
   auto h = file_sha256(full);
   if (!h) return h.error();
@@ -148,20 +163,25 @@ void HashIndex::save() const {
   const std::string dir = file_.substr(0, file_.rfind('/'));
   forget_old(dir);
   // The files of the tree as it is now: those remembered, and those read (which replace theirs).
-  std::vector<std::pair<const std::string*, const Known*>> lines;
+  struct Line {
+    std::string_view path;
+    const Stamp* stamp;
+    std::string_view hash;
+  };
+  std::vector<Line> lines;
   lines.reserve(remembered_ + now_.size());
   for (const auto& [path, k] : before_)
-    if (k.kept && !now_.contains(path)) lines.emplace_back(&path, &k);
-  for (const auto& [path, k] : now_) lines.emplace_back(&path, &k);
+    if (k.kept && !now_.contains(path)) lines.push_back({path, &k.stamp, k.hash});
+  for (const auto& [path, r] : now_) lines.push_back({path, &r.stamp, r.hash});
   std::sort(lines.begin(), lines.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+            [](const Line& a, const Line& b) { return a.path < b.path; });
   const std::string tmp = file_ + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << kHeader << root_ << '\n';
-    for (const auto& [path, k] : lines)
-      out << k->hash << ' ' << k->stamp.size << ' ' << k->stamp.mtime_ns << ' ' << k->stamp.ctime_ns
-          << ' ' << k->stamp.ino << ' ' << k->stamp.hashed_ns << ' ' << *path << '\n';
+    for (const Line& l : lines)
+      out << l.hash << ' ' << l.stamp->size << ' ' << l.stamp->mtime_ns << ' ' << l.stamp->ctime_ns
+          << ' ' << l.stamp->ino << ' ' << l.stamp->hashed_ns << ' ' << l.path << '\n';
     if (!out.flush()) {
       ::unlink(tmp.c_str());
       return;

@@ -68,10 +68,11 @@ const char* special_kind(mode_t m) {
 
 class Walker {
  public:
-  Walker(std::string root, const IgnoreRules& rules, SyncTree& tree)
-      : root_(std::move(root)), rules_(rules), tree_(tree) {}
+  Walker(std::string root, const IgnoreRules& rules, SyncTree& tree, HashIndex& index)
+      : root_(std::move(root)), rules_(rules), tree_(tree), index_(index) {}
 
-  // Every entry under `rel` ("" the top), sorted by name; files without their hashes yet.
+  // Every entry under `rel` ("" the top), sorted by name; a file with the hash the index
+  // remembers for it, or none yet (then in `unread`).
   // Each name is stat-ed (and a link read) relative to its directory's open descriptor, not
   // by a path from the top; the directory is closed before its subdirectories are entered.
   Status walk(const std::string& rel) {
@@ -119,7 +120,7 @@ class Walker {
     e.mode = st.st_mode & 07777;
     if (dir) {
       e.kind = TreeEntry::Kind::kDirectory;
-      add(std::move(e), st);
+      add(std::move(e));
       return walk(rel);
     }
     if (S_ISLNK(st.st_mode)) {
@@ -129,7 +130,7 @@ class Walker {
                           "with --sync-exclude)");
       e.kind = TreeEntry::Kind::kSymlink;
       e.target = std::move(n.target);
-      add(std::move(e), st);
+      add(std::move(e));
       return {};
     }
     if (const char* what = special_kind(st.st_mode)) {
@@ -138,25 +139,25 @@ class Walker {
     }
     e.kind = TreeEntry::Kind::kFile;
     e.size = static_cast<uint64_t>(st.st_size);
+    e.hash = index_.remembered(rel, st);
     tree_.bytes += e.size;
     ++tree_.files;
-    add(std::move(e), st);
+    if (e.hash.empty()) unread.emplace_back(tree_.entries.size(), st);
+    add(std::move(e));
     return {};
   }
 
  public:
-  /// What lstat said of each entry walked, in the order of the tree's entries from the first.
-  std::vector<struct stat> stats;
+  /// The files to read for their hashes: their index in the tree's entries, what lstat said.
+  std::vector<std::pair<size_t, struct stat>> unread;
 
  private:
-  void add(TreeEntry e, const struct stat& st) {
-    tree_.entries.push_back(std::move(e));
-    stats.push_back(st);
-  }
+  void add(TreeEntry e) { tree_.entries.push_back(std::move(e)); }
 
   std::string root_;
   const IgnoreRules& rules_;
   SyncTree& tree_;
+  HashIndex& index_;
 };
 
 // A link that leads, through links of the tree, back to itself: refused, as the host would
@@ -293,7 +294,11 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
     tree.entries.push_back(d);
   }
   const size_t first = tree.entries.size();
-  Walker w(root, ignore, tree);
+  // Opened before the walk, which takes each unchanged file's hash from it as it goes: the
+  // stat of a walk is all an unchanged tree costs, and no second pass over the entries.
+  HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
+  tree.entries.reserve(first + index.size() + index.size() / 8 + 16);  // its directories too
+  Walker w(root, ignore, tree, index);
   if (Status s = w.walk(""); !s) return s.error();
   if (Status s = check_link_loops(root, tree.entries); !s) return s.error();
   if (rules.max_bytes > 0 && tree.bytes > rules.max_bytes)
@@ -301,15 +306,15 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
                       std::to_string(tree.files) + " files, over --sync-max " +
                       bytes_text(rules.max_bytes) +
                       " (leave some out with --sync-exclude or a .ferryignore, or raise it)");
-  HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
+  for (const auto& [i, st] : w.unread) {
+    TreeEntry& e = tree.entries[i];
+    auto h = index.read(e.path, root + "/" + e.path, st);
+    if (!h) return make_error("--sync: " + h.error().message);
+    e.hash = *h;
+  }
   for (size_t i = first; i < tree.entries.size(); ++i) {
     TreeEntry& e = tree.entries[i];
-    if (e.kind == TreeEntry::Kind::kFile) {
-      e.source = root + "/" + e.path;
-      auto h = index.hash(e.path, e.source, w.stats[i - first]);
-      if (!h) return make_error("--sync: " + h.error().message);
-      e.hash = *h;
-    }
+    if (e.kind == TreeEntry::Kind::kFile) e.source = root + "/" + e.path;
     if (!prefix.empty()) e.path = prefix + "/" + e.path;
   }
   index.save();

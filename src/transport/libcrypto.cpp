@@ -37,6 +37,9 @@ const Functions& get() {
     load(h, "EVP_DigestInit_ex", f.digest_init);
     load(h, "EVP_DigestUpdate", f.digest_update);
     load(h, "EVP_DigestFinal_ex", f.digest_final);
+    load(h, "SHA256_Init", f.sha256_init);
+    load(h, "SHA256_Update", f.sha256_update);
+    load(h, "SHA256_Final", f.sha256_final);
     return f;
   }();
   return fns;

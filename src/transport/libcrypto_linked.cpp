@@ -4,6 +4,9 @@
 // no unversioned name. Compiled into those two binaries only, never into a part's library:
 // ferryd loads libcrypto only when a job needs it (libcrypto.hpp).
 
+// SHA256_Init and its kin are deprecated in OpenSSL 3, not gone (libcrypto.hpp says why
+// they are used).
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -70,6 +73,14 @@ bool linked(Functions& f) {
   f.digest_final = [](void* c, unsigned char* out, unsigned int* len) {
     return ::EVP_DigestFinal_ex(mctx(c), out, len);
   };
+  f.sha256_init = [](void* c) { return ::SHA256_Init(static_cast<SHA256_CTX*>(c)); };
+  f.sha256_update = [](void* c, const void* data, size_t len) {
+    return ::SHA256_Update(static_cast<SHA256_CTX*>(c), data, len);
+  };
+  f.sha256_final = [](unsigned char* out, void* c) {
+    return ::SHA256_Final(out, static_cast<SHA256_CTX*>(c));
+  };
+  static_assert(sizeof(SHA256_CTX) <= kSha256CtxBytes);
   return true;
 }
 

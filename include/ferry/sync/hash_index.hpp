@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ferry/common/result.hpp"
 
@@ -34,6 +36,14 @@ class HashIndex {
   /// The SHA-256 of the file `rel` of the tree (read at `full`, which `st` describes): the one
   /// remembered if its stamp is unchanged, else read. Error: one line naming the file.
   Result<std::string> hash(const std::string& rel, const std::string& full, const struct stat& st);
+  /// The hash remembered for `rel` if `st` is the stamp it was read with; "" when the file must
+  /// be read (read() then).
+  std::string remembered(std::string_view rel, const struct stat& st);
+  /// Reads the file `rel` (at `full`, which `st` described) for its hash, remembered for next
+  /// time unless it changed while read. Error: one line naming the file.
+  Result<std::string> read(const std::string& rel, const std::string& full, const struct stat& st);
+  /// Files the index holds (before this launch): a tree's size, roughly, before it is walked.
+  size_t size() const { return before_.size(); }
   /// The same, the file stat-ed here.
   Result<std::string> hash(const std::string& rel, const std::string& full);
   /// Writes the files hashed since open() (only those: the tree as it is now) for next time.
@@ -52,10 +62,16 @@ class HashIndex {
     int64_t hashed_ns = 0;  ///< the clock just before the file was read
     bool operator==(const Stamp&) const = default;
   };
+  /// A file as the index remembers it; `hash` points into the index's text (or, for a file
+  /// read at this launch, into its entry of now_).
   struct Known {
     Stamp stamp;
-    std::string hash;
+    std::string_view hash;
     bool kept = false;  ///< remembered at this launch: the file is still there, unchanged
+  };
+  struct Read {
+    Stamp stamp;
+    std::string hash;
   };
   static Stamp stamp_of(const struct stat& st);
   static std::string_view parse_line(std::string_view line, Known& k);
@@ -64,8 +80,11 @@ class HashIndex {
   std::string file_;  ///< "": none kept
   std::string root_;
   int64_t racy_ns_ = kDefaultRacyNs;
-  std::unordered_map<std::string, Known> before_;
-  std::map<std::string, Known> now_;  ///< the files read at this launch
+  /// The index file as read (held apart, so that moving the index keeps the views into it).
+  std::unique_ptr<std::string> text_;
+  /// The files remembered, by path (views into text_), sorted: one array, no node per file.
+  std::vector<std::pair<std::string_view, Known>> before_;
+  std::map<std::string, Read, std::less<>> now_;  ///< the files read at this launch
   size_t read_ = 0;
   size_t remembered_ = 0;
 };

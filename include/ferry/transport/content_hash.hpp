@@ -27,8 +27,9 @@ class ContentHash {
   std::string hex();
 
  private:
-  explicit ContentHash(void* ctx) : ctx_(ctx) {}
+  ContentHash(void* ctx, bool parts) : ctx_(ctx, Free{parts}) {}
   struct Free {
+    bool parts = false;  ///< SHA256_CTX (libcrypto's SHA256_* calls), else an EVP_MD_CTX
     void operator()(void* ctx) const;
   };
   std::unique_ptr<void, Free> ctx_;

@@ -139,5 +139,42 @@ TEST(HashIndex, AScanRemembersAndGivesTheSameTree) {
   EXPECT_EQ(scan(5), third);
 }
 
+// The index is looked up by path in the order it was written; one written in another order
+// (by hand, or by an older ferryrun) is found all the same, and names whose order differs by
+// component and by byte ("a.txt" before "a/b" as bytes, after it in a walk) are each found.
+TEST(HashIndex, AnIndexInAnyOrderRemembersEveryFile) {
+  const std::string d = fresh("order");
+  fs::create_directories(d + "/tree/a/b");
+  for (const char* f : {"a.txt", "a-1", "a/b/c", "a/z", "b", "a0"}) write(d + "/tree/" + f, f);
+  SyncRules rules;
+  rules.hash_index_dir = d + "/index";
+  rules.hash_racy_ns = 0;
+  auto scan = [&](size_t read) {
+    auto t = scan_tree({d + "/tree", "dest/top"}, rules);
+    EXPECT_TRUE(t.ok()) << t.error().message;
+    if (!t) return std::vector<TreeEntry>{};
+    EXPECT_EQ(t->files_read, read);
+    return t->entries;
+  };
+  const auto first = scan(6);
+  ASSERT_EQ(first.size(), 2U + 2U + 6U);  // dest, dest/top; a, a/b; the files
+  for (const TreeEntry& e : first) EXPECT_TRUE(e.path.starts_with("dest")) << e.path;
+  EXPECT_EQ(scan(0), first);
+  // The index's lines reversed, its header kept first.
+  ASSERT_EQ(std::distance(fs::directory_iterator(d + "/index"), fs::directory_iterator{}), 1);
+  const std::string index = fs::directory_iterator(d + "/index")->path();
+  std::ifstream in(index);
+  std::string header, line;
+  std::getline(in, header);
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 6U);
+  std::ofstream out(index, std::ios::trunc);
+  out << header << '\n';
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) out << *it << '\n';
+  out.close();
+  EXPECT_EQ(scan(0), first);
+}
+
 }  // namespace
 }  // namespace ferry
