@@ -44,12 +44,11 @@ std::string stamp_text(const struct stat& st) {
 }
 
 // The lines of a stamps file; none when it cannot be read.
-std::vector<std::string> read_stamps(const std::string& file) {
-  std::vector<std::string> lines;
+FileCache::CopyStamps read_stamps(const std::string& file) {
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return lines;
+  if (!fd) return {};
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return lines;
+  if (::fstat(fd.get(), &st) != 0) return {};
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < text.size()) {
@@ -59,14 +58,7 @@ std::vector<std::string> read_stamps(const std::string& file) {
     got += static_cast<size_t>(n);
   }
   text.resize(got);
-  lines.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    const size_t nl = std::min(rest.find('\n'), rest.size());
-    lines.emplace_back(rest.substr(0, nl));
-    rest.remove_prefix(std::min(nl + 1, rest.size()));
-  }
-  return lines;
+  return FileCache::CopyStamps::from_text(std::move(text));
 }
 
 // Returns once the clock is past the tick of `newest` (a change time): any later change gets a
@@ -89,14 +81,16 @@ std::string describe(const TreeEntry& e) {
 }
 
 // The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).
-std::string_view stamp_line_path(const std::string& line) {
+std::string_view stamp_line_path(std::string_view line) {
   const size_t sp = line.find(' ');
-  if (sp == std::string::npos) return {};
-  char* end = nullptr;
-  const size_t len = std::strtoull(line.c_str() + sp + 1, &end, 10);
-  const auto at = static_cast<size_t>(end - line.c_str());
-  if (len == 0 || at >= line.size() || line[at] != ':' || at + 1 + len > line.size()) return {};
-  return std::string_view(line).substr(at + 1, len);
+  if (sp == std::string_view::npos) return {};
+  size_t len = 0;
+  const char* const end = line.data() + line.size();
+  const auto [at, ec] = std::from_chars(line.data() + sp + 1, end, len);
+  if (ec != std::errc() || len == 0 || at == end || *at != ':' ||
+      len > static_cast<size_t>(end - at - 1))
+    return {};
+  return {at + 1, len};
 }
 
 std::string parent_of(const std::string& path) {
@@ -124,10 +118,20 @@ bool CopyStatter::stat(std::string_view path, struct stat& st) {
 
 using namespace sync_detail;  // NOLINT(google-build-using-namespace): this part's own helpers
 
+FileCache::CopyStamps FileCache::CopyStamps::from_text(std::string text) {
+  CopyStamps out;
+  if (!text.empty() && text.back() != '\n') text.push_back('\n');
+  out.ends_.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+    out.ends_.push_back(at);
+  out.text_ = std::move(text);
+  return out;
+}
+
 FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
                                             const std::vector<TreeEntry>& entries) {
   CopyStamps out;
-  out.reserve(entries.size());
+  out.reserve(entries.size(), entries.size() * 128);
   int64_t newest = 0;
   for (const TreeEntry& e : entries) {
     struct stat st {};
@@ -148,18 +152,19 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
     touched.insert(entries[i].path);
     touched.insert(parent_of(entries[i].path));
   }
-  std::unordered_map<std::string_view, const std::string*> kept;
+  std::unordered_map<std::string_view, size_t> kept;
   kept.reserve(spare.stamps.size());
-  for (const std::string& line : spare.stamps) kept.emplace(stamp_line_path(line), &line);
+  for (size_t i = 0; i < spare.stamps.size(); ++i)
+    kept.emplace(stamp_line_path(spare.stamps[i]), i);
   UniqueFd top(::open(spare.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!top) return {};
   CopyStamps out;
-  out.reserve(entries.size());
+  out.reserve(entries.size(), spare.stamps.text().size() + 1024);
   int64_t newest = 0;
   for (const TreeEntry& e : entries) {
     auto k = kept.find(e.path);
     if (k != kept.end() && !touched.contains(e.path)) {
-      out.push_back(*k->second);  // as take_spare() found it: untouched since
+      out.push_back(spare.stamps[k->second]);  // as take_spare() found it: untouched since
       continue;
     }
     struct stat st {};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/sync/file_cache.hpp"
 #include "ferry/sync/tree.hpp"
 
 namespace ferry::sync_detail {
@@ -23,14 +24,14 @@ int64_t time_ns(const timespec& t);
 std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf);
 std::string stamp_text(const struct stat& st);
 /// The lines of a stamps file; none when it cannot be read.
-std::vector<std::string> read_stamps(const std::string& file);
+FileCache::CopyStamps read_stamps(const std::string& file);
 /// Returns once the clock is past the tick of `newest` (a change time): any later change gets
 /// a later change time, so a stamp taken now tells it.
 void wait_past(int64_t newest);
 /// An entry as a stamps file holds it after its stamp.
 std::string describe(const TreeEntry& e);
 /// The path in a line of a stamps file ("" when it is not one).
-std::string_view stamp_line_path(const std::string& line);
+std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);
 
 // Stats entries of a copy by their paths inside it, relative to the open directory that holds

@@ -119,9 +119,9 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
                            const CopyStamps& stamps, const std::string& stamps_file) const {
   const std::string dir = base_ + "/spares";
   auto suffix = random_bytes(4);
-  const bool one_line_each = std::none_of(stamps.begin(), stamps.end(), [](const std::string& l) {
-    return l.find('\n') != std::string::npos;
-  });
+  const std::string& text = stamps.text();
+  const bool one_line_each =
+      static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) == stamps.size();
   if (stamps.empty() || digest.empty() || !suffix || !one_line_each ||
       !make_private_dir(dir, "spare copies of synced trees")) {
     if (!stamps_file.empty()) ::unlink(stamps_file.c_str());
@@ -137,7 +137,7 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
                    ::utimensat(AT_FDCWD, tmp.c_str(), nullptr, 0) == 0;
     if (!written) {
       std::ofstream out(tmp, std::ios::trunc);
-      for (const std::string& s : stamps) out << s << '\n';
+      out << text;
       written = static_cast<bool>(out.flush());
     }
     if (!written || ::rename(path.c_str(), name.c_str()) != 0) {
@@ -172,11 +172,12 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
     std::set<std::string_view> top_names;
     bool same = true;
     std::array<char, 64> buf{};
-    for (const std::string& line : spare.stamps) {
+    for (size_t i = 0; i < spare.stamps.size(); ++i) {
+      const std::string_view line = spare.stamps[i];
       const std::string_view path = stamp_line_path(line);
       struct stat st {};
       if (path.empty() || !statter.stat(path, st) ||
-          std::string_view(line).substr(0, line.find(' ')) != stamp_chars(st, buf)) {
+          line.substr(0, line.find(' ')) != stamp_chars(st, buf)) {
         same = false;
         break;
       }

@@ -83,7 +83,36 @@ class FileCache {
   /// What a job's copy looked like when it was made: each entry's change time, inode and size,
   /// in the entries' order, with the entry itself. Any write, chmod, link, or file added or removed
   /// below a directory changes one of them.
-  using CopyStamps = std::vector<std::string>;
+  /// One line per entry ("STAMP ENTRY"), all in one buffer: a tree of 2,000 entries is one
+  /// allocation, read from a stamps file in one piece, not a string per line.
+  class CopyStamps {
+   public:
+    void reserve(size_t lines, size_t bytes) {
+      ends_.reserve(lines);
+      text_.reserve(bytes);
+    }
+    /// Adds a line (without its newline).
+    void push_back(std::string_view line) {
+      text_.append(line);
+      ends_.push_back(text_.size());
+      text_.push_back('\n');
+    }
+    size_t size() const { return ends_.size(); }
+    bool empty() const { return ends_.empty(); }
+    std::string_view operator[](size_t i) const {
+      const size_t from = i == 0 ? 0 : ends_[i - 1] + 1;
+      return std::string_view(text_).substr(from, ends_[i] - from);
+    }
+    /// Every line, each ended by a newline: a stamps file's text.
+    const std::string& text() const { return text_; }
+    /// The lines of `text` (a last line without its newline is one too).
+    static CopyStamps from_text(std::string text);
+    bool operator==(const CopyStamps&) const = default;
+
+   private:
+    std::string text_;
+    std::vector<size_t> ends_;  ///< where each line ends in text_ (its newline)
+  };
   /// The stamps of the copy at `path` of `entries`, taken once the clock has moved past the
   /// last change (a write in the same tick would keep a stamp as it was).
   static CopyStamps stamp_copy(const std::string& path, const std::vector<TreeEntry>& entries);

@@ -269,5 +269,47 @@ TEST_F(Spares, StampsOfACopyWithAnEntryMissingAreNone) {
   EXPECT_EQ(cache->usage().spares, 0U);
 }
 
+// A spare's stamps are its lines in one text, as its stamps file holds them.
+TEST(CopyStamps, AreTheLinesOfOneTextAndReadBackAsWritten) {
+  FileCache::CopyStamps s;
+  s.reserve(3, 64);
+  s.push_back("1:2:3 4:a.py 1 420 3 HASH ");
+  s.push_back("");
+  s.push_back("5:6:0 3:d/e 0 493 0  ");
+  ASSERT_EQ(s.size(), 3U);
+  EXPECT_EQ(s[0], "1:2:3 4:a.py 1 420 3 HASH ");
+  EXPECT_EQ(s[1], "");
+  EXPECT_EQ(s[2], "5:6:0 3:d/e 0 493 0  ");
+  EXPECT_EQ(s.text(), "1:2:3 4:a.py 1 420 3 HASH \n\n5:6:0 3:d/e 0 493 0  \n");
+  EXPECT_EQ(FileCache::CopyStamps::from_text(s.text()), s);
+  // A last line without its newline is a line all the same; no text, no lines.
+  const auto cut = FileCache::CopyStamps::from_text("x\ny");
+  ASSERT_EQ(cut.size(), 2U);
+  EXPECT_EQ(cut[0], "x");
+  EXPECT_EQ(cut[1], "y");
+  EXPECT_TRUE(FileCache::CopyStamps::from_text("").empty());
+}
+
+// A stamps file whose line names a path longer than the line (damaged, cut short) holds no
+// stamp of that entry: the spare is not taken as untouched, and not taken to be mended either
+// (its copy is removed).
+TEST_F(Spares, ASpareWhoseStampsAreDamagedIsNotTaken) {
+  kept_copy("1-a");
+  keep();
+  std::string file;
+  for (const auto& f : fs::directory_iterator(cache->base() + "/spares"))
+    if (f.path().string().ends_with(".stamps")) file = f.path().string();
+  ASSERT_FALSE(file.empty());
+  std::string text = read(file);
+  const size_t last = text.rfind('\n', text.size() - 2) + 1;
+  const size_t sp = text.find(' ', last);
+  ASSERT_LT(sp, text.size());
+  text.replace(sp + 1, text.find(':', sp) - sp - 1, "99999");
+  std::ofstream(file, std::ios::trunc) << text;
+  EXPECT_FALSE(cache->take_untouched_spare(digest, "2-b").has_value());
+  EXPECT_EQ(cache->reuse_spare(entries, digest, "3-c"), "");
+  EXPECT_EQ(cache->usage().spares, 0U);
+}
+
 }  // namespace
 }  // namespace ferry
