@@ -35,6 +35,20 @@ HashIndex open(const std::string& dir, int64_t racy_ns = 0) {
   return HashIndex::open(dir + "/index", dir + "/tree", racy_ns);
 }
 
+// The entries of the tree under `d` (at `dest` in the copy), scanned with its index under `d`
+// ("" none: every file read), once `read` files were read for their hashes.
+std::vector<TreeEntry> scan(const std::string& d, size_t read, const std::string& dest = "",
+                            bool remember = true) {
+  SyncRules rules;
+  if (remember) rules.hash_index_dir = d + "/index";
+  rules.hash_racy_ns = 0;
+  auto t = scan_tree({d + "/tree", dest}, rules);
+  EXPECT_TRUE(t.ok()) << t.error().message;
+  if (!t) return {};
+  EXPECT_EQ(t->files_read, read);
+  return t->entries;
+}
+
 TEST(HashIndex, AnUnchangedFileIsNotReadAgain) {
   const std::string d = fresh("unchanged");
   write(d + "/tree/a", "alpha");
@@ -112,17 +126,7 @@ TEST(HashIndex, AnIndexOfAnotherTreeOrDamagedIsStartedAfresh) {
 TEST(HashIndex, AScanRemembersAndGivesTheSameTree) {
   const std::string d = fresh("scan");
   for (int i = 0; i < 5; ++i) write(d + "/tree/f" + std::to_string(i), std::to_string(i));
-  SyncRules rules;
-  rules.hash_index_dir = d + "/index";
-  rules.hash_racy_ns = 0;
-  // The tree's entries, once it was scanned having read `read` files for their hashes.
-  auto scan = [&](size_t read) {
-    auto t = scan_tree({d + "/tree", ""}, rules);
-    EXPECT_TRUE(t.ok()) << t.error().message;
-    if (!t) return std::vector<TreeEntry>{};
-    EXPECT_EQ(t->files_read, read);
-    return t->entries;
-  };
+  auto scan = [&d](size_t read) { return ferry::scan(d, read); };
   const auto first = scan(5);
   EXPECT_EQ(scan(0), first);
   write(d + "/tree/f3", "three");
@@ -135,8 +139,7 @@ TEST(HashIndex, AScanRemembersAndGivesTheSameTree) {
   EXPECT_EQ(scan(0).size(), third.size() - 1);
   write(d + "/tree/f4", "4");
   EXPECT_EQ(scan(1), third);
-  rules.hash_index_dir.clear();
-  EXPECT_EQ(scan(5), third);
+  EXPECT_EQ(ferry::scan(d, 5, "", false), third);
 }
 
 // The index is looked up by path in the order it was written; one written in another order
@@ -146,16 +149,7 @@ TEST(HashIndex, AnIndexInAnyOrderRemembersEveryFile) {
   const std::string d = fresh("order");
   fs::create_directories(d + "/tree/a/b");
   for (const char* f : {"a.txt", "a-1", "a/b/c", "a/z", "b", "a0"}) write(d + "/tree/" + f, f);
-  SyncRules rules;
-  rules.hash_index_dir = d + "/index";
-  rules.hash_racy_ns = 0;
-  auto scan = [&](size_t read) {
-    auto t = scan_tree({d + "/tree", "dest/top"}, rules);
-    EXPECT_TRUE(t.ok()) << t.error().message;
-    if (!t) return std::vector<TreeEntry>{};
-    EXPECT_EQ(t->files_read, read);
-    return t->entries;
-  };
+  auto scan = [&d](size_t read) { return ferry::scan(d, read, "dest/top"); };
   const auto first = scan(6);
   ASSERT_EQ(first.size(), 2U + 2U + 6U);  // dest, dest/top; a, a/b; the files
   for (const TreeEntry& e : first) EXPECT_TRUE(e.path.starts_with("dest")) << e.path;
