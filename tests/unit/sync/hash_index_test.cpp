@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -165,7 +166,8 @@ TEST(HashIndex, AnIndexInAnyOrderRemembersEveryFile) {
   ASSERT_EQ(lines.size(), 6U);
   std::ofstream out(index, std::ios::trunc);
   out << header << '\n';
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) out << *it << '\n';
+  std::reverse(lines.begin(), lines.end());
+  for (const std::string& l : lines) out << l << '\n';
   out.close();
   EXPECT_EQ(scan(0), first);
 }
