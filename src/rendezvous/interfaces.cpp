@@ -5,11 +5,12 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include "ferry/common/interface_addresses.hpp"
+#include "ferry/common/read_text_file.hpp"
 
 namespace ferry {
 namespace {
@@ -22,11 +23,15 @@ NetInterface& interface_named(std::vector<NetInterface>& v, const std::string& n
 }
 
 // A small non-negative number from a sysfs file; -1 when absent or not a number (a veth's
-// speed reads "-1" or fails while it is down).
+// speed reads "-1" or fails while it is down, a virtual interface's fails with EINVAL). Read
+// with read(2): an ifstream's failed read throws inside libstdc++ (caught there), and a
+// process's first exception costs the unwinder's search of every object's frame tables.
 int sysfs_number(const std::string& path) {
-  std::ifstream in(path);
+  auto text = read_text_file(path, 64, "sysfs number");
+  if (!text) return -1;
   long long v = -1;
-  if (!(in >> v) || v < 0 || v > 100'000'000) return -1;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || end == text->data() || v < 0 || v > 100'000'000) return -1;
   return static_cast<int>(v);
 }
 

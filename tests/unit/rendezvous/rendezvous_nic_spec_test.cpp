@@ -1,7 +1,10 @@
 // --network-interface in NCCL_SOCKET_IFNAME's syntax: prefixes, `=` exact names, `^` exclusions.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ferry/rendezvous/framework_env.hpp"
@@ -160,6 +163,35 @@ TEST(NicSpeed, SpeedAndTypeTravelInTheLines) {
   ASSERT_TRUE(back);
   EXPECT_EQ(*back, v);
   EXPECT_FALSE(interfaces_from_lines({"eth0 up speed=fast 10.0.0.1/24"}));
+}
+
+// The loopback's speed and type as a sysfs tree (`sysfs_net`) says them: numbers read, and
+// anything else (a "-1", a read that fails, as a virtual interface's speed does, a missing
+// file, text) read as unknown.
+TEST(SystemInterfaces, SpeedAndTypeAreReadFromSysfs) {
+  namespace fs = std::filesystem;
+  const std::string sysfs = ::testing::TempDir() + "ferry-sysfs-net";
+  auto lo_with = [&](const std::string& speed, const std::string& type) {
+    fs::remove_all(sysfs);
+    fs::create_directories(sysfs + "/lo");
+    if (speed == "(unreadable)")
+      fs::create_directories(sysfs + "/lo/speed");  // read(2) fails: EISDIR
+    else if (!speed.empty())
+      std::ofstream(sysfs + "/lo/speed") << speed;
+    if (!type.empty()) std::ofstream(sysfs + "/lo/type") << type;
+    auto ifs = SystemInterfaceReader(sysfs).read();
+    EXPECT_TRUE(ifs.ok());
+    for (const NetInterface& i : ifs ? *ifs : std::vector<NetInterface>{})
+      if (i.name == "lo") return std::pair(i.speed_mbps, i.infiniband);
+    ADD_FAILURE() << "no lo";
+    return std::pair(-1, false);
+  };
+  EXPECT_EQ(lo_with("25000\n", "32\n"), std::pair(25000, true));
+  EXPECT_EQ(lo_with("-1\n", "772\n"), std::pair(0, false));
+  EXPECT_EQ(lo_with("(unreadable)", ""), std::pair(0, false));
+  EXPECT_EQ(lo_with("fast\n", "thirty-two\n"), std::pair(0, false));
+  EXPECT_EQ(lo_with("", "32"), std::pair(0, true));
+  fs::remove_all(sysfs);
 }
 
 }  // namespace
