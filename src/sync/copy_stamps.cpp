@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/read_text_file.hpp"
 #include "ferry/sync/file_cache.hpp"
 
 namespace ferry {
@@ -45,20 +46,10 @@ std::string stamp_text(const struct stat& st) {
 
 // The lines of a stamps file; none when it cannot be read.
 FileCache::CopyStamps read_stamps(const std::string& file) {
-  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return {};
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return {};
-  std::string text(static_cast<size_t>(st.st_size), '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  text.resize(got);
-  return FileCache::CopyStamps::from_text(std::move(text));
+  // A stamps file holds a line per entry of a tree; one past any --sync-max tree is damaged.
+  auto text = read_text_file(file, size_t{1} << 30, "stamps file");
+  if (!text) return {};
+  return FileCache::CopyStamps::from_text(std::move(*text));
 }
 
 // Returns once the clock is past the tick of `newest` (a change time): any later change gets a
