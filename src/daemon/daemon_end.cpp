@@ -23,6 +23,13 @@ void Daemon::Impl::rank_reported(const Rank& r, const wire::Exited& e) {
 
 void Daemon::Impl::check_done() {
   if (!have_spec_ || finished_ || !ranks_.all_reported()) return;
+  // A warning about this host's name goes out before Done: its lookup, if still under way,
+  // is waited for a little, then given up with a warning of its own.
+  if (name_check_.pending())
+    return name_check_.within(kOwnNameWaitAtEnd, [this](bool returned) {
+      if (!returned) launcher_.name_checked(own_name_unanswered(host_, kOwnNameWaitAtEnd));
+      check_done();
+    });
   // Every rank is gone; anything still tagged with the job (setsid daemons a rank left
   // behind) goes too, before we say we are done.
   sweep_job(tag_, ranks_.running_pgids(), sweep_);

@@ -15,6 +15,7 @@
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/daemon/kv_proxy.hpp"
 #include "ferry/daemon/output_pump.hpp"
+#include "ferry/daemon/own_name.hpp"
 #include "ferry/daemon/pmi_proxy.hpp"
 #include "ferry/daemon/sweeper.hpp"
 #include "ferry/process/spawner.hpp"
@@ -75,6 +76,7 @@ class Daemon::Impl {
   void next_attempt();
   void heartbeat();
   void start_rendezvous();
+  void look_up_own_name();
   void launch(size_t local);
   void start_rank(Rank& r);
 
@@ -105,7 +107,8 @@ class Daemon::Impl {
   asio::steady_timer beat_timer_, exit_timer_;
   StdinFeed stdin_;
   RankLauncher launcher_;
-  RankSet ranks_;  // after channel_: its streams are parked there
+  OwnNameCheck name_check_{io_};  // this host's name, looked up off the loop for the launcher
+  RankSet ranks_;                 // after channel_: its streams are parked there
   Guard guard_;
   KvProxy kv_;
   std::unique_ptr<PmiProxy> pmi_;

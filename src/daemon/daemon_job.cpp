@@ -31,6 +31,7 @@ void Daemon::Impl::on_host_spec(wire::HostSpec spec) {
   start_rendezvous();
   sampling_.start(std::chrono::milliseconds(spec_.sample_ms));
   launcher_.prepare(spec_, tag_, pmi_.get());
+  look_up_own_name();
   if (!launcher_.error_dir().empty()) guard_.remove_at_exit(launcher_.error_dir());
   launcher_.use_pmix(pmix_.begin(spec_, launcher_.cpusets()));
   bool stdin_here = false;
@@ -42,8 +43,19 @@ void Daemon::Impl::on_host_spec(wire::HostSpec spec) {
   if (!stdin_here) stdin_.close();
   sync_.job_started();
   if (spec_.ranks.empty()) return check_done();
-  // Every rank starts in its own turn, so frames already read (a Terminate) act first.
-  asio::post(io_, [this] { launch(0); });
+  // Every rank starts in its own turn, so frames already read (a Terminate) act first; a
+  // horovodrun job's once this host's name is known to be one its gloo can use.
+  if (launcher_.name_need() == RankLauncher::NameNeed::kRequire)
+    name_check_.then([this] { launch(0); });
+  else
+    asio::post(io_, [this] { launch(0); });
+}
+
+// This host's name, looked up for Horovod's gloo on a thread (a DNS server that does not
+// answer holds a lookup 5 s a try), its result given to the launcher on the loop.
+void Daemon::Impl::look_up_own_name() {
+  if (launcher_.name_need() == RankLauncher::NameNeed::kNone) return name_check_.drop();
+  name_check_.start(host_, [this](const Status& st) { launcher_.name_checked(st); });
 }
 
 // Ranks that join the job running here (elastic Horovod: new slots on this host). They

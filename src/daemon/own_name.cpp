@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
 
 #include "ferry/common/environ.hpp"
 #include "ferry/common/posix_handles.hpp"
@@ -59,6 +63,110 @@ Status check_own_name(const std::string& name) {
   for (const auto& addr : others) listed += (listed.empty() ? "" : ", ") + addr;
   return make_error(std::string(kNeed) + ", but '" + name + "' resolves here to " + listed +
                     ", not an address of this host: fix /etc/hosts (or DNS) on " + name);
+}
+
+Status own_name_unanswered(const std::string& name, std::chrono::milliseconds waited) {
+  const auto ms = waited.count();
+  const std::string after =
+      ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+  return make_error(std::string(kNeed) + ", but looking '" + name + "' up had not returned after " +
+                    after + " (a DNS server that does not answer?): add it to /etc/hosts on " +
+                    name);
+}
+
+// What a lookup's thread shares with the loop: whether anyone still takes its result.
+struct OwnNameCheck::Shared {
+  std::mutex mutex;
+  asio::io_context* io = nullptr;  // null once dropped: the thread posts nothing
+  OwnNameCheck* owner = nullptr;   // read on the loop only
+};
+
+OwnNameCheck::OwnNameCheck(asio::io_context& io, LookUp look_up)
+    : io_(io), look_up_(std::move(look_up)), limit_(io) {}
+
+OwnNameCheck::~OwnNameCheck() {
+  try {
+    drop();
+  } catch (const std::system_error&) {
+    // A mutex or timer that failed at the end: the thread finds no one to hand over to.
+  }
+}
+
+void OwnNameCheck::start(const std::string& name, std::function<void(const Status&)> result) {
+  drop();
+  auto shared = std::make_shared<Shared>();
+  shared->io = &io_;
+  shared->owner = this;
+  shared_ = shared;
+  result_ = std::move(result);
+  busy_.emplace(io_.get_executor());
+  auto look = [shared, name, look_up = look_up_] {
+    Status st = look_up(name);
+    std::lock_guard lock(shared->mutex);
+    if (!shared->io) return;
+    asio::post(*shared->io, [shared, st = std::move(st)] {
+      if (shared->owner) shared->owner->finished(st);
+    });
+  };
+  try {
+    std::thread(look).detach();
+  } catch (const std::system_error&) {
+    look();  // no thread to be had: the lookup waits here, as it always did
+  }
+}
+
+void OwnNameCheck::finished(const Status& st) {
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->io = nullptr;
+    shared_->owner = nullptr;
+  }
+  shared_.reset();
+  busy_.reset();
+  limit_.cancel();
+  auto result = std::move(result_);
+  auto waiting = std::move(waiting_);
+  auto within = std::move(within_);
+  result_ = nullptr;
+  waiting_.clear();
+  within_ = nullptr;
+  if (result) result(st);
+  for (auto& f : waiting) f();
+  if (within) within(true);
+}
+
+void OwnNameCheck::then(std::function<void()> f) {
+  if (pending())
+    waiting_.push_back(std::move(f));
+  else
+    asio::post(io_, std::move(f));
+}
+
+void OwnNameCheck::within(std::chrono::milliseconds limit, std::function<void(bool)> f) {
+  if (!pending()) return asio::post(io_, [f = std::move(f)] { f(true); });
+  if (within_) return;
+  within_ = std::move(f);
+  limit_.expires_after(limit);
+  limit_.async_wait([this](std::error_code ec) {
+    if (ec || !within_) return;
+    auto f = std::move(within_);
+    drop();
+    f(false);
+  });
+}
+
+void OwnNameCheck::drop() {
+  if (shared_) {
+    std::lock_guard lock(shared_->mutex);
+    shared_->io = nullptr;
+    shared_->owner = nullptr;
+  }
+  shared_.reset();
+  busy_.reset();
+  result_ = nullptr;
+  waiting_.clear();
+  within_ = nullptr;
+  limit_.cancel();
 }
 
 }  // namespace ferry

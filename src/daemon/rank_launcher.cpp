@@ -91,7 +91,10 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
   tags_ = {std::string(kJobTagVar) + "=" + tag, "FERRY_JOB_ID=" + spec.job_id};
   open_mpi_ = read_open_mpi_host(device_root_, merge_environment({base_env_, spec.env}));
   open_mpi_logged_ = false;
-  check_host_name(spec);
+  name_error_.clear();
+  name_need_ = !uses_horovod_gloo(merge_environment({base_env_, spec.env})) ? NameNeed::kNone
+               : spec.horovod                                               ? NameNeed::kRequire
+                                                                            : NameNeed::kWarn;
   if (spec.error_files && error_dir_.empty()) {
     // One private directory per ferryd (0700), removed when it exits.
     const char* tmp = ::getenv("TMPDIR");
@@ -113,15 +116,12 @@ void RankLauncher::prepare(const wire::HostSpec& spec, const std::string& tag, P
 
 // Horovod's gloo binds to the address of this host's name: a name it cannot use fails the
 // ranks of a horovodrun job here, with the cause; any other job only hears a warning (its
-// ranks may not be Horovod's). Once per attempt, before the first rank.
-void RankLauncher::check_host_name(const wire::HostSpec& spec) {
-  name_error_.clear();
-  if (!uses_horovod_gloo(merge_environment({base_env_, spec.env}))) return;
-  Status st = check_own_name(host_);
-  if (st) return;
-  if (spec.horovod)
+// ranks may not be Horovod's). Once per attempt; ferryd looks the name up off its loop.
+void RankLauncher::name_checked(const Status& st) {
+  if (st || !spec_) return;
+  if (name_need_ == NameNeed::kRequire)
     name_error_ = st.error().message;
-  else if (spec.attempt == 0)
+  else if (name_need_ == NameNeed::kWarn && spec_->attempt == 0)
     log_(host_ + ": warning: " + st.error().message + "; Horovod ranks would fail here");
 }
 

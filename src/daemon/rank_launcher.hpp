@@ -50,6 +50,14 @@ class RankLauncher {
   /// the first fork; its lines are logged). `spec` must outlive every start(). `tag` is the
   /// value of kJobTagVar for the ranks; `pmi` (or null) hands out their PMI sockets.
   void prepare(const wire::HostSpec& spec, const std::string& tag, PmiProxy* pmi);
+  /// What the prepared job needs of this host's name (Horovod's gloo binds to its address):
+  /// nothing; a check whose failure is a warning (the ranks may not be Horovod's, and start
+  /// meanwhile); or, for a job started as horovodrun, a check no rank starts before.
+  enum class NameNeed { kNone, kWarn, kRequire };
+  NameNeed name_need() const { return name_need_; }
+  /// The check's result (check_own_name): for kRequire a failure is every rank's reason not
+  /// to start; for kWarn it is one warning line, on the job's first attempt.
+  void name_checked(const Status& st);
   /// The spec's ranks get their PMIx environment from `pmix` (null: none), after prepare().
   void use_pmix(PmixServer* pmix) { pmix_ = pmix; }
   /// Each prepared rank's CPUs in hwloc's list form ("0-3,8"), "UNBOUND" for a rank that
@@ -77,7 +85,6 @@ class RankLauncher {
   void add_pmi_socket(SpawnRequest& req, int id, const PmiProxy::Member& place, bool spawned);
   std::vector<std::string> open_mpi_environment(const std::vector<std::string>& env);
   std::string error_file_path(size_t local) const;
-  void check_host_name(const wire::HostSpec& spec);
 
   ProcessSpawner& spawner_;
   const std::string host_;
@@ -93,6 +100,7 @@ class RankLauncher {
   std::string wdir_;
   std::vector<std::string> base_env_;  // ferryd's own environment
   std::vector<std::string> tags_;      // kJobTagVar and FERRY_JOB_ID
+  NameNeed name_need_ = NameNeed::kNone;
   std::string name_error_;  // why no rank may start here (a name Horovod cannot use), or ""
   std::string error_dir_;   // where the ranks' error files go; made at the first spec that asks
   Result<HostBindingPlan> bindings_ = make_error("no HostSpec yet");  // spawns point into it
