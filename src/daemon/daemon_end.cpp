@@ -75,6 +75,7 @@ void Daemon::Impl::front_lost() {
   beat_timer_.cancel();
   if (exit_code_ == 0 && !finished_) exit_code_ = 1;
   if (!have_spec_ || finished_) return shut_down();  // no rank runs
+  stop_waiting_for_name();
   ranks_.signal_all(SIGTERM);
   exit_timer_.expires_after(std::chrono::milliseconds(spec_.kill_grace_ms));
   exit_timer_.async_wait([this](std::error_code ec) {

@@ -38,52 +38,54 @@ void Daemon::Impl::read_input() {
 void Daemon::Impl::handle(const wire::FrameView& f) {
   auto msg = wire::decode_to_daemon(f);
   if (!msg) return fatal(msg.error().message);
-  std::visit(
-      wire::Overloaded{
-          [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
-          [this](wire::Stdin& in) {
-            if (!have_spec_) early_stdin_ += in.data.size() + 1;
-            stdin_.feed(std::move(in.data));
-          },
-          [this](wire::Signal& s) { ranks_.signal_all(s.signo); },
-          [this](wire::Terminate& t) { ranks_.terminate(std::chrono::milliseconds(t.grace_ms)); },
-          [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
-          [this](wire::KvReply& r) { kv_.reply(r); },
-          [this](wire::PmiBarrierDone& b) {
-            if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
-            if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
-          },
-          [this](wire::StartRanks& m) { on_start_ranks(std::move(m)); },
-          [this](wire::PmixFenceDone& m) {
-            if (auto s = pmix_.fence_done(m); !s) fatal(s.error().message);
-          },
-          [this](wire::PmixModexRequest& m) { pmix_.modex_request(m); },
-          [this](wire::PmixNames& m) { pmix_.names_answer(m); },
-          [this](wire::PmixGroupDone& m) { pmix_.group_done(m); },
-          [this](wire::PmixSpawnDone& m) { pmix_.spawn_done(m); },
-          [this](wire::PmixSpawnJob& m) { on_spawn_job(std::move(m)); },
-          [this](wire::PmiSpawnDone& m) {
-            if (pmi_) pmi_->spawn_done(m);
-          },
-          [this](wire::PmiSpawnJob& m) { on_pmi_spawn_job(std::move(m)); },
-          [this](wire::PmixModexReply& m) {
-            if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
-          },
-          [this](wire::OutputRoute& r) { route_output(r); },
-          [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
-          [this](wire::Preflight& m) { preflight_.handle(m); },
-          [this](wire::CheckRequest&) { state_.check(); },
-          [this](wire::PmixStart& m) {
-            if (!have_spec_) pmix_.start_early(m.node);
-          },
-          [this](wire::SyncProbe& m) { sync_.probe(m); },
-          [this](wire::SyncOffer& m) { sync_.offer(m); },
-          [this](wire::SyncData& m) { sync_.data(m); },
-          [this](wire::StopRanks& m) {
-            ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
-          },
-      },
-      *msg);
+  std::visit(wire::Overloaded{
+                 [this](wire::HostSpec& spec) { on_host_spec(std::move(spec)); },
+                 [this](wire::Stdin& in) {
+                   if (!have_spec_) early_stdin_ += in.data.size() + 1;
+                   stdin_.feed(std::move(in.data));
+                 },
+                 [this](wire::Signal& s) { ranks_.signal_all(s.signo); },
+                 [this](wire::Terminate& t) {
+                   ranks_.terminate(std::chrono::milliseconds(t.grace_ms));
+                   stop_waiting_for_name();
+                 },
+                 [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
+                 [this](wire::KvReply& r) { kv_.reply(r); },
+                 [this](wire::PmiBarrierDone& b) {
+                   if (!pmi_) return fatal("a PMI barrier answer arrived, but PMI is off");
+                   if (auto s = pmi_->barrier_done(b); !s) fatal(s.error().message);
+                 },
+                 [this](wire::StartRanks& m) { on_start_ranks(std::move(m)); },
+                 [this](wire::PmixFenceDone& m) {
+                   if (auto s = pmix_.fence_done(m); !s) fatal(s.error().message);
+                 },
+                 [this](wire::PmixModexRequest& m) { pmix_.modex_request(m); },
+                 [this](wire::PmixNames& m) { pmix_.names_answer(m); },
+                 [this](wire::PmixGroupDone& m) { pmix_.group_done(m); },
+                 [this](wire::PmixSpawnDone& m) { pmix_.spawn_done(m); },
+                 [this](wire::PmixSpawnJob& m) { on_spawn_job(std::move(m)); },
+                 [this](wire::PmiSpawnDone& m) {
+                   if (pmi_) pmi_->spawn_done(m);
+                 },
+                 [this](wire::PmiSpawnJob& m) { on_pmi_spawn_job(std::move(m)); },
+                 [this](wire::PmixModexReply& m) {
+                   if (auto s = pmix_.modex_reply(m); !s) fatal(s.error().message);
+                 },
+                 [this](wire::OutputRoute& r) { route_output(r); },
+                 [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
+                 [this](wire::Preflight& m) { preflight_.handle(m); },
+                 [this](wire::CheckRequest&) { state_.check(); },
+                 [this](wire::PmixStart& m) {
+                   if (!have_spec_) pmix_.start_early(m.node);
+                 },
+                 [this](wire::SyncProbe& m) { sync_.probe(m); },
+                 [this](wire::SyncOffer& m) { sync_.offer(m); },
+                 [this](wire::SyncData& m) { sync_.data(m); },
+                 [this](wire::StopRanks& m) {
+                   ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
+                 },
+             },
+             *msg);
 }
 
 // ferryrun offers a direct route for the output (once). It is opened only once this ferryd
@@ -128,6 +130,7 @@ void Daemon::Impl::fatal(const std::string& why) {
   queue(wire::encode(wire::Failure{-1, why}));
   exit_code_ = 2;
   ranks_.terminate(std::chrono::milliseconds(0));
+  stop_waiting_for_name();
   front_lost();
 }
 

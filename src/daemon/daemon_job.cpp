@@ -146,6 +146,15 @@ void Daemon::Impl::start_rendezvous() {
   ranks_.use_pmi(pmi_.get());
 }
 
+// Told to stop while a horovodrun job's ranks wait for this host's name: they will never
+// run, so they do not wait for the lookup either (a DNS server that does not answer holds it
+// for seconds); each is reported as not started now.
+void Daemon::Impl::stop_waiting_for_name() {
+  if (launcher_.name_need() != RankLauncher::NameNeed::kRequire || !name_check_.pending()) return;
+  name_check_.drop();
+  asio::post(io_, [this] { launch(0); });
+}
+
 // Starts the rank at `local`, then the next one in a later turn.
 void Daemon::Impl::launch(size_t local) {
   const auto& ranks = ranks_.ranks();

@@ -4,7 +4,8 @@
 # Horovod's gloo before a job's ranks; that lookup waits on the DNS server (here 30 s), and
 # it used to hold up every job there. Now a plain job's ranks start at once, the job ends
 # while the lookup is still unanswered (the DNS server got the query and never replied), and
-# fnode3 says in one warning line that its name's lookup had not returned.
+# fnode3 says in one warning line that its name's lookup had not returned. A horovodrun
+# job there waits for the answer; interrupted meanwhile, it ends at once, nothing left.
 # shellcheck disable=SC2154 # rc, J_rc etc. come from the trap and run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -59,6 +60,25 @@ assert_match "$(cat "$T/dns.log")" "query fnode3" "the queries the DNS server go
 assert_eq 1 "$(count_lines "$T/J.err" "^fnode3: warning: Horovod's gloo needs this host's name to resolve to one of its addresses, but looking 'fnode3' up had not returned after 500 ms \(a DNS server that does not answer\?\): add it to /etc/hosts on fnode3; Horovod ranks would fail here$")" \
   "fnode3's warning"
 assert_not_contains "$J_err" "fnode2: warning" "ferryrun's stderr"
+
+# A horovodrun job: fnode3's rank waits for the answer (a bad name fails it, as gloo would).
+# Interrupted meanwhile, that rank is reported as never started, and fnode3's ferryd leaves
+# at once, not when its lookup returns (30 s after it began).
+ln -s "$FERRYRUN" "$T/horovodrun"
+: >"$T/dns.log"
+start_bg H -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 2 -H fnode2:1,fnode3:1 \
+  sh -c 'sleep 100; : '"$tok"
+wait_for "fnode2's rank" 20 pgrep -f "sleep 100; : $tok"
+wait_for "fnode3's lookup of its name" 20 grep -q "query fnode3" "$T/dns.log"
+kill -INT "$H_pid"
+wait_bg H 20
+assert_eq 130 "$H_rc" "horovodrun exit code after SIGINT"
+assert_match "$H_err" "fnode3 +1 +[0-9.]+ s +[0-9.]+ s +[0-9]+ KiB +SIGKILL \(rank 1\)" \
+  "fnode3's rank in the summary: never started"
+assert_not_contains "$H_err" "did not end after SIGKILL" "horovodrun's stderr"
+wait_gone "$tok" 15
+# (the cluster is not idle yet: the DNS server is the test's) no ferryd is left
+wait_for "the job's ferryds to leave" 10 bash -c '! pgrep -f "[f]erryd --stdio"'
 
 restore
 dns_pid=""
