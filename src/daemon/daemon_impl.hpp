@@ -77,6 +77,7 @@ class Daemon::Impl {
   void heartbeat();
   void start_rendezvous();
   void look_up_own_name();
+  void terminate(std::chrono::milliseconds grace);
   void stop_waiting_for_name();
   void launch(size_t local);
   void start_rank(Rank& r);

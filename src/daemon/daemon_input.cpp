@@ -45,10 +45,7 @@ void Daemon::Impl::handle(const wire::FrameView& f) {
                    stdin_.feed(std::move(in.data));
                  },
                  [this](wire::Signal& s) { ranks_.signal_all(s.signo); },
-                 [this](wire::Terminate& t) {
-                   ranks_.terminate(std::chrono::milliseconds(t.grace_ms));
-                   stop_waiting_for_name();
-                 },
+                 [this](wire::Terminate& t) { terminate(std::chrono::milliseconds(t.grace_ms)); },
                  [](wire::Heartbeat&) {},  // reading it was the point (last_heard_)
                  [this](wire::KvReply& r) { kv_.reply(r); },
                  [this](wire::PmiBarrierDone& b) {
@@ -129,8 +126,7 @@ void Daemon::Impl::fatal(const std::string& why) {
   ::fprintf(stderr, "ferryd: %s\n", why.c_str());
   queue(wire::encode(wire::Failure{-1, why}));
   exit_code_ = 2;
-  ranks_.terminate(std::chrono::milliseconds(0));
-  stop_waiting_for_name();
+  terminate(std::chrono::milliseconds(0));
   front_lost();
 }
 

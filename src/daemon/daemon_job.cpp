@@ -146,6 +146,13 @@ void Daemon::Impl::start_rendezvous() {
   ranks_.use_pmi(pmi_.get());
 }
 
+// The job is told to stop (Terminate, or a fatal error): its ranks get `grace`, and those
+// that wait for this host's name are reported as never started.
+void Daemon::Impl::terminate(std::chrono::milliseconds grace) {
+  ranks_.terminate(grace);
+  stop_waiting_for_name();
+}
+
 // Told to stop while a horovodrun job's ranks wait for this host's name: they will never
 // run, so they do not wait for the lookup either (a DNS server that does not answer holds it
 // for seconds); each is reported as not started now.

@@ -116,20 +116,10 @@ void OwnNameCheck::start(const std::string& name, std::function<void(const Statu
 }
 
 void OwnNameCheck::finished(const Status& st) {
-  {
-    std::lock_guard lock(shared_->mutex);
-    shared_->io = nullptr;
-    shared_->owner = nullptr;
-  }
-  shared_.reset();
-  busy_.reset();
-  limit_.cancel();
   auto result = std::move(result_);
   auto waiting = std::move(waiting_);
   auto within = std::move(within_);
-  result_ = nullptr;
-  waiting_.clear();
-  within_ = nullptr;
+  drop();
   if (result) result(st);
   for (auto& f : waiting) f();
   if (within) within(true);
