@@ -353,7 +353,19 @@ run_capture() {
   printf '%q ' "$@" >"$T/$p.cmd"
   start=$(_now_ms)
   rc=0
-  timeout -k 5 "$limit" "$@" <"$stdin" >"$T/$p.out" 2>"$T/$p.err" || rc=$?
+  # Past the limit: a snapshot of the processes, then SIGQUIT (ferryrun prints the state of
+  # every rank and goes on; anything else ends), SIGKILL 10 s later.
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    sleep "$limit" &
+    nap=$!
+    wait "$nap"
+    ps -eo pid,ppid,stat,etimes,wchan:24,args --forest >"$T/$p.ps" 2>&1
+  ) </dev/null >/dev/null 2>&1 &
+  local watchdog=$!
+  timeout -s QUIT -k 10 "$limit" "$@" <"$stdin" >"$T/$p.out" 2>"$T/$p.err" || rc=$?
+  kill "$watchdog" 2>/dev/null || true
+  wait "$watchdog" 2>/dev/null || true
   end=$(_now_ms)
   echo "$rc" >"$T/$p.rc"
   printf -v "${p}_rc" '%s' "$rc"
@@ -369,8 +381,20 @@ run_capture() {
     printf -v "${p}_err" '%s' ""
   fi
   if ((end - start >= limit * 1000)); then
+    _hang_report "$p" >&2
     fail "command did not finish within ${limit}s"
   fi
+}
+
+# _hang_report P: what run_capture saw of command P that ran past its limit: ferryrun's state
+# report (asked by SIGQUIT) and the ferry and rank processes then running, on any host.
+_hang_report() {
+  echo "--- state report (SIGQUIT at the limit):"
+  awk '/: state of every rank/ { on = 1 } on { print } /: end of the state report$/ { on = 0 }' \
+    "$T/$1.err" | tail -n 200 | cut -c1-300 || true
+  echo "--- processes at the limit (ferry's and the scenario's):"
+  { grep -E "ferry|$T|PID" "$T/$1.ps" 2>/dev/null || true; } | grep -v -- "ps -eo" |
+    head -n 80 | cut -c1-300 || true
 }
 
 # start_bg P -- cmd...: start cmd in the background (stdout/stderr to $T/P.out,
