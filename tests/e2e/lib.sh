@@ -353,14 +353,26 @@ run_capture() {
   printf '%q ' "$@" >"$T/$p.cmd"
   start=$(_now_ms)
   rc=0
-  # Past the limit: a snapshot of the processes, then SIGQUIT (ferryrun prints the state of
-  # every rank and goes on; anything else ends), SIGKILL 10 s later.
+  # Past the limit: SIGQUIT (ferryrun prints the state of every rank and goes on; anything
+  # else ends), SIGKILL 10 s later. A second after the SIGQUIT, what runs is noted: every
+  # process, and the stacks of a ferryrun still there (its loop stuck, if it said nothing).
+  local shell=$$
   (
-    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-    sleep "$limit" &
+    trap 'kill "${nap:-}" "${gdb_pid:-}" 2>/dev/null; exit 0' TERM
+    sleep $((limit + 1)) &
     nap=$!
-    wait "$nap"
-    ps -eo pid,ppid,stat,etimes,wchan:24,args --forest >"$T/$p.ps" 2>&1
+    wait "$nap" || true
+    ps -eo pid,ppid,stat,etimes,wchan:24,args --forest >"$T/$p.ps" 2>&1 || true
+    for t in $(pgrep -P "$shell" -x timeout); do
+      for c in $(pgrep -P "$t"); do
+        [[ $(readlink "/proc/$c/exe" 2>/dev/null) == */ferryrun ]] || continue
+        command -v gdb >/dev/null || continue
+        timeout 8 gdb -p "$c" -batch -ex 'set pagination off' -ex 'thread apply all bt' \
+          >>"$T/$p.stacks" 2>&1 &
+        gdb_pid=$!
+        wait "$gdb_pid" || true
+      done
+    done
   ) </dev/null >/dev/null 2>&1 &
   local watchdog=$!
   timeout -s QUIT -k 10 "$limit" "$@" <"$stdin" >"$T/$p.out" 2>"$T/$p.err" || rc=$?
@@ -395,6 +407,9 @@ _hang_report() {
   echo "--- processes at the limit (ferry's and the scenario's):"
   { grep -E "ferry|$T|PID" "$T/$1.ps" 2>/dev/null || true; } | grep -v -- "ps -eo" |
     head -n 80 | cut -c1-300 || true
+  [[ -s $T/$1.stacks ]] || return 0
+  echo "--- ferryrun's threads at the limit (gdb):"
+  grep -E '^Thread|^#' "$T/$1.stacks" | head -n 150 | cut -c1-250 || true
 }
 
 # start_bg P -- cmd...: start cmd in the background (stdout/stderr to $T/P.out,
