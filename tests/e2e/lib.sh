@@ -336,7 +336,8 @@ sleeper_for() {
 # Runs cmd with stdout → $T/P.out, stderr → $T/P.err, and sets P_rc (exit code),
 # P_out and P_err (contents, trailing newlines stripped; files over 4 MB are
 # not loaded: read $T/P.out), P_secs (wall time). Stdin is /dev/null unless
-# given. A command running past the timeout is killed and the test fails.
+# given. A command running past the timeout is stopped and the test fails, saying
+# where it stood (_hang_report).
 run_capture() {
   local p=$1 stdin=/dev/null limit=$FERRY_E2E_TIMEOUT rc start end
   shift
