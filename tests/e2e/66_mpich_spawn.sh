@@ -43,10 +43,12 @@ assert_contains "$S_err" "MPI_Comm_spawn by rank 0 on fnode1: 4 process(es) as s
   "--verbose says where the children went"
 echo "rank 0 spawned 4 processes across 2 hosts through PMI-1: ${S_secs}s"
 
-# A spawned process spawns in turn: its own child is a group of its own, on the last free slot.
+# A spawned process spawns in turn: its own child is a group of its own, on the last free slot
+# (the parents hold theirs until it runs: a rank that ended frees its slot).
 run_capture G --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 2 -H fnode1:3,fnode2:3 \
-  --map-by node --verbose "$T/pmi_spawn" parent 1 2 nest
+  --map-by node --verbose -x "PMI_SPAWN_MARK=$T/nested" "$T/pmi_spawn" parent 1 2 nest
 assert_eq 0 "$G_rc" "ferryrun exit code (a nested spawn)"
+[[ -e $T/nested ]] || fail "the spawned child's child did not get PMI_SPAWN_MARK (-x)"
 assert_eq "$(printf 'child 1 spawn rc=0\nchild 1/3 app 1 arg b spawned=1 own-kvs=1 sees 3/3 on fnode1 in -')" \
   "$(rank_lines "$T/G.out" spawn1:1 stdout)" "the spawning child"
 assert_eq "child 0/1 app 0 arg c spawned=1 own-kvs=1 sees 1/1 on fnode2 in -" \

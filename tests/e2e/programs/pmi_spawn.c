@@ -10,11 +10,13 @@
  *
  * MODE: "crash" (the b children exit 5 after PMI_Init), "hold" (the b children say "ready"
  * and sleep), "host" (the spawn carries the info key host=..., which ferry refuses), "nest"
- * (the group's rank 1 spawns one "pmi_spawn child c" of its own). Every line
+ * (the group's rank 1 spawns one "pmi_spawn child c" of its own; with PMI_SPAWN_MARK=FILE the
+ * "c" child creates FILE and the parents end only once it is there). Every line
  * says what it saw; a check that fails exits non-zero. On stderr, for the benchmark (bench/
  * ferrybench/mpi.py), the clock's time (CLOCK_REALTIME: the simulated hosts share it) at rank
  * 0's call and return ("spawn_call T return T") and at each child's end of its group's first
  * barrier ("child_up T"). */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,12 @@ static int parent(int argc, char** argv) {
   printf("parent %d/%d spawned=%d sees %d/%d universe %d\n", rank, size, spawned, seen, size,
          universe);
   must(PMI_Finalize(), "PMI_Finalize");
+  /* "nest": a parent's slot stays taken until the grandchild runs (it creates the file
+   * PMI_SPAWN_MARK names), so that the grandchild's place does not depend on when the parents
+   * end. */
+  const char* mark = getenv("PMI_SPAWN_MARK");
+  for (int i = 0; strcmp(mode, "nest") == 0 && mark && access(mark, F_OK) != 0 && i < 600; ++i)
+    usleep(100000);
   return seen == size && spawned == 0 ? 0 : 4;
 }
 
@@ -131,12 +139,15 @@ static int child(int argc, char** argv) {
     fflush(stdout);
     _exit(5);
   }
+  const char* mark = getenv("PMI_SPAWN_MARK");
+  if (strcmp(arg, "c") == 0 && mark) close(open(mark, O_WRONLY | O_CREAT, 0644));
   char port[300] = "", cwd[PATH_MAX] = "?";
   must(PMI_KVS_Get(kvs, "PARENT_ROOT_PORT_NAME", port, sizeof port), "the preput key");
   if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "?");
   /* The parent's KVS name is in the port name: the children's group is another. */
   const int own = strncmp(port, "port-of-", 8) == 0 && strcmp(port + 8, kvs) != 0;
   if (strcmp(mode, "nest") == 0 && rank == 1) {
+    usleep(300000); /* the parents' own barrier is long over: they would have ended by now */
     char self[PATH_MAX], mine[300];
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) return 2;
