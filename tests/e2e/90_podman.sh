@@ -163,6 +163,10 @@ hostfile "$T/compose" 2471 2472
 job C "$T/compose" cw0 cw1
 "${compose[@]}" down >>"$T/compose.log" 2>&1 || fail "docker-compose down failed: $(tail -5 "$T/compose.log")"
 unset DOCKER_HOST
+kill "$service_pid"
+wait "$service_pid" 2>/dev/null || true
+service_pid=
+pgrep -f "$T/podman.sock" >/dev/null && fail "Podman's API service is still running after its stop"
 
 # 4. Rootless.
 id "$user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$user"
