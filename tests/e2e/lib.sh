@@ -116,8 +116,14 @@ _state_report() {
     sleep 0.1
   done
   echo "--- state report of the job still running (SIGQUIT to ferryrun, pid $pid):"
+  _state_report_text "$T/$1.err" 300
+}
+
+# _state_report_text FILE LINES: the state reports ferryrun printed in FILE (its stderr), their
+# last LINES lines.
+_state_report_text() {
   awk '/: state of every rank/ { on = 1 } on { print } /: end of the state report$/ { on = 0 }' \
-    "$T/$1.err" | tail -n 300 | cut -c1-300
+    "$1" | tail -n "$2" | cut -c1-300 || true
 }
 
 # fail MSG: print FAIL: MSG (and the last captured command's output) and exit 1.
@@ -403,8 +409,7 @@ run_capture() {
 # report (asked by SIGQUIT) and the ferry and rank processes then running, on any host.
 _hang_report() {
   echo "--- state report (SIGQUIT at the limit):"
-  awk '/: state of every rank/ { on = 1 } on { print } /: end of the state report$/ { on = 0 }' \
-    "$T/$1.err" | tail -n 200 | cut -c1-300 || true
+  _state_report_text "$T/$1.err" 200
   echo "--- processes at the limit (ferry's and the scenario's):"
   { grep -E "ferry|$T|PID" "$T/$1.ps" 2>/dev/null || true; } | grep -v -- "ps -eo" |
     head -n 80 | cut -c1-300 || true
