@@ -14,16 +14,19 @@ namespace ferry {
 
 Status make_private_dir(const std::string& path, std::string_view what) {
   // Each missing directory made 0700 (not the umask's 0755): ~/.cache/ferry made here is then
-  // as private as shipping ferryd wants it.
-  std::string prefix;
-  for (const auto& part : std::filesystem::path(path)) {
-    prefix =
-        prefix.empty() || prefix == "/" ? prefix + part.string() : prefix + "/" + part.string();
-    if (prefix.empty() || ::mkdir(prefix.c_str(), 0700) == 0 || errno == EEXIST) continue;
-    return make_error(path + ": cannot create: " + std::strerror(errno));
-  }
+  // as private as shipping ferryd wants it. One that is there already (every time but the
+  // first) costs one lstat, not a mkdir per part of its path.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return make_error(path + ": " + std::strerror(errno));
+  if (::lstat(path.c_str(), &st) != 0) {
+    std::string prefix;
+    for (const auto& part : std::filesystem::path(path)) {
+      prefix =
+          prefix.empty() || prefix == "/" ? prefix + part.string() : prefix + "/" + part.string();
+      if (prefix.empty() || ::mkdir(prefix.c_str(), 0700) == 0 || errno == EEXIST) continue;
+      return make_error(path + ": cannot create: " + std::strerror(errno));
+    }
+    if (::lstat(path.c_str(), &st) != 0) return make_error(path + ": " + std::strerror(errno));
+  }
   if (!S_ISDIR(st.st_mode)) return make_error(path + ": not a directory");
   if (st.st_uid != ::geteuid())
     return make_error(path + ": owned by uid " + std::to_string(st.st_uid) +

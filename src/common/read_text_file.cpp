@@ -29,11 +29,27 @@ Result<std::string> read_text_file(const std::string& path, std::size_t limit,
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return fail(errno);
   std::string text;
-  // A regular file's size, known ahead: one allocation, not a doubling of the string (whose
-  // copies, for an index of a few hundred KiB, cost more than the read).
+  // A regular file's size, known ahead: read straight into a string of that size (and a byte
+  // more, to see a file that grew), not in pieces appended to a doubling string: for an index
+  // of a few hundred KiB, two reads instead of forty, and no copy.
   struct stat st {};
-  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-    text.reserve(std::min(static_cast<std::size_t>(st.st_size), limit) + 1);
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    text.resize(std::min(static_cast<std::size_t>(st.st_size), limit) + 1);
+    std::size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail(errno);
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    const bool at_end = got < text.size();
+    text.resize(got);
+    if (at_end) return text;
+    if (text.size() > limit)
+      return make_error(path + ": cannot read: larger than " + size_text(limit) + ", not a " +
+                        what);
+  }
   char buf[8192];
   while (true) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);

@@ -93,15 +93,22 @@ bool CopyStatter::stat(std::string_view path, struct stat& st) {
   const size_t slash = path.rfind('/');
   const std::string_view parent = slash == std::string_view::npos ? "" : path.substr(0, slash);
   name_.assign(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  int dir = top_;
-  if (!parent.empty()) {
-    if (!dir_ || parent != parent_) {
-      parent_.assign(parent);
-      dir_.reset(::openat(top_, parent_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!dir_) return false;
-    }
-    dir = dir_.get();
+  // Closed: the open directories that do not hold `parent`.
+  const auto holds = [parent](const std::string& dir) {
+    return parent == dir || (parent.starts_with(dir) && parent[dir.size()] == '/');
+  };
+  while (!open_.empty() && !holds(open_.back().path)) open_.pop_back();
+  // Opened: the rest of `parent`, a component at a time from the deepest one open.
+  while (open_.empty() ? !parent.empty() : open_.back().path.size() != parent.size()) {
+    const size_t from = open_.empty() ? 0 : open_.back().path.size() + 1;
+    const size_t to = std::min(parent.find('/', from), parent.size());
+    const std::string component(parent.substr(from, to - from));
+    UniqueFd fd(::openat(open_.empty() ? top_ : open_.back().fd.get(), component.c_str(),
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) return false;
+    open_.push_back({std::string(parent.substr(0, to)), std::move(fd)});
   }
+  const int dir = open_.empty() ? top_ : open_.back().fd.get();
   return ::fstatat(dir, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 

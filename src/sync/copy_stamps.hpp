@@ -35,8 +35,9 @@ std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);
 
 // Stats entries of a copy by their paths inside it, relative to the open directory that holds
-// each (entries come in tree order: a directory's names one after another), not by a walk from
-// the copy's top every time. Intermediate links are followed as fstatat from the top would.
+// each (entries come in tree order: a directory before its names, its names one after another),
+// not by a walk from the copy's top every time. Intermediate links are followed as fstatat from
+// the top would.
 class CopyStatter {
  public:
   explicit CopyStatter(int top) : top_(top) {}
@@ -45,9 +46,15 @@ class CopyStatter {
   bool stat(std::string_view path, struct stat& st);
 
  private:
+  // The directories open from the top down to the last entry's: each opened once, relative to
+  // the one above it, and closed once the entries have left it.
+  struct OpenDir {
+    std::string path;
+    UniqueFd fd;
+  };
   int top_;
-  UniqueFd dir_;
-  std::string parent_, name_;
+  std::vector<OpenDir> open_;
+  std::string name_;
 };
 
 }  // namespace ferry::sync_detail

@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -79,12 +81,23 @@ class Walker {
     const std::string abs = rel.empty() ? root_ : root_ + "/" + rel;
     std::vector<Named> names;
     {
-      DirPtr d = open_dir(abs);
+      // Read with getdents64 into the walk's one buffer: opendir() would fstat each directory
+      // and allocate a buffer of its own for it.
+      const UniqueFd d(::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!d) return make_error(abs + ": " + std::strerror(errno));
-      const int fd = ::dirfd(d.get());
-      while (dirent* e = ::readdir(d.get())) {
-        const std::string_view n = e->d_name;
-        if (n != "." && n != "..") names.push_back({std::string(n), {}, {}});
+      const int fd = d.get();
+      if (!dents_) dents_ = std::make_unique<uint64_t[]>(kDentsWords);
+      char* const buf = reinterpret_cast<char*>(dents_.get());
+      for (;;) {
+        const ssize_t got = ::getdents64(fd, buf, kDentsWords * sizeof(uint64_t));
+        if (got < 0) return make_error(abs + ": " + std::strerror(errno));
+        if (got == 0) break;
+        for (ssize_t at = 0; at < got;) {
+          const auto* e = reinterpret_cast<const dirent64*>(buf + at);
+          at += e->d_reclen;
+          const std::string_view n = e->d_name;
+          if (n != "." && n != "..") names.push_back({std::string(n), {}, {}});
+        }
       }
       std::sort(names.begin(), names.end(),
                 [](const Named& a, const Named& b) { return a.name < b.name; });
@@ -154,10 +167,13 @@ class Walker {
  private:
   void add(TreeEntry e) { tree_.entries.push_back(std::move(e)); }
 
+  static constexpr size_t kDentsWords = 4096;  // 32 KiB, as glibc's readdir reads
+
   std::string root_;
   const IgnoreRules& rules_;
   SyncTree& tree_;
   HashIndex& index_;
+  std::unique_ptr<uint64_t[]> dents_;  // getdents64's buffer, 8-byte aligned as a dirent64
 };
 
 // A link that leads, through links of the tree, back to itself: refused, as the host would
@@ -297,7 +313,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   // Opened before the walk, which takes each unchanged file's hash from it as it goes: the
   // stat of a walk is all an unchanged tree costs, and no second pass over the entries.
   HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
-  tree.entries.reserve(first + index.size() + index.size() / 8 + 16);  // its directories too
+  tree.entries.reserve(first + index.size() + index.size() / 4 + 64);  // its directories too
   Walker w(root, ignore, tree, index);
   if (Status s = w.walk(""); !s) return s.error();
   if (Status s = check_link_loops(root, tree.entries); !s) return s.error();

@@ -249,6 +249,40 @@ TEST_F(Spares, AnUntouchedSpareKeptAgainKeepsItsStampsFile) {
   fs::remove(holder);
 }
 
+// A deeper tree: each entry is stat-ed from the directory that holds it, opened once while the
+// entries stay below it, whether the next one is deeper, a sibling's or back up the tree. An
+// entry written after the spare was kept is found wherever it sits (the newest spare is
+// checked first, and a touched one is not taken).
+TEST_F(Spares, AnUntouchedDeepSpareIsCheckedAtEveryLevel) {
+  entries.clear();
+  contents.clear();
+  add_dir("a", 0755);
+  add_dir("a/b", 0755);
+  add_dir("a/b/c", 0755);
+  add_file("a/b/c/f1", "1", 0644);
+  add_file("a/b/f2", "2", 0644);
+  add_dir("a/b2", 0755);
+  add_file("a/b2/f3", "3", 0644);
+  add_file("a/f4", "4", 0644);
+  add_dir("z", 0755);
+  add_file("z/f5", "5", 0644);
+  add_file("top.txt", "t", 0644);
+  digest = *tree_digest(entries);
+  int n = 0;
+  for (const std::string path : {"", "a/b/f2", "a/f4", "a/b2/f3", "top.txt", "a/b/c/f1"}) {
+    const std::string name = std::to_string(++n);
+    kept_copy(name + "-a");
+    if (!path.empty()) std::ofstream(first + "/" + path, std::ios::app) << "x";
+    keep();
+    auto spare = cache->take_untouched_spare(digest, name + "-b");
+    EXPECT_EQ(spare.has_value(), path.empty()) << (path.empty() ? "untouched" : path);
+    if (spare) {
+      expect_tree(spare->path);
+      FileCache::remove_copy(spare->path);
+    }
+  }
+}
+
 TEST_F(Spares, AtMostTwoAreKept) {
   for (int i = 0; i < 3; ++i) {
     kept_copy("9-" + std::to_string(i));
