@@ -58,20 +58,20 @@ void SyncReceiver::probe(const wire::SyncProbe& p) {
   send_(wire::encode(want));
 }
 
-void SyncReceiver::offer(const wire::SyncOffer& o) {
+void SyncReceiver::offer(wire::SyncOffer& o) {
   if (offered_ || !copy_.empty() || failed_) return fail("a second sync offer");
   offered_ = true;
   if (!open_cache()) return;
   if (is_digest(o.digest)) digest_ = o.digest;
   entries_.reserve(o.items.size());
-  for (const wire::SyncItem& i : o.items) {
+  for (wire::SyncItem& i : o.items) {  // taken: the offer is not read again
     TreeEntry e;
-    e.path = i.path;
+    e.path = std::move(i.path);
     e.kind = static_cast<TreeEntry::Kind>(i.kind);
     e.mode = i.mode;
     e.size = i.size;
-    e.hash = i.hash;
-    e.target = i.target;
+    e.hash = std::move(i.hash);
+    e.target = std::move(i.target);
     entries_.push_back(std::move(e));
   }
   // A spare copy of this tree here: the files it needs again are all the cache must hold.

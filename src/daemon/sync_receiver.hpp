@@ -30,7 +30,7 @@ class SyncReceiver {
   /// The tree's digest: a spare copy of it, untouched, is the job's copy at once (SyncReady);
   /// else SyncNeed asks for the offer.
   void probe(const wire::SyncProbe& p);
-  void offer(const wire::SyncOffer& o);
+  void offer(wire::SyncOffer& o);  ///< takes the offer's items
   void data(const wire::SyncData& d);
   /// The job's ranks start: the cache takes in the files the copy received meanwhile (not
   /// before: until every host has its copy, a host's CPUs and disk go to receiving).

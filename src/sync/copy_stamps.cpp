@@ -65,10 +65,30 @@ void wait_past(int64_t newest) {
 
 // An entry as its spare's stamps file holds it, after its stamp: its path (with its length:
 // a name may hold spaces), then kind, mode, size, hash and target.
+void append_description(std::string& out, const TreeEntry& e) {
+  std::array<char, 24> num{};
+  const auto number = [&out, &num](uint64_t v) {
+    out.append(num.data(), std::to_chars(num.data(), num.data() + num.size(), v).ptr);
+  };
+  number(e.path.size());
+  out += ':';
+  out += e.path;
+  out += ' ';
+  number(static_cast<uint64_t>(e.kind));
+  out += ' ';
+  number(e.mode);
+  out += ' ';
+  number(e.size);
+  out += ' ';
+  out += e.hash;
+  out += ' ';
+  out += e.target;
+}
+
 std::string describe(const TreeEntry& e) {
-  return std::to_string(e.path.size()) + ':' + e.path + ' ' +
-         std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
-         std::to_string(e.size) + ' ' + e.hash + ' ' + e.target;
+  std::string out;
+  append_description(out, e);
+  return out;
 }
 
 // The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).

@@ -30,6 +30,8 @@ FileCache::CopyStamps read_stamps(const std::string& file);
 void wait_past(int64_t newest);
 /// An entry as a stamps file holds it after its stamp.
 std::string describe(const TreeEntry& e);
+/// The same, appended to `out` (no string of its own per entry).
+void append_description(std::string& out, const TreeEntry& e);
 /// The path in a line of a stamps file ("" when it is not one).
 std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);

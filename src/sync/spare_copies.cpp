@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -244,21 +245,23 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
     was.emplace(path, j);
   }
   std::vector<bool> kept_now(spare.stamps.size(), false);
-  // Stat-ed from the copy's directory: no walk of the cache's path for each.
+  // Stat-ed from the directory that holds each (the entries come in tree order): no walk of
+  // the cache's path for each, each directory opened once.
   UniqueFd top(::open(spare.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::optional<CopyStatter> statter;
+  if (top) statter.emplace(top.get());
   std::string line;
+  std::array<char, 64> buf{};
   for (size_t i = 0; i < entries.size(); ++i) {
     const TreeEntry& e = entries[i];
     auto w = was.find(e.path);
     struct stat st {};
     if (w != was.end()) kept_now[w->second] = true;
-    bool same = w != was.end() && top &&
-                ::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                kind_is(st, e.kind);
+    bool same = w != was.end() && statter && statter->stat(e.path, st) && kind_is(st, e.kind);
     if (same) {
-      line = stamp_text(st);
+      line.assign(stamp_chars(st, buf));
       line += ' ';
-      line += describe(e);
+      append_description(line, e);
       same = line == spare.stamps[w->second];
     }
     if (!same) spare.changed.push_back(i);
