@@ -39,11 +39,6 @@ std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf) {
   return {buf.data(), static_cast<size_t>(p - buf.data())};
 }
 
-std::string stamp_text(const struct stat& st) {
-  std::array<char, 64> buf{};
-  return std::string(stamp_chars(st, buf));
-}
-
 // The lines of a stamps file; none when it cannot be read.
 FileCache::CopyStamps read_stamps(const std::string& file) {
   // A stamps file holds a line per entry of a tree; one past any --sync-max tree is damaged.
@@ -63,13 +58,15 @@ void wait_past(int64_t newest) {
   }
 }
 
-// An entry as its spare's stamps file holds it, after its stamp: its path (with its length:
-// a name may hold spaces), then kind, mode, size, hash and target.
-void append_description(std::string& out, const TreeEntry& e) {
-  std::array<char, 24> num{};
-  const auto number = [&out, &num](uint64_t v) {
-    out.append(num.data(), std::to_chars(num.data(), num.data() + num.size(), v).ptr);
+// A stamps file's line for `e` as `st` finds it: its stamp, then the entry: its path (with its
+// length: a name may hold spaces), kind, mode, size, hash and target.
+void stamp_line(std::string& out, const struct stat& st, const TreeEntry& e) {
+  std::array<char, 64> buf{};
+  out.assign(stamp_chars(st, buf));
+  const auto number = [&out, &buf](uint64_t v) {
+    out.append(buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr);
   };
+  out += ' ';
   number(e.path.size());
   out += ':';
   out += e.path;
@@ -83,12 +80,6 @@ void append_description(std::string& out, const TreeEntry& e) {
   out += e.hash;
   out += ' ';
   out += e.target;
-}
-
-std::string describe(const TreeEntry& e) {
-  std::string out;
-  append_description(out, e);
-  return out;
 }
 
 // The path in a line of a stamps file, "STAMP LEN:PATH REST" ("" when it is not one).
@@ -151,11 +142,13 @@ FileCache::CopyStamps FileCache::stamp_copy(const std::string& path,
   CopyStamps out;
   out.reserve(entries.size(), entries.size() * 128);
   int64_t newest = 0;
+  std::string line;
   for (const TreeEntry& e : entries) {
     struct stat st {};
     if (::lstat((path + "/" + e.path).c_str(), &st) != 0) return {};
     newest = std::max(newest, time_ns(st.st_ctim));
-    out.push_back(stamp_text(st) + ' ' + describe(e));
+    stamp_line(line, st, e);
+    out.push_back(line);
   }
   wait_past(newest);
   return out;
@@ -179,6 +172,7 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
   CopyStamps out;
   out.reserve(entries.size(), spare.stamps.text().size() + 1024);
   int64_t newest = 0;
+  std::string line;
   for (const TreeEntry& e : entries) {
     auto k = kept.find(e.path);
     if (k != kept.end() && !touched.contains(e.path)) {
@@ -188,7 +182,8 @@ FileCache::CopyStamps FileCache::restamp_copy(const SpareCopy& spare,
     struct stat st {};
     if (::fstatat(top.get(), e.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
     newest = std::max(newest, time_ns(st.st_ctim));
-    out.push_back(stamp_text(st) + ' ' + describe(e));
+    stamp_line(line, st, e);
+    out.push_back(line);
   }
   wait_past(newest);
   return out;

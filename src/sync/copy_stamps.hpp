@@ -22,16 +22,14 @@ int64_t time_ns(const timespec& t);
 /// The stamp of what `st` describes, written into `buf` (a directory's size is 0: it changes
 /// with its names, which are checked apart).
 std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf);
-std::string stamp_text(const struct stat& st);
 /// The lines of a stamps file; none when it cannot be read.
 FileCache::CopyStamps read_stamps(const std::string& file);
 /// Returns once the clock is past the tick of `newest` (a change time): any later change gets
 /// a later change time, so a stamp taken now tells it.
 void wait_past(int64_t newest);
-/// An entry as a stamps file holds it after its stamp.
-std::string describe(const TreeEntry& e);
-/// The same, appended to `out` (no string of its own per entry).
-void append_description(std::string& out, const TreeEntry& e);
+/// Into `out`: the line a stamps file holds for `e` as `st` finds it ("STAMP LEN:PATH KIND MODE
+/// SIZE HASH TARGET"), built in place (no string of its own per entry).
+void stamp_line(std::string& out, const struct stat& st, const TreeEntry& e);
 /// The path in a line of a stamps file ("" when it is not one).
 std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);

@@ -251,7 +251,6 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
   std::optional<CopyStatter> statter;
   if (top) statter.emplace(top.get());
   std::string line;
-  std::array<char, 64> buf{};
   for (size_t i = 0; i < entries.size(); ++i) {
     const TreeEntry& e = entries[i];
     auto w = was.find(e.path);
@@ -259,9 +258,7 @@ std::optional<FileCache::SpareCopy> FileCache::take_spare(const std::vector<Tree
     if (w != was.end()) kept_now[w->second] = true;
     bool same = w != was.end() && statter && statter->stat(e.path, st) && kind_is(st, e.kind);
     if (same) {
-      line.assign(stamp_chars(st, buf));
-      line += ' ';
-      append_description(line, e);
+      stamp_line(line, st, e);
       same = line == spare.stamps[w->second];
     }
     if (!same) spare.changed.push_back(i);
