@@ -101,26 +101,8 @@ std::string parent_of(const std::string& path) {
 }
 
 bool CopyStatter::stat(std::string_view path, struct stat& st) {
-  const size_t slash = path.rfind('/');
-  const std::string_view parent = slash == std::string_view::npos ? "" : path.substr(0, slash);
-  name_.assign(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  // Closed: the open directories that do not hold `parent`.
-  const auto holds = [parent](const std::string& dir) {
-    return parent == dir || (parent.starts_with(dir) && parent[dir.size()] == '/');
-  };
-  while (!open_.empty() && !holds(open_.back().path)) open_.pop_back();
-  // Opened: the rest of `parent`, a component at a time from the deepest one open.
-  while (open_.empty() ? !parent.empty() : open_.back().path.size() != parent.size()) {
-    const size_t from = open_.empty() ? 0 : open_.back().path.size() + 1;
-    const size_t to = std::min(parent.find('/', from), parent.size());
-    const std::string component(parent.substr(from, to - from));
-    UniqueFd fd(::openat(open_.empty() ? top_ : open_.back().fd.get(), component.c_str(),
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd) return false;
-    open_.push_back({std::string(parent.substr(0, to)), std::move(fd)});
-  }
-  const int dir = open_.empty() ? top_ : open_.back().fd.get();
-  return ::fstatat(dir, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  path_.assign(path);  // NUL-terminated for the call
+  return ::fstatat(top_, path_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 }  // namespace sync_detail
