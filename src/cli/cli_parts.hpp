@@ -258,9 +258,11 @@ Status finish_session(FrontendConfig& cfg, const RawCli& raw);
 void add_sync_options(CLI::App& app, RawCli& raw);
 /// mpirun's -s/--preload-binary and --preload-files (sync_options.cpp).
 void add_preload_options(CLI::App& app, RawCli& raw);
-/// The trees read (hashed) here, before any host is reached: job.sync. Refuses a bad DIR or
-/// DEST, a link out of a tree, a tree over --sync-max, and --sync in Horovod's elastic mode.
-Status finish_sync(JobOptions& job, RawCli& raw);
+/// The trees to read, as job.sync_request (the job reads them while its hosts are reached).
+/// Refuses here, before any host is reached, what needs no walk: a DIR that is not a directory,
+/// a bad DEST or --sync-max, a preloaded path that is not a file, and --sync in Horovod's
+/// elastic mode.
+Status finish_sync(JobOptions& job, const RawCli& raw);
 
 /// Builds the final config once CLI11 has parsed: command, hosts (command line, job file,
 /// Slurm, or this machine), exports, binding words, stdin, output, paths. `remaining` is

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "cli_parts.hpp"
@@ -11,6 +12,7 @@
 #include "ferry/common/text.hpp"
 #include "ferry/sync/file_cache.hpp"
 #include "ferry/sync/tree.hpp"
+#include "ferry/sync/tree_reader.hpp"
 
 namespace ferry::cli_detail {
 
@@ -48,23 +50,18 @@ Result<std::string> program_path(const std::string& name) {
   return make_error("--preload-binary: " + name + " is not on this machine's PATH");
 }
 
-// mpirun's --preload-files and --preload-binary, as trees of single files; the program then
+// mpirun's --preload-files and --preload-binary, as parts of single files; the program then
 // runs as the copy's ./NAME.
-Status preload_trees(JobOptions& job, const RawCli& raw, std::vector<SyncTree>& trees) {
-  if (!raw.preload_files.empty()) {
-    auto t = scan_files(split(raw.preload_files, ','), "--preload-files");
-    if (!t) return t.error();
-    trees.push_back(std::move(*t));
-  }
+Status preload_parts(JobOptions& job, const RawCli& raw, SyncRequest& request) {
+  if (!raw.preload_files.empty())
+    request.parts.push_back({std::nullopt, split(raw.preload_files, ','), "--preload-files"});
   if (!raw.preload_binary) return {};
   if (!job.apps.empty())
     return make_error("--preload-binary with MPMD parts: give --sync DIR of their programs");
   auto program = program_path(job.command.front());
   if (!program) return program.error();
-  auto t = scan_files({*program}, "--preload-binary");
-  if (!t) return t.error();
-  job.command.front() = "./" + t->entries.front().path;
-  trees.push_back(std::move(*t));
+  request.parts.push_back({std::nullopt, {*program}, "--preload-binary"});
+  job.command.front() = "./" + std::filesystem::path(*program).filename().string();
   return {};
 }
 
@@ -79,7 +76,7 @@ void add_preload_options(CLI::App& app, RawCli& raw) {
       ->group("Start");
 }
 
-Status finish_sync(JobOptions& job, RawCli& raw) {
+Status finish_sync(JobOptions& job, const RawCli& raw) {
   if (raw.sync.empty() && raw.preload_files.empty() && !raw.preload_binary) {
     if (!raw.sync_exclude.empty()) return make_error("--sync-exclude needs --sync DIR");
     if (raw.sync_max) return make_error("--sync-max needs --sync DIR");
@@ -101,25 +98,18 @@ Status finish_sync(JobOptions& job, RawCli& raw) {
         "--sync (or --preload-*) and Horovod's elastic mode: hosts that join later would not get "
         "the tree "
         "(not supported)");
-  std::vector<SyncTree> trees;
-  if (Status st = preload_trees(job, raw, trees); !st) return st;
-  uint64_t total = 0;
-  for (const SyncTree& t : trees) total += t.bytes;
+  SyncRequest request;
+  request.rules = rules;
+  if (Status st = preload_parts(job, raw, request); !st) return st;
   for (const std::string& text : raw.sync) {
     auto spec = parse_sync_spec(text);
     if (!spec) return spec.error();
-    auto tree = scan_tree(*spec, rules);
-    if (!tree) return tree.error();
-    for (const std::string& line : tree->skipped) raw.warnings.push_back("--sync: " + line);
-    total += tree->bytes;
-    trees.push_back(std::move(*tree));
+    request.parts.push_back({*spec, {}, ""});
   }
-  if (total > rules.max_bytes)
-    return make_error("--sync: " + bytes_text(total) + " in all, over --sync-max " +
-                      bytes_text(rules.max_bytes));
-  SyncTree all = merge_trees(std::move(trees));
-  if (auto d = tree_digest(all.entries)) all.digest = *d;
-  job.sync = std::make_shared<const SyncTree>(std::move(all));
+  // What needs no walk is refused here, before any host is reached; the rest is read while
+  // the hosts are (TreeReader).
+  if (Status st = check_sync_request(request); !st) return st;
+  job.sync_request = std::make_shared<const SyncRequest>(std::move(request));
   return {};
 }
 

@@ -91,7 +91,7 @@ wire::HostSpec make_host_spec(const JobOptions& opts, const Placement& placement
   spec.wdir_fallback = !opts.wdir_explicit && !host.local;
   // --sync: the ranks start in the host's copy of the tree (ferryd takes a relative --wdir
   // inside it).
-  if (opts.sync && !opts.wdir_explicit) {
+  if ((opts.sync || opts.sync_request) && !opts.wdir_explicit) {
     spec.wdir.clear();
     spec.wdir_fallback = false;
   }

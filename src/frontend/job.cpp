@@ -90,6 +90,7 @@ int Job::Impl::run() {
   out_.set_reader_gone_handler([this, alive = alive_] {
     if (*alive) reader_gone();
   });
+  read_sync_tree();
   open_all();
   io_.run();
   const int status = attempt_.end.exit_status();

@@ -24,6 +24,7 @@
 #include "ferry/frontend/job_summary.hpp"
 #include "ferry/frontend/preflight_report.hpp"
 #include "ferry/frontend/stdin_forwarder.hpp"
+#include "ferry/sync/tree_reader.hpp"
 #include "ferry/transport/output_route.hpp"
 #include "host_link.hpp"
 #include "job_top.hpp"
@@ -192,6 +193,9 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   PreflightFailure preflight_failure(size_t j, const PendingPreflight& p) const;
 
   // ---- job_sync.cpp: --sync, before an attempt's ranks on hosts that lack the tree ----
+  bool syncing() const { return (opts_.sync || opts_.sync_request) && !opts_.check; }
+  void read_sync_tree();
+  void on_tree_read(Result<SyncTree> tree);
   bool want_sync() const;
   void start_sync();
   void probe_sync(size_t i);
@@ -279,9 +283,12 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
     size_t hosts = 0, ready = 0;
     Clock::time_point drawn{};
   } sync_progress_;
-  std::string sync_offer_;  // the encoded SyncOffer, once a host asked for it
-  bool sync_told_ = false;  // --verbose said what the tree holds
-  bool sync_on_ = false;    // an attempt waits for its hosts' copies
+  std::shared_ptr<const SyncTree> sync_;     // the tree, once read (opts_.sync, or sync_reader_'s)
+  std::unique_ptr<TreeReader> sync_reader_;  // reading opts_.sync_request while hosts are reached
+  bool sync_waits_tree_ = false;             // an attempt's sync began before the tree was read
+  std::string sync_offer_;                   // the encoded SyncOffer, once a host asked for it
+  bool sync_told_ = false;                   // --verbose said what the tree holds
+  bool sync_on_ = false;                     // an attempt waits for its hosts' copies
   asio::steady_timer preflight_timer_{io_}, sync_timer_{io_};
   std::optional<PendingCheck> check_;
   std::map<size_t, std::string> preflight_outcome_;

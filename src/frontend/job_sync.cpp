@@ -16,8 +16,44 @@ std::string files_text(size_t n) { return std::to_string(n) + (n == 1 ? " file" 
 
 }  // namespace
 
+// The tree comes read (opts_.sync), or is read on a thread of its own while the hosts are
+// reached: no host is asked before it is read; one that greets sooner is asked then.
+void Job::Impl::read_sync_tree() {
+  sync_ = opts_.sync;
+  if (sync_ || !opts_.sync_request || opts_.check) return;
+  sync_reader_ = std::make_unique<TreeReader>(
+      *opts_.sync_request, [this, alive = alive_](Result<SyncTree> tree) {
+        auto read = std::make_shared<Result<SyncTree>>(std::move(tree));
+        asio::post(io_, [this, alive, read] {
+          if (*alive) on_tree_read(std::move(*read));
+        });
+      });
+}
+
+// A tree the reading refuses ends the job as a bad command line does: one line, exit status
+// 2, and nothing of it sent (the hosts reached so far are closed, the others given up).
+void Job::Impl::on_tree_read(Result<SyncTree> tree) {
+  if (phase_ == Phase::kFinishing) return;
+  if (!tree) {
+    diag_.end_progress();
+    diag_.error(tree.error().message);
+    attempt_.end.refused();
+    launchers_.remote.cancel_all();
+    return finish_job();
+  }
+  for (const std::string& line : tree->skipped) diag_.warn("--sync: " + line);
+  sync_ = std::make_shared<const SyncTree>(std::move(*tree));
+  if (sync_waits_tree_) {
+    sync_waits_tree_ = false;
+    return start_sync();
+  }
+  if (phase_ != Phase::kStarting) return;
+  for (size_t i = 0; i < hosts_.size(); ++i)
+    if (hosts_[i]->hello && !hosts_[i]->closed) probe_sync(i);
+}
+
 bool Job::Impl::want_sync() const {
-  if (!opts_.sync || opts_.check) return false;
+  if (!syncing()) return false;
   for (size_t m : attempt_.members)
     if (!hosts_[m]->synced) return true;
   return false;
@@ -27,10 +63,10 @@ bool Job::Impl::want_sync() const {
 const std::string& Job::Impl::sync_offer_frame() {
   if (!sync_offer_.empty()) return sync_offer_;
   wire::SyncOffer offer;
-  offer.items.reserve(opts_.sync->entries.size());
-  for (const TreeEntry& e : opts_.sync->entries)
+  offer.items.reserve(sync_->entries.size());
+  for (const TreeEntry& e : sync_->entries)
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
-  offer.digest = opts_.sync->digest;
+  offer.digest = sync_->digest;
   offer.usage_wanted = opts_.verbose;
   sync_offer_ = wire::encode(offer);
   return sync_offer_;
@@ -43,21 +79,25 @@ const std::string& Job::Impl::sync_offer_frame() {
 // what has not come yet.
 void Job::Impl::probe_sync(size_t i) {
   HostLink& h = *hosts_[i];
-  if (!opts_.sync || opts_.check || h.synced || h.sync) return;
+  if (!syncing() || !sync_ || h.synced || h.sync) return;  // asked once the tree is read
   if (!sync_told_)
-    diag_.verbose("sync: " + files_text(opts_.sync->files) + ", " + bytes_text(opts_.sync->bytes) +
-                  " (" + std::to_string(opts_.sync->files_read) +
+    diag_.verbose("sync: " + files_text(sync_->files) + ", " + bytes_text(sync_->bytes) + " (" +
+                  std::to_string(sync_->files_read) +
                   " read for their hashes, the others unchanged since a launch read them), to "
                   "the hosts that lack them (after " +
                   since_start() + ")");
   sync_told_ = true;
-  h.sync = std::make_unique<TreeSender>(opts_.sync);
+  h.sync = std::make_unique<TreeSender>(sync_);
   h.sync_heard = Clock::now();
-  h.link->send(opts_.sync->digest.empty() ? sync_offer_frame()
-                                          : wire::encode(wire::SyncProbe{opts_.sync->digest}));
+  h.link->send(sync_->digest.empty() ? sync_offer_frame()
+                                     : wire::encode(wire::SyncProbe{sync_->digest}));
 }
 
 void Job::Impl::start_sync() {
+  if (!sync_) {
+    sync_waits_tree_ = true;  // on_tree_read() comes back here
+    return;
+  }
   sync_on_ = true;
   for (size_t m : attempt_.members) {
     HostLink& h = *hosts_[m];
@@ -100,7 +140,7 @@ void Job::Impl::on_sync_need(size_t i, const wire::SyncNeed& m) {
   if (m.offer_wanted) return h.link->send(sync_offer_frame());
   if (Status st = h.sync->need(m.hashes); !st) return on_broken(i, st.error().message);
   diag_.verbose("sync: " + h.name() + " lacks " + std::to_string(m.hashes.size()) + " of " +
-                files_text(opts_.sync->files) + " (" + bytes_text(h.sync->bytes_wanted()) + ")" +
+                files_text(sync_->files) + " (" + bytes_text(h.sync->bytes_wanted()) + ")" +
                 (m.hashes.empty() ? std::string()
                                   : "; its cache keeps " + files_text(m.cache_files) + ", " +
                                         bytes_text(m.cache_bytes)) +

@@ -70,14 +70,16 @@ const char* special_kind(mode_t m) {
 
 class Walker {
  public:
-  Walker(std::string root, const IgnoreRules& rules, SyncTree& tree, HashIndex& index)
-      : root_(std::move(root)), rules_(rules), tree_(tree), index_(index) {}
+  Walker(std::string root, const IgnoreRules& ignore, const SyncRules& rules, SyncTree& tree,
+         HashIndex& index)
+      : root_(std::move(root)), ignore_(ignore), rules_(rules), tree_(tree), index_(index) {}
 
   // Every entry under `rel` ("" the top), sorted by name; a file with the hash the index
   // remembers for it, or none yet (then in `unread`).
   // Each name is stat-ed (and a link read) relative to its directory's open descriptor, not
   // by a path from the top; the directory is closed before its subdirectories are entered.
   Status walk(const std::string& rel) {
+    if (rules_.stop && rules_.stop->load()) return make_error("--sync: reading stopped");
     const std::string abs = rel.empty() ? root_ : root_ + "/" + rel;
     std::vector<Named> names;
     {
@@ -127,7 +129,7 @@ class Walker {
   Status visit(const std::string& rel, Named& n) {
     const struct stat& st = n.st;
     const bool dir = S_ISDIR(st.st_mode);
-    if (rules_.excluded(rel, dir)) return {};
+    if (ignore_.excluded(rel, dir)) return {};
     TreeEntry e;
     e.path = rel;
     e.mode = st.st_mode & 07777;
@@ -170,7 +172,8 @@ class Walker {
   static constexpr size_t kDentsWords = 4096;  // 32 KiB, as glibc's readdir reads
 
   std::string root_;
-  const IgnoreRules& rules_;
+  const IgnoreRules& ignore_;
+  const SyncRules& rules_;
   SyncTree& tree_;
   HashIndex& index_;
   std::unique_ptr<uint64_t[]> dents_;  // getdents64's buffer, 8-byte aligned as a dirent64
@@ -314,7 +317,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   // stat of a walk is all an unchanged tree costs, and no second pass over the entries.
   HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
   tree.entries.reserve(first + index.size() + index.size() / 4 + 64);  // its directories too
-  Walker w(root, ignore, tree, index);
+  Walker w(root, ignore, rules, tree, index);
   if (Status s = w.walk(""); !s) return s.error();
   if (Status s = check_link_loops(root, tree.entries); !s) return s.error();
   if (rules.max_bytes > 0 && tree.bytes > rules.max_bytes)
@@ -323,6 +326,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
                       bytes_text(rules.max_bytes) +
                       " (leave some out with --sync-exclude or a .ferryignore, or raise it)");
   for (const auto& [i, st] : w.unread) {
+    if (rules.stop && rules.stop->load()) return make_error("--sync: reading stopped");
     TreeEntry& e = tree.entries[i];
     auto h = index.read(e.path, root + "/" + e.path, st);
     if (!h) return make_error("--sync: " + h.error().message);

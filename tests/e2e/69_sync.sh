@@ -182,7 +182,10 @@ wait_cluster_idle 20
 wait_gone "$tok" 10
 rm "$T/tree2/big.bin"
 
-# Bad input: one line, exit 2, before any host is reached.
+# Bad input: one line, exit 2. What needs no walk (a missing DIR, a file as DIR, DEST) is refused
+# before any host is reached; what the reading finds (a link out of the tree, a loop, over
+# --sync-max, an unreadable file) once it ends, while the hosts are reached, before anything of
+# the tree is sent.
 assert_refused "a missing tree" "--sync $T/nope: not a directory" "$FERRYRUN" "${HOSTS[@]}" --sync "$T/nope" true
 ln -s /etc "$T/tree2/etc"
 assert_refused "a link out of the tree" "$T/tree2/etc: a symlink to /etc, outside the tree" \

@@ -15,6 +15,7 @@
 #include "ferry/mpmd/rank_file.hpp"
 #include "ferry/plan/placement.hpp"
 #include "ferry/sync/tree.hpp"
+#include "ferry/sync/tree_reader.hpp"
 
 namespace ferry {
 
@@ -60,8 +61,12 @@ struct JobOptions {
   /// placement policy and the binding policy's cores).
   std::optional<RankFile> rank_file;
   /// --sync: the tree every host gets before its ranks start, which they start in (relative
-  /// working directories are taken inside it); null: none.
+  /// working directories are taken inside it), read already; null: none, or `sync_request`.
   std::shared_ptr<const SyncTree> sync;
+  /// --sync's trees as the command line asks for them (checked where no walk is needed): the
+  /// job reads them on a thread of its own while its hosts are reached (TreeReader), and
+  /// sends nothing of them before the reading ends. Null: none, or `sync`.
+  std::shared_ptr<const SyncRequest> sync_request;
   std::string wdir;                  ///< where ranks start
   bool wdir_explicit = false;        ///< --wdir given: missing on a host is an error
   std::vector<std::string> exports;  ///< resolved "K=V"

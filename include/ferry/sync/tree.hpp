@@ -10,6 +10,7 @@
 /// `**` across directories; the last pattern that matches decides, and a directory left out is
 /// not entered.
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -70,6 +71,8 @@ struct SyncRules {
   std::string hash_index_dir;
   /// How soon after a file's change its remembered hash is not trusted (HashIndex).
   int64_t hash_racy_ns = HashIndex::kDefaultRacyNs;
+  /// Set (by another thread): the reading ends at its next directory or file, with an error.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SyncTree {

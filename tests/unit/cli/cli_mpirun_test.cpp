@@ -423,11 +423,13 @@ TEST(CliMpirun, PreloadsAreSyncedFilesAndTheProgramRunsAsItsCopy) {
   auto r = mpi({"-H", "a,b", "-s", "--preload-files", dir + "/in.txt", dir + "/solver", "x"});
   ASSERT_TRUE(r.config.has_value());
   const auto& job = r.config->job;
-  ASSERT_NE(job.sync, nullptr);
-  ASSERT_EQ(job.sync->entries.size(), 2u);
-  EXPECT_EQ(job.sync->entries[0].path, "in.txt");
-  EXPECT_EQ(job.sync->entries[1].path, "solver");
-  EXPECT_EQ(job.sync->entries[1].mode, 0755u);
+  ASSERT_NE(job.sync_request, nullptr);
+  auto tree = read_sync_request(*job.sync_request);  // as the job reads it
+  ASSERT_TRUE(tree.ok()) << tree.error().message;
+  ASSERT_EQ(tree->entries.size(), 2u);
+  EXPECT_EQ(tree->entries[0].path, "in.txt");
+  EXPECT_EQ(tree->entries[1].path, "solver");
+  EXPECT_EQ(tree->entries[1].mode, 0755u);
   EXPECT_EQ(job.command, (std::vector<std::string>{"./solver", "x"}));
   testing::internal::CaptureStderr();
   EXPECT_EQ(mpi({"-H", "a", "--preload-files", dir + "/nope", "true"}).exit_code, 2);

@@ -3,6 +3,9 @@
 // has its copy; a failure that comes before the attempt is said as any sync failure is.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "fake_daemon.hpp"
 #include "ferry/wire/frame.hpp"
 
@@ -111,11 +114,7 @@ struct SyncRun {
   std::vector<std::string> events;
 };
 
-SyncRun run_synced(const std::string& fail) {
-  JobOptions o = test_support::job_on_hosts({"node1", "node2"}, 2);
-  auto tree = std::make_shared<SyncTree>();
-  tree->digest = std::string(64, 'a');
-  o.sync = tree;
+SyncRun run_job_of(const JobOptions& o, const std::string& fail) {
   asio::io_context io;
   DiscardSink sink;
   SyncingLauncher launcher(io, fail);
@@ -123,6 +122,32 @@ SyncRun run_synced(const std::string& fail) {
   run.status = test_support::run_job(io, o, launcher, sink, run.diag);
   run.events = launcher.events;
   return run;
+}
+
+SyncRun run_synced(const std::string& fail) {
+  JobOptions o = test_support::job_on_hosts({"node1", "node2"}, 2);
+  auto tree = std::make_shared<SyncTree>();
+  tree->digest = std::string(64, 'a');
+  o.sync = tree;
+  return run_job_of(o, fail);
+}
+
+// The tree as ferryrun's command line leaves it: still to be read, which the job does on a
+// thread of its own while its hosts are reached.
+SyncRun run_requested(const std::string& dir) {
+  JobOptions o = test_support::job_on_hosts({"node1", "node2"}, 2);
+  SyncRequest r;
+  r.parts.push_back({SyncSpec{dir, ""}, {}, ""});
+  o.sync_request = std::make_shared<const SyncRequest>(std::move(r));
+  return run_job_of(o, "");
+}
+
+std::string fresh_tree(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "jobsync-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/sub");
+  std::ofstream(dir + "/sub/run.py") << "print(1)\n";
+  return dir;
 }
 
 TEST(JobSync, AHostIsProbedWhenItGreetsAndTheRanksStartOnceEveryCopyIsThere) {
@@ -142,6 +167,35 @@ TEST(JobSync, AFailureBeforeTheAttemptIsOneLineAndNoRankStarts) {
   EXPECT_NE(run.diag.find("ferryrun: --sync: node1: the cache cannot be used\n"), std::string::npos)
       << run.diag;
   for (const std::string& e : run.events) EXPECT_EQ(e.find(" spec"), std::string::npos) << e;
+}
+
+TEST(JobSync, ATreeReadWhileTheHostsAreReachedIsProbedOnEveryHostBeforeAnyRank) {
+  const SyncRun run = run_requested(fresh_tree("read"));
+  EXPECT_EQ(run.status, 0) << run.diag;
+  std::vector<std::string> probes, specs;
+  for (const std::string& e : run.events) {
+    if (e.ends_with(" probed")) probes.push_back(e);
+    if (e.ends_with(" spec")) {
+      EXPECT_EQ(probes.size(), 2U) << "a spec before every host was probed: " << e;
+      specs.push_back(e);
+    }
+  }
+  EXPECT_EQ(probes, (std::vector<std::string>{"node1 probed", "node2 probed"})) << run.diag;
+  EXPECT_EQ(specs.size(), 2U) << run.diag;
+}
+
+// What the reading refuses (here a link out of the tree) ends the job as a bad command line:
+// one line, exit status 2, and no host is asked for the tree or sent a rank.
+TEST(JobSync, ATreeTheReadingRefusesIsOneLineExitTwoAndNothingSent) {
+  const std::string dir = fresh_tree("refused");
+  std::filesystem::create_symlink("/etc", dir + "/sub/etc");
+  const SyncRun run = run_requested(dir);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.diag, "ferryrun: " + dir +
+                          "/sub/etc: a symlink to /etc, outside the tree (only links inside it "
+                          "are synced; leave it out with --sync-exclude)\n");
+  for (const std::string& e : run.events)
+    EXPECT_TRUE(e.ends_with(" hello")) << "sent after the tree was refused: " << e;
 }
 
 }  // namespace
