@@ -13,6 +13,7 @@
 
 #include "ferry/sync/tree.hpp"
 #include "ferry/transport/content_hash.hpp"
+#include "sync_test_files.hpp"
 
 namespace ferry {
 namespace {
@@ -20,8 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string fresh(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "hashindex-" + name;
-  fs::remove_all(dir);
+  std::string dir = sync_test::empty_dir("hashindex", name);
   fs::create_directories(dir + "/tree");
   return dir;
 }

@@ -22,6 +22,21 @@ inline std::string fresh(const std::string& prefix, const std::string& name) {
   return dir;
 }
 
+/// An empty folder `PREFIX-NAME` under the test's temporary folder (one a run before left is
+/// removed first).
+inline std::string empty_dir(const std::string& prefix, const std::string& name) {
+  std::string dir = ::testing::TempDir() + prefix + "-" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// A file with these bytes, its folders made first.
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::trunc) << bytes;
+}
+
 inline std::string read(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

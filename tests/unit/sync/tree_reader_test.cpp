@@ -11,22 +11,16 @@
 #include <fstream>
 #include <future>
 
+#include "sync_test_files.hpp"
+
 namespace ferry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "syncreq-" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+std::string fresh(const std::string& name) { return sync_test::empty_dir("syncreq", name); }
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+void write(const std::string& path, const std::string& text) { sync_test::write_file(path, text); }
 
 SyncRequest::Part tree_part(const std::string& dir, const std::string& dest = "") {
   return {SyncSpec{dir, dest}, {}, ""};
@@ -125,7 +119,7 @@ TEST(SyncRequest, AReaderDestroyedAtOnceCallsBackOnceAndReturns) {
   std::atomic<int> calls{0};
   std::string outcome;
   {
-    TreeReader reader(r, [&](Result<SyncTree> t) {
+    TreeReader reader(r, [&](const Result<SyncTree>& t) {
       ++calls;
       outcome = t.ok() ? "tree" : t.error().message;
     });

@@ -7,17 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sync_test_files.hpp"
+
 namespace ferry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "syncsend-" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+std::string fresh(const std::string& name) { return sync_test::empty_dir("syncsend", name); }
 
 TEST(TreeSender, SendsTheWantedFilesInPiecesWithinTheWindow) {
   const std::string d = fresh("window");

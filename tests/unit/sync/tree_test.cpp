@@ -13,21 +13,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sync_test_files.hpp"
+
 namespace ferry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fresh(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "synctree-" + name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+std::string fresh(const std::string& name) { return sync_test::empty_dir("synctree", name); }
 
 void write(const std::string& path, const std::string& text, mode_t mode = 0644) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
+  sync_test::write_file(path, text);
   ::chmod(path.c_str(), mode);
 }
 
