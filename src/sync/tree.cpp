@@ -283,10 +283,17 @@ Result<SyncSpec> parse_sync_spec(const std::string& text) {
   return s;
 }
 
-Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
+Status check_tree_source(const SyncSpec& spec, struct stat* top) {
   struct stat st {};
   if (::stat(spec.source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error("--sync " + spec.source + ": not a directory");
+  if (top) *top = st;
+  return {};
+}
+
+Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
+  struct stat st {};
+  if (Status ok = check_tree_source(spec, &st); !ok) return ok.error();
   std::string root = spec.source;
   while (root.size() > 1 && root.ends_with("/")) root.pop_back();
   SyncTree tree;
@@ -342,16 +349,27 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   return tree;
 }
 
-Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::string& option) {
-  SyncTree tree;
+Status check_single_files(const std::vector<std::string>& files, const std::string& option) {
   std::set<std::string> names;
   for (const std::string& f : files) {
     struct stat st {};
     if (::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       return make_error(option + " " + f + ": not a file");
+    const std::string name = std::filesystem::path(f).filename().string();
+    if (!names.insert(name).second) return make_error(option + ": two files named " + name);
+  }
+  return {};
+}
+
+Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::string& option) {
+  if (Status ok = check_single_files(files, option); !ok) return ok.error();
+  SyncTree tree;
+  for (const std::string& f : files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0)
+      return make_error(option + " " + f + ": " + std::strerror(errno));
     TreeEntry e;
     e.path = std::filesystem::path(f).filename().string();
-    if (!names.insert(e.path).second) return make_error(option + ": two files named " + e.path);
     e.kind = TreeEntry::Kind::kFile;
     e.mode = st.st_mode & 07777;
     e.size = static_cast<uint64_t>(st.st_size);

@@ -1,36 +1,18 @@
 // --sync's trees read on a thread of their own, while the hosts are reached.
 #include "ferry/sync/tree_reader.hpp"
 
-#include <sys/stat.h>
-
-#include <filesystem>
-#include <set>
-
 namespace ferry {
 
 Status check_sync_request(const SyncRequest& request) {
-  for (const SyncRequest::Part& p : request.parts) {
-    struct stat st {};
-    if (p.tree) {
-      if (::stat(p.tree->source.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        return make_error("--sync " + p.tree->source + ": not a directory");
-      continue;
-    }
-    std::set<std::string> names;
-    for (const std::string& f : p.files) {
-      if (::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-        return make_error(p.option + " " + f + ": not a file");
-      if (!names.insert(std::filesystem::path(f).filename().string()).second)
-        return make_error(p.option + ": two files named " +
-                          std::filesystem::path(f).filename().string());
-    }
-  }
+  for (const SyncRequest::Part& p : request.parts)
+    if (Status ok = p.tree ? check_tree_source(*p.tree) : check_single_files(p.files, p.option);
+        !ok)
+      return ok;
   return {};
 }
 
-Result<SyncTree> read_sync_request(const SyncRequest& request, const std::atomic<bool>* stop) {
-  SyncRules rules = request.rules;
-  rules.stop = stop;
+Result<SyncTree> read_sync_request(const SyncRequest& request) {
+  const SyncRules& rules = request.rules;
   std::vector<SyncTree> trees;
   uint64_t total = 0;
   for (const SyncRequest::Part& p : request.parts) {
@@ -49,8 +31,9 @@ Result<SyncTree> read_sync_request(const SyncRequest& request, const std::atomic
 }
 
 TreeReader::TreeReader(SyncRequest request, Done done)
-    : thread_([this, request = std::move(request), done = std::move(done)] {
-        done(read_sync_request(request, &stop_));
+    : thread_([this, request = std::move(request), done = std::move(done)]() mutable {
+        request.rules.stop = &stop_;
+        done(read_sync_request(request));
       }) {}
 
 TreeReader::~TreeReader() {

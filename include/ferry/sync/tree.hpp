@@ -10,6 +10,8 @@
 /// `**` across directories; the last pattern that matches decides, and a directory left out is
 /// not entered.
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -91,10 +93,18 @@ struct SyncTree {
 /// it is not read again (SyncRules::hash_index_dir).
 Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules);
 
+/// What scan_tree refuses before its walk: DIR is not a directory. Error: one line naming it.
+/// `top`: where DIR's stat goes, if given.
+Status check_tree_source(const SyncSpec& spec, struct stat* top = nullptr);
+
 /// mpirun's --preload-files and --preload-binary: single files, each at the top of the job's
 /// copy under its own name, mode and SHA-256 kept. `option` names them in errors. Error, one
 /// line: a path that is not a regular file, or cannot be read; two files of one name.
 Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::string& option);
+
+/// What scan_files refuses before it reads: a path that is not a regular file, two files of
+/// one name. Error: one line.
+Status check_single_files(const std::vector<std::string>& files, const std::string& option);
 
 /// "512 B", "3.4 MiB": bytes for messages.
 std::string bytes_text(uint64_t bytes);

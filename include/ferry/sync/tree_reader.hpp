@@ -30,15 +30,15 @@ struct SyncRequest {
   SyncRules rules;  ///< max_bytes: over all parts
 };
 
-/// What can be refused without a walk: a DIR that is not a directory, a single file that is
-/// not a regular file, two single files of one name. Error: one line naming it.
+/// What can be refused without a walk (check_tree_source, check_single_files): a DIR that is
+/// not a directory, a single file that is not a regular file, two single files of one name.
+/// Error: one line naming it.
 Status check_sync_request(const SyncRequest& request);
 
 /// The whole reading: each part (scan_tree, scan_files), --sync-max over all of them, the parts
 /// merged (merge_trees) and the tree's digest. Error: one line (scan_tree's, scan_files's, or
-/// "over --sync-max"). `request.rules.stop` is ignored: `stop` is used instead.
-Result<SyncTree> read_sync_request(const SyncRequest& request,
-                                   const std::atomic<bool>* stop = nullptr);
+/// "over --sync-max", or "reading stopped" once `request.rules.stop` is set).
+Result<SyncTree> read_sync_request(const SyncRequest& request);
 
 /// One reading of a SyncRequest on a thread of its own; `done` gets the result on that
 /// thread (a caller with an event loop posts it there).

@@ -85,7 +85,8 @@ TEST(SyncRequest, AReadingAskedToStopEndsWithAnError) {
   SyncRequest r;
   r.parts = {tree_part(d)};
   const std::atomic<bool> stop{true};
-  auto t = read_sync_request(r, &stop);
+  r.rules.stop = &stop;
+  auto t = read_sync_request(r);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().message, "--sync: reading stopped");
 }
