@@ -5,13 +5,13 @@
 // course on this host, from HostSpec to its ranks started) and daemon_end.cpp (exits, the
 // end of the job, and the end of it all when the front end goes away).
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ferry/common/read_buffer.hpp"
 #include "ferry/daemon/daemon.hpp"
 #include "ferry/daemon/kv_proxy.hpp"
 #include "ferry/daemon/output_pump.hpp"
@@ -97,7 +97,7 @@ class Daemon::Impl {
   const Settings settings_;
   SweepScope sweep_;  // what the sweep kills besides tagged processes and the ranks' groups
   asio::posix::stream_descriptor in_;
-  std::array<char, size_t{64} * 1024> in_buf_{};
+  ReadBuffer in_buf_{size_t{64} * 1024};
   wire::FrameReader reader_;
   std::chrono::steady_clock::time_point last_heard_ = std::chrono::steady_clock::now();
   OutputPump pump_;                     // stdout

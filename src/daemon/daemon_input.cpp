@@ -12,7 +12,8 @@ constexpr uint64_t kRouteAfter = uint64_t{1} << 20;
 }  // namespace
 
 void Daemon::Impl::read_input() {
-  in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
+  in_.async_read_some(asio::buffer(in_buf_.data(), in_buf_.size()), [this](std::error_code ec,
+                                                                           size_t n) {
     if (ec) {
       // A stream that ends inside a frame was cut, or is not ferryrun's; one that fed
       // stdin to a job that never came is not ferryrun's either.

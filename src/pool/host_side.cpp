@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "ferry/common/read_buffer.hpp"
 #include "ferry/pool/ferryd_starter.hpp"
 #include "ferry/pool/mux.hpp"
 
@@ -69,7 +70,7 @@ class HostSide {
     stream_protocol::socket sock;
     asio::posix::stream_descriptor err;
     asio::steady_timer status_timer;
-    std::array<char, kRead> buf{};
+    ReadBuffer buf{kRead};
     std::array<char, 4096> ebuf{};
     std::uint64_t unacked = 0;  // sent to the pool, not yet acknowledged
     bool reading = false, eof = false, err_eof = false, waited = false;
@@ -98,17 +99,18 @@ class HostSide {
   }
 
   void read_pool() {
-    in_.async_read_some(asio::buffer(in_buf_), [this](std::error_code ec, size_t n) {
-      if (ec) return end(0);  // the pool's connection ended
-      reader_.feed(std::string_view(in_buf_.data(), n));
-      for (;;) {
-        auto f = reader_.next();
-        if (!f) return end(1);
-        if (!*f) break;
-        on_frame(std::move(**f));
-      }
-      read_pool();
-    });
+    in_.async_read_some(asio::buffer(in_buf_.data(), in_buf_.size()),
+                        [this](std::error_code ec, size_t n) {
+                          if (ec) return end(0);  // the pool's connection ended
+                          reader_.feed(std::string_view(in_buf_.data(), n));
+                          for (;;) {
+                            auto f = reader_.next();
+                            if (!f) return end(1);
+                            if (!*f) break;
+                            on_frame(std::move(**f));
+                          }
+                          read_pool();
+                        });
   }
 
   void on_frame(MuxFrame f) {
@@ -199,18 +201,19 @@ class HostSide {
 
   void read_job(std::uint32_t id, Job& j) {
     j.reading = true;
-    j.sock.async_read_some(asio::buffer(j.buf), [this, id](std::error_code ec, size_t n) {
-      Job* job = alive(id);
-      if (!job) return;
-      job->reading = false;
-      if (ec) {
-        job->eof = true;
-        return maybe_end(id, *job);
-      }
-      job->unacked += n;
-      send(encode_mux(MuxType::kData, id, std::string_view(job->buf.data(), n)));
-      if (job->unacked < kMuxWindow) read_job(id, *job);
-    });
+    j.sock.async_read_some(
+        asio::buffer(j.buf.data(), j.buf.size()), [this, id](std::error_code ec, size_t n) {
+          Job* job = alive(id);
+          if (!job) return;
+          job->reading = false;
+          if (ec) {
+            job->eof = true;
+            return maybe_end(id, *job);
+          }
+          job->unacked += n;
+          send(encode_mux(MuxType::kData, id, std::string_view(job->buf.data(), n)));
+          if (job->unacked < kMuxWindow) read_job(id, *job);
+        });
   }
 
   void read_err(std::uint32_t id, Job& j) {
@@ -320,7 +323,7 @@ class HostSide {
   asio::io_context& io_;
   asio::posix::stream_descriptor in_, out_;
   asio::signal_set sigchld_;
-  std::array<char, kRead> in_buf_{};
+  ReadBuffer in_buf_{kRead};
   MuxReader reader_;
   std::deque<std::string> out_q_;
   bool writing_ = false;

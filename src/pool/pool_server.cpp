@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <asio.hpp>
 #include <deque>
 #include <map>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include "ferry/common/printable.hpp"
+#include "ferry/common/read_buffer.hpp"
 #include "ferry/common/text.hpp"
 #include "ferry/pool/mux.hpp"
 #include "ferry/pool/pool_dir.hpp"
@@ -56,7 +56,7 @@ struct PoolServer::Impl {
     asio::streambuf request{kMaxRequest};
     std::uint32_t id = 0;  // 0: no stream
     std::string key, label;
-    std::array<char, std::size_t{64} * 1024> buf{};
+    ReadBuffer buf{std::size_t{64} * 1024};
     std::uint64_t unacked = 0;  // sent to the host, not yet written to ferryd there
     bool reading = false, ended = false;
     std::deque<std::pair<std::string, std::size_t>> out;  // bytes, data bytes to acknowledge
@@ -327,15 +327,16 @@ struct PoolServer::Impl {
 
   void read_client(const std::shared_ptr<Client>& c) {
     c->reading = true;
-    c->sock.async_read_some(asio::buffer(c->buf), [this, c](std::error_code ec, size_t n) {
-      c->reading = false;
-      if (c->ended || stopped) return;
-      Host* h = find_host(c->key);
-      if (ec || !h || !h->link) return end_stream(*c, "", true);
-      c->unacked += n;
-      h->link->send(encode_mux(MuxType::kData, c->id, std::string_view(c->buf.data(), n)));
-      if (c->unacked < kMuxWindow) read_client(c);
-    });
+    c->sock.async_read_some(
+        asio::buffer(c->buf.data(), c->buf.size()), [this, c](std::error_code ec, size_t n) {
+          c->reading = false;
+          if (c->ended || stopped) return;
+          Host* h = find_host(c->key);
+          if (ec || !h || !h->link) return end_stream(*c, "", true);
+          c->unacked += n;
+          h->link->send(encode_mux(MuxType::kData, c->id, std::string_view(c->buf.data(), n)));
+          if (c->unacked < kMuxWindow) read_client(c);
+        });
   }
 
   void to_client(const std::shared_ptr<Client>& c, std::string bytes, std::size_t ack) {

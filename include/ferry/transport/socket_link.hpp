@@ -6,13 +6,13 @@
 /// for a child's exit status, say) is the subclass's: finish(); a subclass whose stream says
 /// itself that it ended (a pool's close frame) ends it with end_with().
 
-#include <array>
 #include <asio.hpp>
 #include <deque>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "ferry/common/read_buffer.hpp"
 #include "ferry/transport/link.hpp"
 
 namespace ferry {
@@ -80,14 +80,15 @@ class SocketLink : public Link {
   void read() {
     reading_ = true;
     // The link may be gone when a read cancelled by close() completes: check before use.
-    sock_.async_read_some(asio::buffer(buf_), [this, alive = alive_](std::error_code ec, size_t n) {
-      if (!*alive) return;
-      reading_ = false;
-      if (closed_) return;
-      if (ec) return ended(ec == asio::error::eof ? "" : ec.message());
-      on_data_(std::string_view(buf_.data(), n));
-      if (!closed_ && !paused_) read();
-    });
+    sock_.async_read_some(asio::buffer(buf_.data(), buf_.size()),
+                          [this, alive = alive_](std::error_code ec, size_t n) {
+                            if (!*alive) return;
+                            reading_ = false;
+                            if (closed_) return;
+                            if (ec) return ended(ec == asio::error::eof ? "" : ec.message());
+                            on_data_(std::string_view(buf_.data(), n));
+                            if (!closed_ && !paused_) read();
+                          });
   }
 
   void write_next() {
@@ -122,7 +123,7 @@ class SocketLink : public Link {
   }
 
   typename Protocol::socket sock_;
-  std::array<char, 256 * 1024> buf_{};
+  ReadBuffer buf_{std::size_t{256} * 1024};
   std::deque<std::string> queue_;
   bool writing_ = false;
   bool reading_ = false;
