@@ -8,6 +8,10 @@ add_executable(ferryd src/apps/ferryd.cpp src/apps/udev_absent.cpp)
 target_link_libraries(ferryd PRIVATE ferry_daemon ferry_pool)
 set_target_properties(ferryd PROPERTIES FERRY_STATIC_HWLOC ON)
 ferry_link_portable(ferryd)
+# Every symbol bound at start (-z now; the GOT read-only after it, -z relro): a warm pool's
+# fork server forks a ferryd per job, and each lazily bound call in that child wrote the
+# GOT, a copy-on-write fault on a page its parent shares (2 ms per job on a busy host).
+target_link_options(ferryd PRIVATE LINKER:-z,now LINKER:-z,relro)
 
 set(FERRY_SHIPPED_FERRYD ${CMAKE_BINARY_DIR}/libexec/ferry/ferryd-${FERRY_ARCH})
 add_custom_command(TARGET ferryd POST_BUILD
