@@ -11,7 +11,8 @@ tool in turn, rounds interleaved:
 - one file changed: a small file edited between rounds; every tool brings each host up to
   date (pdcp, which has no such mode, copies the whole tree again).
 - launch of a job whose tree is already everywhere, against the same launch without
-  `--sync` (goal: within 10%).
+  `--sync` (goal: within 10%): 5 pairs per round, the two launches of a pair back to back,
+  each side's median.
 
 ferryrun runs twice in each case: on its own (an SSH session, the login shell and a ferryd
 start per host and job) and through a warm pool of the same hosts (`ferry up` once per host
@@ -206,21 +207,33 @@ def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds
                                 "s") if pool_name else None
     runs = 5
 
-    def median_time(cmd: list[str], run_env) -> float:
-        times = []
-        for _ in range(runs):
-            start = time.monotonic()
-            rc = subprocess.run(cmd + ["true"], env=run_env, capture_output=True,
-                                timeout=ctx.sizes.run_timeout_s).returncode
-            times.append(time.monotonic() - start)
-            if rc != 0:
-                ctx.fail(f"{shlex.join(cmd[1:])} exited {rc} in sync launch")
-        times.sort()
-        return times[len(times) // 2]
+    def one_time(cmd: list[str], run_env) -> float:
+        start = time.monotonic()
+        rc = subprocess.run(cmd + ["true"], env=run_env, capture_output=True,
+                            timeout=ctx.sizes.run_timeout_s).returncode
+        if rc != 0:
+            ctx.fail(f"{shlex.join(cmd[1:])} exited {rc} in sync launch")
+        return time.monotonic() - start
 
+    def median(times: list[float]) -> float:
+        return sorted(times)[len(times) // 2]
+
+    # The launches with and without --sync alternate (each pair back to back), so that a load
+    # that changes over the round (the background work the cases before left) weighs on both.
     for rnd in range(rounds):
-        for key, extra in (("ferryrun", ["--sync", str(tree)]), ("no-sync", [])):
-            m.add(key, rnd, median_time(ferryrun + extra, env))
-            if pooled is not None:
-                cmd = ferryrun[:1] + ["--pool", pool_name] + ferryrun[1:] + extra
-                pooled.add("pool" if extra else "no-sync", rnd, median_time(cmd, pool_env))
+        pairs = [("ferryrun", ferryrun + ["--sync", str(tree)], env),
+                 ("no-sync", ferryrun, env)]
+        pooled_pairs = []
+        if pooled is not None:
+            cmd = ferryrun[:1] + ["--pool", pool_name] + ferryrun[1:]
+            pooled_pairs = [("pool", cmd + ["--sync", str(tree)], pool_env),
+                            ("no-sync", cmd, pool_env)]
+        for metric, group in ((m, pairs), (pooled, pooled_pairs)):
+            if not group:
+                continue
+            times: dict[str, list[float]] = {key: [] for key, _, _ in group}
+            for _ in range(runs):
+                for key, cmd, run_env in group:
+                    times[key].append(one_time(cmd, run_env))
+            for key, _, _ in group:
+                metric.add(key, rnd, median(times[key]))
