@@ -287,7 +287,15 @@ int cmd_wait(const std::string& id) {
     if (!r && ++unreadable < 20) continue;
     if (!r) return refuse(r.error().message);
     unreadable = 0;
-    const std::string state = r->effective_state();
+    std::string state = r->effective_state();
+    if (state == "lost") {
+      // The record was read before the front end wrote its end and /proc after it began to
+      // exit (a busy machine may hold this process between the two): read once more.
+      if (auto again = read_record(f->dir); again && again->state == "ended") {
+        r = std::move(again);
+        state = "ended";
+      }
+    }
     if (state == "ended") return r->exit_status;
     if (state == "lost") {
       std::fprintf(stderr,
