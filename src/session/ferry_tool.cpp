@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -93,7 +94,17 @@ Result<Found> find_job(const std::string& id) {
   return Found{*jobs + "/" + r->id, std::move(*r)};
 }
 
-std::string state_of(const Found& f) { return f.record.effective_state(); }
+// Its state, read until settled (settled_state()): `f.record` may be read again.
+std::string state_of(Found& f) { return settled_state(f.dir, f.record); }
+
+// Whether the job's record in `dir`, read now, says it is over (ended or lost); `r` gets it.
+bool over_now(const std::string& dir, std::optional<JobRecord>& r, std::string& state) {
+  auto now = read_record(dir);
+  if (!now) return false;
+  state = settled_state(dir, *now);
+  r = std::move(*now);
+  return state == "ended" || state == "lost";
+}
 
 std::string clock_text(int64_t t) {
   if (t <= 0) return "-";
@@ -136,9 +147,9 @@ void follow(const Found& f, JournalFollower& follower, int rank, std::string& pa
       continue;
     }
     record_checked = now;
-    auto r = read_record(f.dir);
-    const bool over = !r || r->effective_state() == "ended" || r->effective_state() == "lost";
-    if (over) {
+    std::optional<JobRecord> r;
+    std::string state;
+    if (over_now(f.dir, r, state) || !r) {
       print(rank_filter(follower.poll(), rank, partial));  // what came before the end
       return;
     }
@@ -169,13 +180,15 @@ int cmd_ps(bool prune) {
   std::printf("%-8s  %-8s  %6s  %5s  %-19s  %-24s  %s\n", "ID", "STATE", "STATUS", "RANKS",
               "STARTED", "HOSTS", "COMMAND");
   for (const auto& r : list_records(*jobs)) {
-    const Found f{*jobs + "/" + r.id, r};
+    Found f{*jobs + "/" + r.id, r};
     std::string hosts;
     for (size_t i = 0; i < r.hosts.size() && i < 3; ++i) hosts += (i ? "," : "") + r.hosts[i];
     if (r.hosts.size() > 3) hosts += ",+" + std::to_string(r.hosts.size() - 3);
     std::string command = r.command.size() > 60 ? r.command.substr(0, 57) + "..." : r.command;
-    const std::string status = r.exit_status >= 0 ? std::to_string(r.exit_status) : "-";
-    std::printf("%-8s  %-8s  %6s  %5d  %-19s  %-24s  %s\n", r.id.c_str(), state_of(f).c_str(),
+    const std::string state = state_of(f);  // before the status: the record may be read again
+    const std::string status =
+        f.record.exit_status >= 0 ? std::to_string(f.record.exit_status) : "-";
+    std::printf("%-8s  %-8s  %6s  %5d  %-19s  %-24s  %s\n", r.id.c_str(), state.c_str(),
                 status.c_str(), r.ranks, clock_text(r.started).c_str(), hosts.c_str(),
                 command.c_str());
   }
@@ -196,14 +209,14 @@ int cmd_logs(const std::string& id, bool follow_it, int rank) {
 
 // A request to the job's front end; its answer on stderr. A job that ended meanwhile (its
 // socket gone) is said so.
-int ask(const Found& f, const std::string& request) {
+int ask(Found& f, const std::string& request) {
   const std::string state = state_of(f);
   if (state == "ended" || state == "lost") return refuse(ended_text(f.record, state));
   auto answer = control_request(f.dir, request);
   if (!answer) {
-    auto now = read_record(f.dir);
-    if (now && (now->effective_state() == "ended" || now->effective_state() == "lost"))
-      return refuse(ended_text(*now, now->effective_state()));
+    std::optional<JobRecord> now;
+    std::string now_state;
+    if (over_now(f.dir, now, now_state)) return refuse(ended_text(*now, now_state));
     return refuse("job " + f.record.id + ": " + answer.error().message);
   }
   if (*answer == "already stopping") return refuse("job " + f.record.id + " is already stopping");
@@ -263,9 +276,10 @@ int cmd_top(const std::string& id) {
   const std::string why = run_ferry_top(f->dir, f->record.id);
   if (why.empty()) return 0;
   // The job ended under the view: said, and no error of the viewer's.
-  if (auto now = read_record(f->dir);
-      now && (now->effective_state() == "ended" || now->effective_state() == "lost")) {
-    std::fprintf(stderr, "ferry: %s\n", ended_text(*now, now->effective_state()).c_str());
+  std::optional<JobRecord> now;
+  std::string now_state;
+  if (over_now(f->dir, now, now_state)) {
+    std::fprintf(stderr, "ferry: %s\n", ended_text(*now, now_state).c_str());
     return 0;
   }
   return refuse(why);
@@ -287,15 +301,7 @@ int cmd_wait(const std::string& id) {
     if (!r && ++unreadable < 20) continue;
     if (!r) return refuse(r.error().message);
     unreadable = 0;
-    std::string state = r->effective_state();
-    if (state == "lost") {
-      // The record was read before the front end wrote its end and /proc after it began to
-      // exit (a busy machine may hold this process between the two): read once more.
-      if (auto again = read_record(f->dir); again && again->state == "ended") {
-        r = std::move(again);
-        state = "ended";
-      }
-    }
+    const std::string state = settled_state(f->dir, *r);
     if (state == "ended") return r->exit_status;
     if (state == "lost") {
       std::fprintf(stderr,

@@ -110,6 +110,16 @@ Result<JobRecord> read_record(const std::string& dir) {
   return r;
 }
 
+std::string settled_state(const std::string& dir, JobRecord& r) {
+  std::string state = r.effective_state();
+  if (state != "lost") return state;
+  if (auto again = read_record(dir); again && again->state == "ended") {
+    r = std::move(*again);
+    return "ended";
+  }
+  return state;
+}
+
 std::vector<JobRecord> list_records(const std::string& jobs_dir) {
   std::vector<JobRecord> out;
   std::error_code ec;

@@ -55,6 +55,12 @@ Result<std::string> create_job_directory(const std::string& jobs_dir);
 Status write_record(const std::string& dir, const JobRecord& r);
 /// Reads `dir/job.json`. Error: missing or not a record.
 Result<JobRecord> read_record(const std::string& dir);
+/// The state of the job whose record `r` was read from `dir`: `r.effective_state()`, except
+/// that a job found lost has its record read once more, and an end found there wins (`r` then
+/// holds the record read again). A front end writes its end and exits: a record read before the
+/// end was written and a look at /proc after the exit began (a busy machine may hold a reader
+/// between the two) would call a job that ended lost.
+std::string settled_state(const std::string& dir, JobRecord& r);
 /// Every job under `jobs_dir` whose record reads, oldest first.
 std::vector<JobRecord> list_records(const std::string& jobs_dir);
 /// The job `id_or_prefix` names under `jobs_dir` (an exact id, or the start of exactly one).

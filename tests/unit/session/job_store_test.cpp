@@ -108,6 +108,37 @@ TEST(JobStore, AFrontEndThatIsGoneMakesTheJobLost) {
   EXPECT_EQ(r.effective_state(), "ended");
 }
 
+// A record read while the job ran, its front end gone by the look at /proc: the record is read
+// once more, and the end the front end wrote meanwhile wins over "lost".
+TEST(JobStore, AJobFoundLostIsReadOnceMoreBeforeItIsCalledSo) {
+  const std::string dir = fresh_home("settled");
+  JobRecord r;
+  r.id = "0badcafe";
+  r.state = "running";
+  r.pid = ::getpid();
+  r.pid_start = process_start_time(r.pid);
+  EXPECT_EQ(settled_state(dir, r), "running");  // its front end runs: nothing read
+
+  r.pid_start += 1;  // gone by the look at /proc
+  JobRecord written = r;
+  written.state = "ended";
+  written.exit_status = 3;
+  ASSERT_TRUE(write_record(dir, written));
+  EXPECT_EQ(settled_state(dir, r), "ended");
+  EXPECT_EQ(r.state, "ended");
+  EXPECT_EQ(r.exit_status, 3);
+
+  r.state = "running";  // gone without writing its end: lost, the record as read
+  r.exit_status = -1;
+  written.state = "running";
+  written.exit_status = -1;
+  ASSERT_TRUE(write_record(dir, written));
+  EXPECT_EQ(settled_state(dir, r), "lost");
+  EXPECT_EQ(r.exit_status, -1);
+  std::filesystem::remove(dir + "/job.json");  // no record to read again: lost
+  EXPECT_EQ(settled_state(dir, r), "lost");
+}
+
 // A front end killed with SIGKILL closes its sockets (so its hosts end the ranks) before it
 // turns zombie: from its first step of exit, PF_EXITING in the flags, it reads as ended.
 TEST(JobStore, AProcessWhoseExitHasBegunHasEnded) {
