@@ -93,11 +93,6 @@ Status finish_sync(JobOptions& job, const RawCli& raw) {
                         "' (expected bytes, or a number with K, M or G)");
     rules.max_bytes = *size;
   }
-  if (job.elastic.on())
-    return make_error(
-        "--sync (or --preload-*) and Horovod's elastic mode: hosts that join later would not get "
-        "the tree "
-        "(not supported)");
   SyncRequest request;
   request.rules = rules;
   if (Status st = preload_parts(job, raw, request); !st) return st;

@@ -108,6 +108,7 @@ class HostLink {
   bool synced = false;               // --sync: its copy of the tree is in place
   Clock::time_point sync_heard{};    // --sync: when it last answered (or was offered the tree)
   std::string sync_error;            // --sync: what failed before the attempt's sync began
+  bool join_after_sync = false;      // --sync: joins the running attempt once its copy is in place
   bool done = false;                 // ferryd said Done (for this attempt)
   int attempt_index = -1;            // index in the running attempt's placement; -1: not in it
   bool lost = false;                 // the link ended while its ranks ran (or between attempts)

@@ -148,6 +148,13 @@ void Job::Impl::HorovodElastic::add_hosts() {
 // coordinates in the current world.
 void Job::Impl::HorovodElastic::join(size_t i) {
   HostLink& h = *job_.hosts_[i];
+  // --sync: the tree first, as every host of the first world had it before its workers started;
+  // the host joins once its copy is in place (on_sync_ready), or is lost if the sync fails.
+  if (job_.syncing() && !h.synced) {
+    h.join_after_sync = true;
+    job_.probe_sync(i);
+    return job_.watch_sync();
+  }
   const int j = static_cast<int>(job_.attempt_.placement.hosts.size());
   job_.attempt_.placement.hosts.push_back(h.plan);
   job_.attempt_.members.push_back(i);

@@ -6,6 +6,7 @@
 // answers fails the start (a large tree may take longer than that in all, never that long
 // without a word).
 #include "ferry/sync/tree_sender.hpp"
+#include "job_follow_up.hpp"
 #include "job_impl.hpp"
 
 namespace ferry {
@@ -191,6 +192,11 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
                 " (after " + since_start() + ")");
   h.sync.reset();
   h.synced = true;
+  if (h.join_after_sync) {  // a host that joins the running attempt (elastic Horovod)
+    h.join_after_sync = false;
+    if (phase_ == Phase::kRunning) follow_up_->host_ready(i);
+    return;
+  }
   if (!sync_on_) return;
   ++sync_progress_.ready;
   show_sync_progress(true);
@@ -200,6 +206,11 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
 // Before the attempt's sync began (the hosts still being reached), the failure waits for it.
 void Job::Impl::sync_failed(size_t i, const std::string& why) {
   hosts_[i]->sync.reset();
+  // A host joining the running attempt: lost, as a host that fails before its workers start.
+  if (hosts_[i]->join_after_sync) {
+    diag_.error("--sync: " + hosts_[i]->name() + ": " + why);
+    return on_broken(i, "--sync failed");
+  }
   if (phase_ == Phase::kStarting) {
     hosts_[i]->sync_error = why;
     return;

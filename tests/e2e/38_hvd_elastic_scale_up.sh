@@ -4,6 +4,9 @@
 # lists fnode3 too: ferryrun tells rank 0 (Horovod's notification service), the 4 workers reset at
 # their next commit, fnode3 gets a ferryd and 2 new workers (ranks 4 and 5 of 6), which take the
 # state from rank 0; all 6 finish in sync, the job ends 0, nothing is left on any host.
+# The training script comes by --sync: ferryrun runs in a mount namespace of its own where the
+# script's tree sits on a tmpfs the hosts cannot see, and the workers run it from their host's
+# copy; fnode3, which joins later, gets the tree before its workers start.
 # shellcheck disable=SC2154,SC2001
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -13,9 +16,24 @@ require_nodes 3
 require_horovod
 
 elastic_setup fnode1:2 fnode2:2
+MNT=$T/src
+mkdir -p "$MNT" "$T/tree"
+cp "$prog" "$T/tree/"
+# in_ns TREE CMD...: CMD in a mount namespace of its own where TREE is copied onto a tmpfs at
+# $MNT (the hosts see the empty directory).
+in_ns=$T/in_ns
+cat >"$in_ns" <<EOS
+#!/bin/sh
+if [ -z "\$FERRY_E2E_IN_NS" ]; then FERRY_E2E_IN_NS=1 exec unshare -m --propagation private "\$0" "\$@"; fi
+unset FERRY_E2E_IN_NS
+tree=\$1; shift
+mount -t tmpfs ferry-e2e-sync "$MNT" && cp -a "\$tree/." "$MNT/" && exec "\$@"
+EOS
+chmod +x "$in_ns"
 
-start_bg E -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 --max-np 6 \
-  --host-discovery-script "$T/discover.sh" "$HOROVOD_PY" "$prog" "$T/m" 6 1 "$tok"
+start_bg E -- "$in_ns" "$T/tree" "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 \
+  --max-np 6 --host-discovery-script "$T/discover.sh" --sync "$MNT" \
+  "$HOROVOD_PY" "$(basename "$prog")" "$T/m" 6 1 "$tok"
 wait_for "epoch 1 to be committed" 120 test -e "$T/m/epoch-1"
 printf 'fnode1:2\nfnode2:2\nfnode3:2\n' >"$T/hosts.new"
 mv "$T/hosts.new" "$T/hosts"
@@ -28,6 +46,8 @@ assert_elastic_finals "$T/E.out" 6
 assert_tags_are_ranks "$T/E.out"
 assert_match "$(rank_lines "$T/E.out" 4 stdout | grep '^final' || true)" '^final size 6 rank [45] ' \
   "a new worker on fnode3"
+run_capture S -- "$FERRYRUN" --ssh-config "$SSHCFG" -H fnode3 --tag-style none sh -c "ls -A '$MNT' | wc -l"
+assert_eq "0" "$S_out" "fnode3 cannot see the script's tree: its workers ran its synced copy"
 # (the epoch whose commit saw the notice prints no line: the reset interrupts it)
 assert_eq 6 "$(grep -c '^\[[0-5]\]<stdout>:epoch 6 size 6 ' "$T/E.out")" \
   "the last epoch ran on 6 workers"
