@@ -112,6 +112,7 @@ class HostLink {
   bool done = false;                 // ferryd said Done (for this attempt)
   int attempt_index = -1;            // index in the running attempt's placement; -1: not in it
   bool lost = false;                 // the link ended while its ranks ran (or between attempts)
+  std::string lost_why;              // why it was lost, for the follow-up
   uint16_t free_port = 0;            // a port free on the host, from Hello then each Done
   Clock::time_point last_heard = Clock::now();
   /// What each of this host's ranks printed: when last (from its Started on, for the state

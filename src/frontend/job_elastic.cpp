@@ -28,8 +28,12 @@ void Job::Impl::HorovodElastic::begin() {
   rounds_ = std::make_unique<ElasticRounds>(ElasticRounds::Limits{
       e.min_np, e.max_np, e.reset_limit, e.cooldown_low_s, e.cooldown_high_s});
   std::vector<DiscoveredHost> found;
-  for (const auto& h : job_.full_.hosts) found.push_back({h.label, h.host.slots});
+  for (const auto& h : job_.full_.hosts) {
+    found.push_back({h.label, h.host.slots});
+    admitted_.insert(h.label);
+  }
   if (e.fixed_hosts) fixed_hosts_ = found;
+  listed_ = found;
   rounds_->update_hosts(found, now_s());
   if (auto w = rounds_->assign(); !w) job_.diag_.error("elastic: " + w.error().message);
   job_.diag_.verbose(
@@ -42,6 +46,21 @@ void Job::Impl::HorovodElastic::begin() {
 
 bool Job::Impl::HorovodElastic::host_ready(size_t i) {
   if (!rounds_) return false;
+  HostLink& h = *job_.hosts_[i];
+  if (auto s = standby_.find(h.name()); s != standby_.end() && s->second == i) {
+    // A new host, opened before any round counts it: its tree first (on_sync_ready() comes back
+    // here), then the rounds may use it.
+    if (job_.syncing() && !h.synced) {
+      h.join_after_sync = true;
+      job_.probe_sync(i);
+      job_.watch_sync();
+      return true;
+    }
+    job_.diag_.verbose("elastic: " + h.name() + " is ready to join");
+    ready_.insert(h.name());
+    if (!stopping_) apply_listing();
+    return true;
+  }
   join(i);
   return true;
 }
@@ -54,6 +73,21 @@ bool Job::Impl::HorovodElastic::exited(size_t i, const wire::Exited& e) {
 
 bool Job::Impl::HorovodElastic::host_lost(size_t i) {
   if (!rounds_) return false;
+  const HostLink& h = *job_.hosts_[i];
+  if (auto s = standby_.find(h.name()); s != standby_.end() && s->second == i) {
+    // A new host that could not be opened (or lost before it joined): no round counted it, so
+    // no worker waits for it. Tried again while the script lists it, after a pause.
+    standby_.erase(s);
+    ready_.erase(h.name());
+    open_failed_[h.name()] = now_s();
+    if (stopping_) return true;
+    job_.diag_.warn("elastic: " + h.name() + " is left out for now (" +
+                    (h.lost_why.empty() ? std::string("its ferryd ended") : h.lost_why) +
+                    "); tried again in " + std::to_string(kRetryOpenS) +
+                    " s if the discovery script still lists it");
+    apply_listing();
+    return true;
+  }
   if (!stopping_) workers_lost(i);
   return true;
 }

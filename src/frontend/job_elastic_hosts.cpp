@@ -59,16 +59,69 @@ void Job::Impl::HorovodElastic::discovered(Result<std::string> out) {
     return discover_later();
   }
   discovery_error_.clear();
-  const int update = rounds_->update_hosts(*hosts, now_s());
-  if (update != kNoUpdate) {
+  if (*hosts != listed_) {
     std::string list;
     for (const auto& h : *hosts)
       list += (list.empty() ? "" : ",") + h.name + ":" + std::to_string(h.slots);
     job_.diag_.verbose("elastic: discovered " + list);
-    if (rounds_->would_reassign()) notify(update);
+    listed_ = std::move(*hosts);
   }
-  if (waiting_for_slots_) resume();
+  apply_listing();
   discover_later();
+}
+
+// A host the job never ran on enters the rounds only once it can take workers at once: were it
+// put in a world before, the workers already reset would wait for its workers in Horovod's
+// rendezvous, and a host that then fails to open (no SSH, no ferryd, its sync) would hold them
+// until gloo's timeout, which ends them and the job. Horovod's driver has the same window.
+void Job::Impl::HorovodElastic::apply_listing() {
+  std::vector<DiscoveredHost> usable;
+  for (const auto& d : listed_) {
+    if (admitted_.contains(d.name) || ready_.contains(d.name))
+      usable.push_back(d);
+    else if (!standby_.contains(d.name))
+      prepare(d);
+  }
+  // A prepared host the script no longer lists: its ferryd is closed.
+  for (auto it = standby_.begin(); it != standby_.end();) {
+    const bool listed = std::any_of(listed_.begin(), listed_.end(),
+                                    [&](const DiscoveredHost& d) { return d.name == it->first; });
+    if (listed) {
+      ++it;
+      continue;
+    }
+    job_.diag_.verbose("elastic: " + it->first + " is no longer listed; closing its ferryd");
+    ready_.erase(it->first);
+    const size_t i = it->second;
+    it = standby_.erase(it);
+    job_.hosts_[i]->close();
+  }
+  const int update = rounds_->update_hosts(usable, now_s());
+  if (update != kNoUpdate && rounds_->would_reassign()) notify(update);
+  if (waiting_for_slots_) resume();
+}
+
+// A listed host the job never ran on: its ferryd, opened now (with no ranks), waits for a round.
+void Job::Impl::HorovodElastic::prepare(const DiscoveredHost& d) {
+  if (auto f = open_failed_.find(d.name);
+      f != open_failed_.end() && now_s() - f->second < kRetryOpenS)
+    return;
+  const size_t i = job_.hosts_.size();
+  HostPlan plan;
+  plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
+  plan.host.name = d.name;
+  plan.host.origin = "host discovery";
+  plan.host.slots = d.slots;
+  plan.label = d.name;
+  job_.full_.hosts.push_back(plan);
+  HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
+  HostEvents& events = job_;
+  job_.hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, job_.out_));
+  job_.hosts_.back()->tail = job_.tail_for_links();
+  if (job_.watch_) job_.watch_->host(i, d.name);
+  job_.diag_.verbose("elastic: opening " + d.name + " before it joins");
+  standby_[d.name] = i;
+  job_.open_host(i);
 }
 
 // `PUT /worker_addresses/<host>:<local_rank>`: where that worker's notification service listens.
@@ -100,38 +153,50 @@ void Job::Impl::HorovodElastic::notify(int update) {
                        });
 }
 
-// After a round: every host of the new world that runs no ferryd of the job gets one, with the
-// world's slots on it (a host that runs one is resize_host()'s).
+// The world's slots on host `name` as new ranks of the job, in `plan`.
+void Job::Impl::HorovodElastic::place_workers(const std::string& name, HostPlan& plan) {
+  plan.ranks.clear();
+  plan.node_rank = static_cast<int>(job_.attempt_.placement.hosts.size());
+  for (const auto& a : rounds_->world()) {
+    if (a.host != name) continue;
+    RankSlot r{static_cast<int>(job_.attempt_.rank_pid.size()),
+               a.local_rank,
+               a.local_size,
+               a.cross_rank,
+               a.cross_size,
+               plan.node_rank};
+    job_.attempt_.rank_pid.push_back(0);
+    job_.attempt_.rank_failure.emplace_back();
+    job_.attempt_.rank_exited.push_back(false);
+    plan.ranks.push_back(r);
+  }
+  plan.host.slots = static_cast<int>(plan.ranks.size());
+  job_.attempt_.placement.world_size = static_cast<int>(job_.attempt_.rank_pid.size());
+}
+
+// After a round: every host of the new world that runs no workers of the job gets them: a host
+// prepared for it at once (admit()), any other (back from its cooldown, a fixed host) a fresh
+// ferryd, with the world's slots on it (a host that runs workers is resize_host()'s).
 void Job::Impl::HorovodElastic::add_hosts() {
   std::vector<std::string> names;
   for (const auto& a : rounds_->world())
     if (names.empty() || names.back() != a.host) names.push_back(a.host);
   for (const auto& name : names) {
+    if (auto s = standby_.find(name); s != standby_.end()) {
+      if (ready_.contains(name)) admit(s->second);
+      continue;
+    }
     bool running = false;
     for (const auto& h : job_.hosts_) running |= h->name() == name && !h->closed;
     if (running) continue;
+    admitted_.insert(name);
     const size_t i = job_.hosts_.size();
     HostPlan plan;
     plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
     plan.host.name = name;
     plan.host.origin = "host discovery";
     plan.label = name;
-    plan.node_rank = static_cast<int>(job_.attempt_.placement.hosts.size());
-    for (const auto& a : rounds_->world()) {
-      if (a.host != name) continue;
-      RankSlot r{static_cast<int>(job_.attempt_.rank_pid.size()),
-                 a.local_rank,
-                 a.local_size,
-                 a.cross_rank,
-                 a.cross_size,
-                 plan.node_rank};
-      job_.attempt_.rank_pid.push_back(0);
-      job_.attempt_.rank_failure.emplace_back();
-      job_.attempt_.rank_exited.push_back(false);
-      plan.ranks.push_back(r);
-    }
-    plan.host.slots = static_cast<int>(plan.ranks.size());
-    job_.attempt_.placement.world_size = static_cast<int>(job_.attempt_.rank_pid.size());
+    place_workers(name, plan);
     job_.full_.hosts.push_back(plan);
     HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
     HostEvents& events = job_;
@@ -144,8 +209,20 @@ void Job::Impl::HorovodElastic::add_hosts() {
   }
 }
 
-// A host opened for new workers said Hello: it joins the running attempt with its workers'
-// coordinates in the current world.
+void Job::Impl::HorovodElastic::admit(size_t i) {
+  HostLink& h = *job_.hosts_[i];
+  standby_.erase(h.name());
+  ready_.erase(h.name());
+  admitted_.insert(h.name());
+  place_workers(h.name(), h.plan);
+  job_.full_.hosts[i] = h.plan;
+  job_.diag_.verbose("elastic: " + h.name() + " joins with " + std::to_string(h.plan.ranks.size()) +
+                     " new worker(s)");
+  join(i);
+}
+
+// A host opened for new workers said Hello (or a prepared one is admitted): it joins the running
+// attempt with its workers' coordinates in the current world.
 void Job::Impl::HorovodElastic::join(size_t i) {
   HostLink& h = *job_.hosts_[i];
   // --sync: the tree first, as every host of the first world had it before its workers started;

@@ -135,6 +135,7 @@ void Job::Impl::host_lost(size_t i, const std::string& why) {
   if (follow_up_->restartable() && !h.lost && (h.done || !in_attempt(i)))
     diag_.error("lost host " + h.name() + " (" + why + ") between attempts");
   h.lost = true;
+  h.lost_why = why;
   if (rdv_ && in_attempt(i)) rdv_->host_lost(hosts_[i]->attempt_index);
   if (!in_attempt(i)) follow_up_->host_lost(i);  // its ranks never started
   if (phase_ == Phase::kBetween) return check_reopened();

@@ -113,6 +113,8 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
 
   // ---- job_elastic.cpp: the rounds ----
   static double now_s();
+  /// Seconds before a new host that failed to open is opened again.
+  static constexpr int kRetryOpenS = 30;
   ElasticSlot slot_of(size_t i, int rank) const;
   void worker_exited(size_t i, const wire::Exited& e);
   void workers_lost(size_t i);
@@ -136,6 +138,15 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   void worker_address(const wire::KvRequest& q);
   void notify(int update);
   void add_hosts();
+  /// The last listing, as far as the rounds may use it: the hosts of the job, and a new host
+  /// once its ferryd (and, with --sync, its copy of the tree) is ready; the other new hosts are
+  /// opened (prepare()) and join the listing when ready. Then rank 0 is told, as discovered()
+  /// did, and a round that waits for slots goes on.
+  void apply_listing();
+  void prepare(const DiscoveredHost& d);
+  /// A prepared host (`standby_`, ready) takes its slots in the new world: its workers start.
+  void admit(size_t i);
+  void place_workers(const std::string& name, HostPlan& plan);
   void join(size_t i);
   wire::RankLaunch launch_entry(const HostLink& h, const RankSlot& r) const;
   void resize_host(size_t m);
@@ -151,7 +162,12 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   std::string discovery_error_;              // the last one, said once
   std::vector<DiscoveredHost> fixed_hosts_;  // -H/--hostfile's hosts: what "discovery" finds
   std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
-  std::set<int> stopped_;  // ranks stopped because their slot left the world
+  std::set<int> stopped_;                      // ranks stopped because their slot left the world
+  std::vector<DiscoveredHost> listed_;         // the discovery script's last listing
+  std::set<std::string> admitted_;             // hosts that had workers of the job
+  std::map<std::string, size_t> standby_;      // new hosts opened before they join: their index
+  std::set<std::string> ready_;                // those of them whose ferryd (and tree) is ready
+  std::map<std::string, double> open_failed_;  // when a new host last failed to open
 };
 
 }  // namespace ferry
