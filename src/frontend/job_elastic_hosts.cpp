@@ -75,12 +75,20 @@ void Job::Impl::HorovodElastic::discovered(Result<std::string> out) {
 // rendezvous, and a host that then fails to open (no SSH, no ferryd, its sync) would hold them
 // until gloo's timeout, which ends them and the job. Horovod's driver has the same window.
 void Job::Impl::HorovodElastic::apply_listing() {
+  // New hosts are opened in the listing's order while the job's hosts, with those being opened,
+  // hold fewer than --max-np slots (any number without it).
   std::vector<DiscoveredHost> usable;
+  int slots = 0;
   for (const auto& d : listed_) {
-    if (admitted_.contains(d.name) || ready_.contains(d.name))
-      usable.push_back(d);
-    else if (!standby_.contains(d.name))
-      prepare(d);
+    const bool in = admitted_.contains(d.name) || ready_.contains(d.name);
+    if (in) usable.push_back(d);
+    if ((in || standby_.contains(d.name)) && !rounds_->blacklisted(d.name)) slots += d.slots;
+  }
+  const int max_np = rounds_->limits().max_np;
+  for (const auto& d : listed_) {
+    if (admitted_.contains(d.name) || standby_.contains(d.name)) continue;
+    if (max_np > 0 && slots >= max_np) break;
+    if (prepare(d)) slots += d.slots;
   }
   // A prepared host the script no longer lists: its ferryd is closed.
   for (auto it = standby_.begin(); it != standby_.end();) {
@@ -102,10 +110,10 @@ void Job::Impl::HorovodElastic::apply_listing() {
 }
 
 // A listed host the job never ran on: its ferryd, opened now (with no ranks), waits for a round.
-void Job::Impl::HorovodElastic::prepare(const DiscoveredHost& d) {
+bool Job::Impl::HorovodElastic::prepare(const DiscoveredHost& d) {
   if (auto f = open_failed_.find(d.name);
       f != open_failed_.end() && now_s() - f->second < kRetryOpenS)
-    return;
+    return false;
   const size_t i = job_.hosts_.size();
   HostPlan plan;
   plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
@@ -122,6 +130,7 @@ void Job::Impl::HorovodElastic::prepare(const DiscoveredHost& d) {
   job_.diag_.verbose("elastic: opening " + d.name + " before it joins");
   standby_[d.name] = i;
   job_.open_host(i);
+  return true;
 }
 
 // `PUT /worker_addresses/<host>:<local_rank>`: where that worker's notification service listens.

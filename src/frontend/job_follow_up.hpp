@@ -143,7 +143,8 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   /// opened (prepare()) and join the listing when ready. Then rank 0 is told, as discovered()
   /// did, and a round that waits for slots goes on.
   void apply_listing();
-  void prepare(const DiscoveredHost& d);
+  /// Opens `d` (false: it failed to open less than kRetryOpenS ago).
+  bool prepare(const DiscoveredHost& d);
   /// A prepared host (`standby_`, ready) takes its slots in the new world: its workers start.
   void admit(size_t i);
   void place_workers(const std::string& name, HostPlan& plan);
