@@ -19,20 +19,9 @@ require_nodes 3
 require_horovod
 
 elastic_setup fnode1:2 fnode2:2
-MNT=$T/src
-mkdir -p "$MNT" "$T/tree"
+make_in_ns
+mkdir -p "$T/tree"
 cp "$prog" "$T/tree/"
-# in_ns TREE CMD...: CMD in a mount namespace of its own where TREE is copied onto a tmpfs at
-# $MNT (the hosts see the empty directory).
-in_ns=$T/in_ns
-cat >"$in_ns" <<EOS
-#!/bin/sh
-if [ -z "\$FERRY_E2E_IN_NS" ]; then FERRY_E2E_IN_NS=1 exec unshare -m --propagation private "\$0" "\$@"; fi
-unset FERRY_E2E_IN_NS
-tree=\$1; shift
-mount -t tmpfs ferry-e2e-sync "$MNT" && cp -a "\$tree/." "$MNT/" && exec "\$@"
-EOS
-chmod +x "$in_ns"
 
 start_bg E -- "$in_ns" "$T/tree" "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 \
   --max-np 6 --host-discovery-script "$T/discover.sh" --sync "$MNT" \

@@ -22,19 +22,7 @@ require_nodes 2
 on_hosts() { "$FERRYRUN" --ssh-config "$SSHCFG" -H fnode1:1,fnode2:1 sh -c "$1"; }
 CACHE='~/.cache/ferry/sync'
 on_hosts "rm -rf $CACHE/files $CACHE/jobs $CACHE/spares" >/dev/null || fail "cannot empty the hosts' caches"
-MNT=$T/src
-mkdir -p "$MNT"
-# in_ns TREE CMD...: CMD in a mount namespace of its own where TREE is copied onto a tmpfs at
-# $MNT (the hosts see the empty directory).
-in_ns=$T/in_ns
-cat >"$in_ns" <<EOS
-#!/bin/sh
-if [ -z "\$FERRY_E2E_IN_NS" ]; then FERRY_E2E_IN_NS=1 exec unshare -m --propagation private "\$0" "\$@"; fi
-unset FERRY_E2E_IN_NS
-tree=\$1; shift
-mount -t tmpfs ferry-e2e-sync "$MNT" && cp -a "\$tree/." "$MNT/" && exec "\$@"
-EOS
-chmod +x "$in_ns"
+make_in_ns
 
 tree=$T/tree
 mkdir -p "$tree/conf" "$tree/sub" "$tree/build"

@@ -210,6 +210,23 @@ require_horovod() {
   fi
 }
 
+# make_in_ns: for --sync scenarios, sets MNT ($T/src, made) and writes $in_ns ($T/in_ns):
+# `"$in_ns" TREE CMD...` runs CMD in a mount namespace of its own where TREE is copied onto a
+# tmpfs at $MNT; the hosts see the empty directory, so what they get of it comes by --sync.
+make_in_ns() {
+  MNT=$T/src
+  mkdir -p "$MNT"
+  in_ns=$T/in_ns
+  cat >"$in_ns" <<EOS
+#!/bin/sh
+if [ -z "\$FERRY_E2E_IN_NS" ]; then FERRY_E2E_IN_NS=1 exec unshare -m --propagation private "\$0" "\$@"; fi
+unset FERRY_E2E_IN_NS
+tree=\$1; shift
+mount -t tmpfs ferry-e2e-sync "$MNT" && cp -a "\$tree/." "$MNT/" && exec "\$@"
+EOS
+  chmod +x "$in_ns"
+}
+
 # elastic_setup HOST:SLOTS...: the scaffolding of a horovodrun elastic scenario in $T: a
 # `horovodrun` link to ferryrun, a discovery script $T/discover.sh printing $T/hosts (written
 # with the given hosts, one a line; a scenario may replace it to change what is discovered),
