@@ -288,6 +288,13 @@ void Job::Impl::HorovodElastic::no_more_rounds() {
   timer_.cancel();
   discovery_timer_.cancel();
   slot_queries_.clear();
+  // Hosts opened for rounds to come: none comes. A connection still under way is given up, or
+  // the job's end would wait for it (up to its connect timeout, for a host that does not answer).
+  if (standby_.empty()) return;
+  for (const auto& [name, i] : standby_) job_.hosts_[i]->close();
+  standby_.clear();
+  ready_.clear();
+  job_.launchers_.remote.cancel_all();
 }
 
 // No round follows: the workers still running are stopped; `status` != 0 is the job's failure.
