@@ -259,6 +259,7 @@ void Job::Impl::heartbeat() {
   for (size_t i = 0; i < hosts_.size(); ++i) {
     HostLink& h = *hosts_[i];
     if (h.closed || !h.link || !h.hello) continue;
+    if (follow_up_->standing_by(i)) h.last_heard = Clock::now();
     if (!reading_paused_ && Clock::now() - h.last_heard > 3 * interval) {
       h.close();
       host_lost(i, "no heartbeat for " + std::to_string(3 * opts_.heartbeat_s) + " s");

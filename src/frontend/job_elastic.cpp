@@ -47,7 +47,7 @@ void Job::Impl::HorovodElastic::begin() {
 bool Job::Impl::HorovodElastic::host_ready(size_t i) {
   if (!rounds_) return false;
   HostLink& h = *job_.hosts_[i];
-  if (auto s = standby_.find(h.name()); s != standby_.end() && s->second == i) {
+  if (standing_by(i)) {
     // A new host, opened before any round counts it: its tree first (on_sync_ready() comes back
     // here), then the rounds may use it.
     if (job_.syncing() && !h.synced) {
@@ -65,6 +65,11 @@ bool Job::Impl::HorovodElastic::host_ready(size_t i) {
   return true;
 }
 
+bool Job::Impl::HorovodElastic::standing_by(size_t i) const {
+  const auto s = standby_.find(job_.hosts_[i]->name());
+  return s != standby_.end() && s->second == i;
+}
+
 bool Job::Impl::HorovodElastic::exited(size_t i, const wire::Exited& e) {
   if (!rounds_) return false;
   if (!stopping_) worker_exited(i, e);
@@ -74,10 +79,10 @@ bool Job::Impl::HorovodElastic::exited(size_t i, const wire::Exited& e) {
 bool Job::Impl::HorovodElastic::host_lost(size_t i) {
   if (!rounds_) return false;
   const HostLink& h = *job_.hosts_[i];
-  if (auto s = standby_.find(h.name()); s != standby_.end() && s->second == i) {
+  if (standing_by(i)) {
     // A new host that could not be opened (or lost before it joined): no round counted it, so
     // no worker waits for it. Tried again while the script lists it, after a pause.
-    standby_.erase(s);
+    standby_.erase(h.name());
     ready_.erase(h.name());
     open_failed_[h.name()] = now_s();
     if (stopping_) return true;

@@ -41,6 +41,9 @@ class Job::Impl::FollowUp {
   virtual bool stopping() const { return false; }
   /// A host opened while the attempt runs said Hello: true when it was taken here.
   virtual bool host_ready(size_t /*i*/) { return false; }
+  /// Whether host `i` is opened and waits to be given ranks (its ferryd, without a HostSpec, sends
+  /// no heartbeat: its silence says nothing).
+  virtual bool standing_by(size_t /*i*/) const { return false; }
   /// A key-value request answered here (true), or by the attempt's store (false).
   virtual bool kv(size_t /*i*/, const wire::KvRequest& /*q*/) { return false; }
   /// A rank's exit, counted by the hub: true when this decides what it means, false for the
@@ -96,6 +99,7 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   bool adds_hosts() const override { return true; }
   bool stopping() const override { return stopping_; }
   bool host_ready(size_t i) override;
+  bool standing_by(size_t i) const override;
   bool kv(size_t i, const wire::KvRequest& q) override;
   bool exited(size_t i, const wire::Exited& e) override;
   bool host_lost(size_t i) override;
