@@ -48,14 +48,8 @@ bool Job::Impl::HorovodElastic::host_ready(size_t i) {
   if (!rounds_) return false;
   HostLink& h = *job_.hosts_[i];
   if (standing_by(i)) {
-    // A new host, opened before any round counts it: its tree first (on_sync_ready() comes back
-    // here), then the rounds may use it.
-    if (job_.syncing() && !h.synced) {
-      h.join_after_sync = true;
-      job_.probe_sync(i);
-      job_.watch_sync();
-      return true;
-    }
+    // A new host, opened before any round counts it: its tree first, then the rounds may use it.
+    if (job_.sync_before_join(i)) return true;
     job_.diag_.verbose("elastic: " + h.name() + " is ready to join");
     ready_.insert(h.name());
     if (!stopping_) apply_listing();

@@ -114,22 +114,10 @@ bool Job::Impl::HorovodElastic::prepare(const DiscoveredHost& d) {
   if (auto f = open_failed_.find(d.name);
       f != open_failed_.end() && now_s() - f->second < kRetryOpenS)
     return false;
-  const size_t i = job_.hosts_.size();
-  HostPlan plan;
-  plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
-  plan.host.name = d.name;
-  plan.host.origin = "host discovery";
+  HostPlan plan = discovered_plan(d.name);
   plan.host.slots = d.slots;
-  plan.label = d.name;
-  job_.full_.hosts.push_back(plan);
-  HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
-  HostEvents& events = job_;
-  job_.hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, job_.out_));
-  job_.hosts_.back()->tail = job_.tail_for_links();
-  if (job_.watch_) job_.watch_->host(i, d.name);
-  job_.diag_.verbose("elastic: opening " + d.name + " before it joins");
-  standby_[d.name] = i;
-  job_.open_host(i);
+  standby_[d.name] = job_.hosts_.size();  // before it opens: a failure may come at once
+  open_discovered(std::move(plan), "before it joins");
   return true;
 }
 
@@ -199,23 +187,36 @@ void Job::Impl::HorovodElastic::add_hosts() {
     for (const auto& h : job_.hosts_) running |= h->name() == name && !h->closed;
     if (running) continue;
     admitted_.insert(name);
-    const size_t i = job_.hosts_.size();
-    HostPlan plan;
-    plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
-    plan.host.name = name;
-    plan.host.origin = "host discovery";
-    plan.label = name;
+    HostPlan plan = discovered_plan(name);
     place_workers(name, plan);
-    job_.full_.hosts.push_back(plan);
-    HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
-    HostEvents& events = job_;
-    job_.hosts_.push_back(std::make_unique<HostLink>(i, plan, std::move(reach), events, job_.out_));
-    job_.hosts_.back()->tail = job_.tail_for_links();
-    if (job_.watch_) job_.watch_->host(i, job_.hosts_.back()->name());
-    job_.diag_.verbose("elastic: opening " + name + " for " + std::to_string(plan.ranks.size()) +
-                       " new worker(s)");
-    job_.open_host(i);
+    const std::string why = "for " + std::to_string(plan.ranks.size()) + " new worker(s)";
+    open_discovered(std::move(plan), why);
   }
+}
+
+HostPlan Job::Impl::HorovodElastic::discovered_plan(const std::string& name) const {
+  HostPlan plan;
+  plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
+  plan.host.name = name;
+  plan.host.origin = "host discovery";
+  plan.label = name;
+  return plan;
+}
+
+// A ferryd on a host of the discovery script, opened with `plan`: the job's next host.
+size_t Job::Impl::HorovodElastic::open_discovered(HostPlan plan, const std::string& why) {
+  const size_t i = job_.hosts_.size();
+  job_.full_.hosts.push_back(plan);
+  HostReach reach = decide_host_reach(plan.host, {job_.opts_.ssh_port, job_.opts_.ssh_user});
+  HostEvents& events = job_;
+  job_.hosts_.push_back(
+      std::make_unique<HostLink>(i, std::move(plan), std::move(reach), events, job_.out_));
+  HostLink& h = *job_.hosts_.back();
+  h.tail = job_.tail_for_links();
+  if (job_.watch_) job_.watch_->host(i, h.name());
+  job_.diag_.verbose("elastic: opening " + h.name() + " " + why);
+  job_.open_host(i);
+  return i;
 }
 
 void Job::Impl::HorovodElastic::admit(size_t i) {
@@ -233,14 +234,9 @@ void Job::Impl::HorovodElastic::admit(size_t i) {
 // A host opened for new workers said Hello (or a prepared one is admitted): it joins the running
 // attempt with its workers' coordinates in the current world.
 void Job::Impl::HorovodElastic::join(size_t i) {
+  // --sync: the tree first, as every host of the first world had it before its workers started.
+  if (job_.sync_before_join(i)) return;
   HostLink& h = *job_.hosts_[i];
-  // --sync: the tree first, as every host of the first world had it before its workers started;
-  // the host joins once its copy is in place (on_sync_ready), or is lost if the sync fails.
-  if (job_.syncing() && !h.synced) {
-    h.join_after_sync = true;
-    job_.probe_sync(i);
-    return job_.watch_sync();
-  }
   const int j = static_cast<int>(job_.attempt_.placement.hosts.size());
   job_.attempt_.placement.hosts.push_back(h.plan);
   job_.attempt_.members.push_back(i);

@@ -152,6 +152,8 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   /// A prepared host (`standby_`, ready) takes its slots in the new world: its workers start.
   void admit(size_t i);
   void place_workers(const std::string& name, HostPlan& plan);
+  HostPlan discovered_plan(const std::string& name) const;
+  size_t open_discovered(HostPlan plan, const std::string& why);
   void join(size_t i);
   wire::RankLaunch launch_entry(const HostLink& h, const RankSlot& r) const;
   void resize_host(size_t m);

@@ -199,6 +199,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   bool want_sync() const;
   void start_sync();
   void probe_sync(size_t i);
+  bool sync_before_join(size_t i);
   const std::string& sync_offer_frame();
   void on_sync_need(size_t i, const wire::SyncNeed& m) override;
   void on_sync_ack(size_t i, const wire::SyncAck& m) override;

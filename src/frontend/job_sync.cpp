@@ -94,6 +94,18 @@ void Job::Impl::probe_sync(size_t i) {
                                      : wire::encode(wire::SyncProbe{sync_->digest}));
 }
 
+// A host that joins the running attempt (elastic Horovod) gets the tree first: true when it is
+// asked for it now; once its copy is in place, on_sync_ready() gives it back to the follow-up
+// (host_ready()), and a failed sync loses it (sync_failed()).
+bool Job::Impl::sync_before_join(size_t i) {
+  HostLink& h = *hosts_[i];
+  if (!syncing() || h.synced) return false;
+  h.join_after_sync = true;
+  probe_sync(i);
+  watch_sync();
+  return true;
+}
+
 void Job::Impl::start_sync() {
   if (!sync_) {
     sync_waits_tree_ = true;  // on_tree_read() comes back here
