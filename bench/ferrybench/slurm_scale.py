@@ -31,7 +31,7 @@ from .context import Context
 
 SECTION = "scale-slurm"
 STATE = Path("/tmp/ferry-bench-slurm")
-NET_PREFIX = "10.232.0"
+NET_PREFIX = "10.233.0"
 DRIVER = Path(__file__).resolve().parent / "slurm_driver.py"
 
 

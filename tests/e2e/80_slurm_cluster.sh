@@ -29,7 +29,7 @@ run_capture P -- srun -N4 /usr/bin/python3 -c \
   'import os, socket; print(os.getuid(), socket.gethostname(), socket.gethostbyname("snode4"))'
 assert_eq 0 "$P_rc" "srun python3 exit code"
 expected=""
-for i in 1 2 3 4; do expected+="0 snode$i 10.232.0.14"$'\n'; done
+for i in 1 2 3 4; do expected+="0 snode$i 10.233.0.14"$'\n'; done
 assert_eq "${expected%$'\n'}" "$(sort "$T/P.out")" "uid, hostname, address of snode4 per task"
 
 # --- 3. Every node connects back to this machine on the bridge address.
@@ -63,7 +63,7 @@ assert_eq 0 "$A_rc" "salloc exit code"
 assert_eq "nodes 2
 snode1
 snode2
-10.232.0.12 snode2" "$A_out" "salloc's output"
+10.233.0.12 snode2" "$A_out" "salloc's output"
 
 # --- 5. A batch job over two nodes, waited for; its exit code comes back.
 cat >"$T/job.sh" <<EOF

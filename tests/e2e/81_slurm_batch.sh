@@ -51,7 +51,7 @@ assert_eq "$h2" "$(host_of 3)" "ranks 2 and 3 share a node"
 assert_ne "$h0" "$h2" "two nodes"
 for r in 0 1 2 3; do
   assert_match "$(rank_lines "$T/P.out" "$r" stdout | grep '^torch rank' || true)" \
-    "^torch rank $r/4 ok allreduce=10 weight=.* master=10.232.0.$((10 + ${h0#snode})):" \
+    "^torch rank $r/4 ok allreduce=10 weight=.* master=10.233.0.$((10 + ${h0#snode})):" \
     "rank $r's torch result"
 done
 

@@ -60,6 +60,29 @@ cleanup_podman() (  # a subshell: nothing in it stops the scenario
   exit 0
 )
 trap 'rc=$?; cleanup_podman; (exit $rc); _e2e_cleanup' EXIT
+# sweep_dead_runs PODMAN...: remove what an earlier run of this scenario left (killed
+# half-way, or on a machine restored from a snapshot): its containers would hold the ports
+# published here, and Podman would still send them there. A container says which run made
+# it (label ferry-test-pid); one of a run still going stops this one instead.
+sweep_dead_runs() {
+  local id pid t toks=()
+  while IFS='|' read -r id pid t; do
+    [[ -n $id ]] || continue
+    if [[ $pid =~ ^[0-9]+$ && $pid != "$$" && $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *90_podman* ]]; then
+      fail "containers of another run of this scenario (pid $pid) hold its ports; let it end first"
+    fi
+    [[ $pid == "$$" ]] && continue
+    "$@" rm -f "$id" >/dev/null 2>&1
+    toks+=("$t")
+  done < <("$@" ps -a --filter label=ferry-test \
+    --format '{{.ID}}|{{index .Labels "ferry-test-pid"}}|{{index .Labels "ferry-test"}}' 2>/dev/null)
+  for t in "${toks[@]}"; do
+    "$@" network rm -f "ferry-test-$t" "ferrytest${t}_default" >/dev/null 2>&1
+  done
+  ((${#toks[@]} == 0)) || echo "90_podman: removed ${#toks[@]} container(s) left by an earlier run" >&2
+  return 0
+}
+sweep_dead_runs podman
 
 # The worker image, once per machine.
 if ! podman image exists "$image"; then
@@ -83,7 +106,8 @@ EOF
 worker() {
   local name=$1 port=$2
   shift 2
-  podman run -d --name "$name-$tok" --label "ferry-test=$tok" "${limits[@]}" --hostname "$name" \
+  podman run -d --name "$name-$tok" --label "ferry-test=$tok" --label "ferry-test-pid=$$" \
+    "${limits[@]}" --hostname "$name" \
     -e SSHD_PORT="$port" -v "$T/key.pub:/root/.ssh/authorized_keys:ro" "$@" "$image" \
     sh -c "$sshd_cmd" >/dev/null || fail "podman run $name failed"
 }
@@ -155,7 +179,7 @@ podman system service --time=0 "unix://$T/podman.sock" >"$T/service.log" 2>&1 &
 service_pid=$!
 for ((i = 0; i < 100; i++)); do [[ -S $T/podman.sock ]] && break; sleep 0.1; done
 export DOCKER_HOST=unix://$T/podman.sock FERRY_PODMAN_IMAGE=$image FERRY_PODMAN_KEY=$T/key.pub \
-  FERRY_PODMAN_PORT0=2471 FERRY_PODMAN_PORT1=2472 FERRY_PODMAN_LABEL=$tok
+  FERRY_PODMAN_PORT0=2471 FERRY_PODMAN_PORT1=2472 FERRY_PODMAN_LABEL=$tok FERRY_PODMAN_PID=$$
 compose=(docker-compose -p "ferrytest$tok" -f "$FERRY_SRC/tests/podman/compose.yml")
 "${compose[@]}" up -d >"$T/compose.log" 2>&1 || fail "docker-compose up failed: $(tail -5 "$T/compose.log")"
 wait_sshd 2471 2472
@@ -173,6 +197,10 @@ id "$user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$user"
 grep -q "^$user:" /etc/subuid || echo "$user:300000:65536" >>/etc/subuid
 grep -q "^$user:" /etc/subgid || echo "$user:300000:65536" >>/etc/subgid
 uid=$(id -u "$user") home=$(getent passwd "$user" | cut -d: -f6) xdg=/run/user/$(id -u "$user")
+# With none of the user's processes running, what its runtime folder holds was left by a run
+# that was killed (a reboot empties /run/user): Podman would take the pid its pause process
+# left there for a live one ("invalid internal status") and do nothing.
+if [[ -d $xdg ]] && ! pgrep -u "$user" >/dev/null; then rm -rf "${xdg:?}"/*; fi
 mkdir -p "$xdg" && chown "$user:" "$xdg" && chmod 700 "$xdg"
 as_user() {
   runuser -u "$user" -- env XDG_RUNTIME_DIR="$xdg" HOME="$home" ${CONTAINERS_CONF:+CONTAINERS_CONF="$CONTAINERS_CONF"} "$@"
@@ -187,6 +215,7 @@ if [[ ! -e $home/.config/containers/storage.conf && ! -d $home/.local/share/cont
   printf '[storage]\ndriver = "overlay"\n' >"$home/.config/containers/storage.conf"
   chown -R "$user:" "$home/.config"
 fi
+sweep_dead_runs as_user podman
 as_user podman image exists "$image" 2>/dev/null ||
   podman save "$image" | as_user podman load -q >/dev/null 2>&1 || fail "loading $image for $user failed"
 # The key as the user's own file: root in the container, so sshd's StrictModes takes it.
@@ -195,7 +224,8 @@ as_user podman network create "ferry-test-$tok" >/dev/null 2>&1 || fail "podman 
 uworker() {
   local name=$1 port=$2
   shift 2
-  as_user podman run -d --name "$name-$tok" --label "ferry-test=$tok" "${limits[@]}" \
+  as_user podman run -d --name "$name-$tok" --label "ferry-test=$tok" --label "ferry-test-pid=$$" \
+    "${limits[@]}" \
     --hostname "$name" -e SSHD_PORT="$port" -v "$T/user/key.pub:/root/.ssh/authorized_keys:ro" \
     "$@" "$image" sh -c "$sshd_cmd" >"$T/uworker.log" 2>&1 ||
     fail "rootless podman run $name failed: $(tail -3 "$T/uworker.log")"
