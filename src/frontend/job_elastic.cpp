@@ -74,16 +74,17 @@ bool Job::Impl::HorovodElastic::host_lost(size_t i) {
   if (!rounds_) return false;
   const HostLink& h = *job_.hosts_[i];
   if (standing_by(i)) {
-    // A new host that could not be opened (or lost before it joined): no round counted it, so
-    // no worker waits for it. Tried again while the script lists it, after a pause.
+    // A new host, or one back, that could not be opened (or lost before it joined): no round
+    // counted it, so no worker waits for it. Tried again while it is listed, after a pause.
     standby_.erase(h.name());
     ready_.erase(h.name());
     open_failed_[h.name()] = now_s();
     if (stopping_) return true;
-    job_.diag_.warn("elastic: " + h.name() + " is left out for now (" +
-                    (h.lost_why.empty() ? std::string("its ferryd ended") : h.lost_why) +
-                    "); tried again in " + std::to_string(kRetryOpenS) +
-                    " s if the discovery script still lists it");
+    job_.diag_.warn(
+        "elastic: " + h.name() + " is left out for now (" +
+        (h.lost_why.empty() ? std::string("its ferryd ended") : h.lost_why) + "); tried again in " +
+        std::to_string(kRetryOpenS) + " s" +
+        (job_.opts_.elastic.fixed_hosts ? "" : " if the discovery script still lists it"));
     apply_listing();
     return true;
   }

@@ -30,10 +30,8 @@ void Job::Impl::HorovodElastic::discover() {
   if (job_.opts_.elastic.fixed_hosts) {
     // horovod's FixedHosts: the same hosts every time (a host back from its cooldown is news).
     if (stopping_) return;
-    if (const int update = rounds_->update_hosts(fixed_hosts_, now_s());
-        update != kNoUpdate && rounds_->would_reassign())
-      notify(update);
-    if (waiting_for_slots_) resume();
+    listed_ = fixed_hosts_;
+    apply_listing();
     return discover_later();
   }
   if (discovery_thread_.joinable()) discovery_thread_.join();
@@ -74,7 +72,16 @@ void Job::Impl::HorovodElastic::discovered(Result<std::string> out) {
 // put in a world before, the workers already reset would wait for its workers in Horovod's
 // rendezvous, and a host that then fails to open (no SSH, no ferryd, its sync) would hold them
 // until gloo's timeout, which ends them and the job. Horovod's driver has the same window.
+// The same goes for a host the job ran on whose ferryd is gone (its workers failed, it was lost,
+// or it left the listing): back in the listing, or from its cooldown, it is opened again first.
 void Job::Impl::HorovodElastic::apply_listing() {
+  const double now = now_s();
+  for (const auto& d : listed_) {
+    if (!admitted_.contains(d.name) || link_open(d.name)) continue;
+    if (rounds_->blacklisted(d.name) && !rounds_->cooldown_over(d.name, now)) continue;
+    job_.diag_.verbose("elastic: " + d.name + " is back; opening it before a round counts it");
+    admitted_.erase(d.name);
+  }
   // New hosts are opened in the listing's order while the job's hosts, with those being opened,
   // hold fewer than --max-np slots (any number without it).
   std::vector<DiscoveredHost> usable;
@@ -104,9 +111,14 @@ void Job::Impl::HorovodElastic::apply_listing() {
     it = standby_.erase(it);
     job_.hosts_[i]->close();
   }
-  const int update = rounds_->update_hosts(usable, now_s());
+  const int update = rounds_->update_hosts(usable, now);
   if (update != kNoUpdate && rounds_->would_reassign()) notify(update);
   if (waiting_for_slots_) resume();
+}
+
+bool Job::Impl::HorovodElastic::link_open(const std::string& name) const {
+  return std::any_of(job_.hosts_.begin(), job_.hosts_.end(),
+                     [&](const auto& h) { return h->name() == name && !h->closed; });
 }
 
 // A listed host the job never ran on: its ferryd, opened now (with no ranks), waits for a round.
@@ -172,8 +184,9 @@ void Job::Impl::HorovodElastic::place_workers(const std::string& name, HostPlan&
 }
 
 // After a round: every host of the new world that runs no workers of the job gets them: a host
-// prepared for it at once (admit()), any other (back from its cooldown, a fixed host) a fresh
-// ferryd, with the world's slots on it (a host that runs workers is resize_host()'s).
+// prepared for it (apply_listing()) at once (admit()); one that is neither prepared nor running
+// (its ferryd ended after the listing was applied) a fresh ferryd, with the world's slots on it.
+// A host that runs workers is resize_host()'s.
 void Job::Impl::HorovodElastic::add_hosts() {
   std::vector<std::string> names;
   for (const auto& a : rounds_->world())
@@ -183,9 +196,7 @@ void Job::Impl::HorovodElastic::add_hosts() {
       if (ready_.contains(name)) admit(s->second);
       continue;
     }
-    bool running = false;
-    for (const auto& h : job_.hosts_) running |= h->name() == name && !h->closed;
-    if (running) continue;
+    if (link_open(name)) continue;
     admitted_.insert(name);
     HostPlan plan = discovered_plan(name);
     place_workers(name, plan);
@@ -196,10 +207,16 @@ void Job::Impl::HorovodElastic::add_hosts() {
 
 HostPlan Job::Impl::HorovodElastic::discovered_plan(const std::string& name) const {
   HostPlan plan;
+  plan.label = name;
+  // A host the job ran on keeps its own entry (a hostfile's port or user for it).
+  for (const auto& p : job_.full_.hosts) {
+    if (p.label != name) continue;
+    plan.host = p.host;
+    return plan;
+  }
   plan.host = job_.full_.hosts.front().host;  // the command line's SSH settings
   plan.host.name = name;
   plan.host.origin = "host discovery";
-  plan.label = name;
   return plan;
 }
 

@@ -149,6 +149,8 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   void apply_listing();
   /// Opens `d` (false: it failed to open less than kRetryOpenS ago).
   bool prepare(const DiscoveredHost& d);
+  /// Whether a ferryd of the job on host `name` is connected (or being opened).
+  bool link_open(const std::string& name) const;
   /// A prepared host (`standby_`, ready) takes its slots in the new world: its workers start.
   void admit(size_t i);
   void place_workers(const std::string& name, HostPlan& plan);
@@ -171,7 +173,7 @@ class Job::Impl::HorovodElastic final : public Job::Impl::FollowUp {
   std::map<ElasticSlot, WorkerAddresses> worker_addresses_;  // notification services
   std::set<int> stopped_;                      // ranks stopped because their slot left the world
   std::vector<DiscoveredHost> listed_;         // the discovery script's last listing
-  std::set<std::string> admitted_;             // hosts that had workers of the job
+  std::set<std::string> admitted_;             // hosts with (or opened for) workers of the job
   std::map<std::string, size_t> standby_;      // new hosts opened before they join: their index
   std::set<std::string> ready_;                // those of them whose ferryd (and tree) is ready
   std::map<std::string, double> open_failed_;  // when a new host last failed to open

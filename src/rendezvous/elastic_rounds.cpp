@@ -84,9 +84,10 @@ bool ElasticRounds::blacklisted(const std::string& host) const {
   return false;
 }
 
-bool ElasticRounds::resurrected(const std::string& host, double now_s) {
-  const HostState& s = state(host);
-  return s.cooldown_end > 0 && s.cooldown_end <= now_s;
+bool ElasticRounds::cooldown_over(const std::string& host, double now_s) const {
+  for (const auto& [name, s] : states_)
+    if (name == host) return s.cooldown_end > 0 && s.cooldown_end <= now_s;
+  return false;
 }
 
 int ElasticRounds::update_hosts(const std::vector<DiscoveredHost>& hosts, double now_s) {

@@ -114,6 +114,9 @@ class ElasticRounds {
   std::optional<ElasticAssignment> assignment(const ElasticSlot& slot) const;
   const std::vector<ElasticAssignment>& world() const { return world_; }
   bool blacklisted(const std::string& host) const;
+  /// Whether `host` is blacklisted with a cooldown that is over at `now_s`: the next
+  /// update_hosts() that lists it takes it back (as a new host).
+  bool cooldown_over(const std::string& host, double now_s) const;
   int resets() const { return resets_; }
   const Limits& limits() const { return limits_; }
 
@@ -124,7 +127,9 @@ class ElasticRounds {
     double cooldown_end = 0;
   };
   HostState& state(const std::string& host);
-  bool resurrected(const std::string& host, double now_s);
+  bool resurrected(const std::string& host, double now_s) const {
+    return cooldown_over(host, now_s);
+  }
   int count(WorkerState s) const;
   std::vector<ElasticAssignment> next_world() const;
 

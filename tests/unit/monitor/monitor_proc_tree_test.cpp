@@ -64,9 +64,10 @@ TEST(MonitorProcTree, BusyIdleAndStoppedProcessesAreToldApart) {
   const RankUse b = use_of(busy);
   const RankUse i = use_of(idle);
   const RankUse s = use_of(stopped);
-  // A spinning process gets most of a core even on a loaded 2-CPU machine; an idle or
-  // stopped one none.
-  EXPECT_GT(b.cpu_permille, 300u);
+  // A spinning process gets a share of a core however loaded the machine: more than a tenth
+  // unless some 20 other threads want the 2 CPUs of the CI machine at once (with 30%, the test
+  // failed now and then beside a build). An idle or stopped one gets none.
+  EXPECT_GT(b.cpu_permille, 100u);
   EXPECT_EQ(b.state, 'R');
   EXPECT_LT(i.cpu_permille, 50u);
   EXPECT_EQ(i.state, 'S');
@@ -83,8 +84,8 @@ TEST(MonitorProcTree, AGrandchildsWorkCountsForTheRank) {
   std::this_thread::sleep_for(100ms);
   const RankUse u = use_of(root);
   EXPECT_EQ(u.processes, 2u);
-  EXPECT_EQ(u.state, 'S');  // the rank itself waits; its child spins
-  EXPECT_GT(u.cpu_permille, 300u);
+  EXPECT_EQ(u.state, 'S');          // the rank itself waits; its child spins
+  EXPECT_GT(u.cpu_permille, 100u);  // see BusyIdleAndStoppedProcessesAreToldApart
   const TreeReading r = read_tree(root);
   EXPECT_TRUE(r.ok);
   end(root);

@@ -36,7 +36,7 @@ TEST(ElasticRounds, AFailedWorkerDropsItsHostAndTheOthersGetNewRanks) {
   EXPECT_EQ(r.update_hosts(hosts({{"a", 2}, {"b", 2}, {"c", 2}}), 0), kHostsAdded);
   ASSERT_TRUE(r.assign());
   EXPECT_FALSE(r.record({"b", 0}, WorkerState::kFailure));
-  for (auto s : {ElasticSlot{"a", 0}, {"a", 1}, {"b", 1}, {"c", 0}})
+  for (const auto& s : {ElasticSlot{"a", 0}, {"a", 1}, {"b", 1}, {"c", 0}})
     EXPECT_FALSE(r.record(s, WorkerState::kReady));
   EXPECT_FALSE(r.record({"a", 0}, WorkerState::kReady)) << "counted once";
   EXPECT_TRUE(r.record({"c", 1}, WorkerState::kReady));
@@ -87,17 +87,42 @@ TEST(ElasticRounds, TooFewSlotsAndNewHostsGoLast) {
   EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 3), kNoUpdate);
 }
 
-TEST(ElasticRounds, ABlacklistedHostComesBackAfterItsCooldown) {
-  ElasticRounds r({.min_np = 1, .cooldown_low_s = 10, .cooldown_high_s = 30});
+// Hosts a and b, a slot each; b's worker fails in the first round, which ends at 100 s.
+void fail_b_at_100(ElasticRounds& r) {
   r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 0);
   ASSERT_TRUE(r.assign());
   r.record({"a", 0}, WorkerState::kReady);
   r.record({"b", 0}, WorkerState::kFailure);
   EXPECT_EQ(r.end_round(100), RoundEnd::kResume);
+}
+
+TEST(ElasticRounds, ABlacklistedHostComesBackAfterItsCooldown) {
+  ElasticRounds r({.min_np = 1, .cooldown_low_s = 10, .cooldown_high_s = 30});
+  fail_b_at_100(r);
   EXPECT_TRUE(r.blacklisted("b"));
   EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 105), kNoUpdate);
   EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 131), kHostsAdded);
   EXPECT_FALSE(r.blacklisted("b"));
+}
+
+// The job opens a host back from its cooldown before any round counts it: meanwhile the listing
+// it gives the rounds leaves the host out, which must neither take it back nor forget its
+// cooldown; the listing that has it again does.
+TEST(ElasticRounds, AHostWhoseCooldownIsOverStaysOutUntilAListingHasIt) {
+  ElasticRounds r({.min_np = 1, .cooldown_low_s = 10, .cooldown_high_s = 30});
+  fail_b_at_100(r);
+  ASSERT_TRUE(r.assign());
+  EXPECT_FALSE(r.cooldown_over("b", 105));
+  EXPECT_TRUE(r.cooldown_over("b", 131));
+  EXPECT_FALSE(r.cooldown_over("a", 131)) << "never blacklisted";
+  r.update_hosts(hosts({{"a", 1}}), 131);  // b is being opened again
+  EXPECT_FALSE(r.would_reassign());
+  EXPECT_TRUE(r.blacklisted("b"));
+  EXPECT_TRUE(r.cooldown_over("b", 132));
+  EXPECT_EQ(r.update_hosts(hosts({{"a", 1}, {"b", 1}}), 133), kHostsAdded);
+  EXPECT_FALSE(r.blacklisted("b"));
+  EXPECT_FALSE(r.cooldown_over("b", 133));
+  EXPECT_TRUE(r.would_reassign());
 }
 
 // horovod's cooldown: LOW * 2^k plus up to LOW of jitter, within [LOW, HIGH]; a host that fails
