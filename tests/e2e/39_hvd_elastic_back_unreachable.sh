@@ -8,8 +8,10 @@
 #    world of 2; the job ends 0. Were fnode2 put in the world before its ferryd was reached,
 #    fnode1's workers would wait for its workers in gloo's rendezvous until its timeout, which
 #    ends them and the job (255).
-# 2. Without the firewall, the same job (--verbose): fnode2's ferryd is opened first, then the
-#    round takes it with 2 new workers, and all 4 finish in sync.
+# 2. The same job (--verbose) from a hostfile that gives fnode2 port 2302 (the cluster's sshds
+#    also listen on 2300+I), fnode2's port 2222 walled from the start: once its cooldown is
+#    over fnode2's ferryd is opened again, at its own port, then the round takes it with 2 new
+#    workers, and all 4 finish in sync.
 # Nothing of either job is left on any host.
 # shellcheck disable=SC2154,SC2119 # E_rc etc. come from run_capture; elastic_setup takes no hosts here
 # shellcheck source=lib.sh
@@ -21,17 +23,9 @@ require_horovod
 command -v nft >/dev/null || fail "nft is not installed"
 
 unwall() { ip netns exec fnode2 nft delete table inet ferry_e2e_back 2>/dev/null || true; }
-trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
-elastic_setup  # fixed hosts: no listing
-hosts=fnode1:2,fnode2:2
-# Horovod's workers see a peer's death within gloo's timeout (30 s by default): 15 s here.
-hvd=("$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 --max-np 4 -H "$hosts"
-  --blacklist-cooldown-range 2 3 --gloo-timeout-seconds 15)
-
-# 1. fnode2 unreachable once its cooldown is over.
-start_bg E -- "${hvd[@]}" "$HOROVOD_PY" "$prog" "$T/m" 12 1 fnode2:1@1 "$tok"
-wait_for "the job going on without fnode2" 120 grep -q "elastic: reset 1: 2 workers on 1 host" "$T/E.err"
-ip netns exec fnode2 nft -f - <<'NFT' || fail "nft rules for fnode2"
+# wall: fnode2 refuses new connections to its port 2222 (SSH's, in the cluster's ssh_config).
+wall() {
+  ip netns exec fnode2 nft -f - <<'NFT' || fail "nft rules for fnode2"
 table inet ferry_e2e_back {
   chain input {
     type filter hook input priority 0; policy accept;
@@ -39,6 +33,17 @@ table inet ferry_e2e_back {
   }
 }
 NFT
+}
+trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
+elastic_setup  # fixed hosts: no listing
+# Horovod's workers see a peer's death within gloo's timeout (30 s by default): 15 s here.
+hvd=("$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 --max-np 4
+  --blacklist-cooldown-range 2 3 --gloo-timeout-seconds 15)
+
+# 1. fnode2 unreachable once its cooldown is over.
+start_bg E -- "${hvd[@]}" -H fnode1:2,fnode2:2 "$HOROVOD_PY" "$prog" "$T/m" 12 1 fnode2:1@1 "$tok"
+wait_for "the job going on without fnode2" 120 grep -q "elastic: reset 1: 2 workers on 1 host" "$T/E.err"
+wall
 wait_bg E 120
 assert_eq 0 "$E_rc" "ferryrun exit code (fnode2 left out, fnode1's workers finished)"
 assert_match "$E_err" "elastic: fnode2 is left out for now \(.*\); tried again in 30 s" \
@@ -48,11 +53,13 @@ assert_elastic_finals "$T/E.out" 2
 unwall
 wait_gone "$tok" 10
 
-# 2. fnode2 reachable again: opened first, then taken by a round.
+# 2. fnode2 reachable at its own port: opened first, then taken by a round.
 tok=$(unique_token)
 rm -rf "$T/m" && mkdir -p "$T/m"
-run_capture B --timeout 240 -- "${hvd[@]}" --verbose "$HOROVOD_PY" "$prog" "$T/m" 12 1 \
-  fnode2:1@1 "$tok"
+printf 'fnode1 slots=2\nfnode2 slots=2 port=2302\n' >"$T/hostfile"
+wall
+run_capture B --timeout 240 -- "${hvd[@]}" --hostfile "$T/hostfile" --verbose "$HOROVOD_PY" \
+  "$prog" "$T/m" 12 1 fnode2:1@1 "$tok"
 assert_eq 0 "$B_rc" "ferryrun exit code (fnode2 back after its cooldown)"
 back=$(grep -n "elastic: fnode2 is back; opening it before a round counts it" "$T/B.err" | head -1)
 reset=$(grep -n "elastic: reset 2: 4 workers on 2 hosts" "$T/B.err" | head -1)
