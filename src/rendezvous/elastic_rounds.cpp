@@ -78,21 +78,25 @@ ElasticRounds::HostState& ElasticRounds::state(const std::string& host) {
   return states_.back().second;
 }
 
-bool ElasticRounds::blacklisted(const std::string& host) const {
+const ElasticRounds::HostState* ElasticRounds::find_state(const std::string& host) const {
   for (const auto& [name, s] : states_)
-    if (name == host) return s.blacklisted;
-  return false;
+    if (name == host) return &s;
+  return nullptr;
+}
+
+bool ElasticRounds::blacklisted(const std::string& host) const {
+  const HostState* s = find_state(host);
+  return s && s->blacklisted;
 }
 
 bool ElasticRounds::cooldown_over(const std::string& host, double now_s) const {
-  for (const auto& [name, s] : states_)
-    if (name == host) return s.cooldown_end > 0 && s.cooldown_end <= now_s;
-  return false;
+  const HostState* s = find_state(host);
+  return s && s->cooldown_end > 0 && s->cooldown_end <= now_s;
 }
 
 int ElasticRounds::update_hosts(const std::vector<DiscoveredHost>& hosts, double now_s) {
   bool any_back = false;
-  for (const auto& h : hosts) any_back |= resurrected(h.name, now_s);
+  for (const auto& h : hosts) any_back |= cooldown_over(h.name, now_s);
   if (hosts == discovered_ && !any_back) return kNoUpdate;
   auto find = [](const std::vector<DiscoveredHost>& list, const std::string& name) {
     return std::find_if(list.begin(), list.end(),
@@ -103,7 +107,7 @@ int ElasticRounds::update_hosts(const std::vector<DiscoveredHost>& hosts, double
     if (find(hosts, p.name) == hosts.end()) res |= kHostsRemoved;
   for (const auto& h : hosts) {
     auto p = find(discovered_, h.name);
-    if (p == discovered_.end() || h.slots > p->slots || resurrected(h.name, now_s))
+    if (p == discovered_.end() || h.slots > p->slots || cooldown_over(h.name, now_s))
       res |= kHostsAdded;
     else if (h.slots < p->slots)
       res |= kHostsRemoved;
@@ -114,12 +118,12 @@ int ElasticRounds::update_hosts(const std::vector<DiscoveredHost>& hosts, double
   for (const auto& name : order_)
     if (find(hosts, name) != hosts.end()) order.push_back(name);
   for (const auto& h : hosts) {
-    const bool out = blacklisted(h.name) && !resurrected(h.name, now_s);
+    const bool out = blacklisted(h.name) && !cooldown_over(h.name, now_s);
     if (!out && std::find(order.begin(), order.end(), h.name) == order.end())
       order.push_back(h.name);
   }
   for (const auto& h : hosts)
-    if (resurrected(h.name, now_s)) state(h.name) = HostState{false, state(h.name).times, 0};
+    if (cooldown_over(h.name, now_s)) state(h.name) = HostState{false, state(h.name).times, 0};
   order_ = std::move(order);
   discovered_ = hosts;
   return res;

@@ -127,9 +127,8 @@ class ElasticRounds {
     double cooldown_end = 0;
   };
   HostState& state(const std::string& host);
-  bool resurrected(const std::string& host, double now_s) const {
-    return cooldown_over(host, now_s);
-  }
+  /// `host`'s state, or nullptr when it never had one.
+  const HostState* find_state(const std::string& host) const;
   int count(WorkerState s) const;
   std::vector<ElasticAssignment> next_world() const;
 
