@@ -106,6 +106,21 @@ bool over_now(const std::string& dir, std::optional<JobRecord>& r, std::string& 
   return state == "ended" || state == "lost";
 }
 
+// Whether the job is over, after its control socket could not be asked: the front end
+// closes that socket first and writes its end into the record after (its journal finished),
+// so a job ending under a request reads as running for a moment. Waits for the record while
+// its front end lives, at most kSettleWait; false: the job runs on and the socket failed.
+constexpr auto kSettleWait = std::chrono::seconds(10);
+bool over_soon(const std::string& dir, std::optional<JobRecord>& r, std::string& state) {
+  DirWatch watch(dir, false);
+  const auto deadline = std::chrono::steady_clock::now() + kSettleWait;
+  while (!over_now(dir, r, state)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    watch.wait();
+  }
+  return true;
+}
+
 std::string clock_text(int64_t t) {
   if (t <= 0) return "-";
   const auto tt = static_cast<time_t>(t);
@@ -216,7 +231,7 @@ int ask(Found& f, const std::string& request) {
   if (!answer) {
     std::optional<JobRecord> now;
     std::string now_state;
-    if (over_now(f.dir, now, now_state)) return refuse(ended_text(*now, now_state));
+    if (over_soon(f.dir, now, now_state)) return refuse(ended_text(*now, now_state));
     return refuse("job " + f.record.id + ": " + answer.error().message);
   }
   if (*answer == "already stopping") return refuse("job " + f.record.id + " is already stopping");
@@ -273,16 +288,16 @@ int cmd_top(const std::string& id) {
   if (state == "ended" || state == "lost")
     return refuse(ended_text(f->record, state) + "; 'ferry logs " + f->record.id +
                   "' shows its output");
-  const std::string why = run_ferry_top(f->dir, f->record.id);
-  if (why.empty()) return 0;
+  const TopEnd end = run_ferry_top(f->dir, f->record.id);
+  if (end.why.empty()) return 0;
   // The job ended under the view: said, and no error of the viewer's.
   std::optional<JobRecord> now;
   std::string now_state;
-  if (over_now(f->dir, now, now_state)) {
+  if (end.gone && over_soon(f->dir, now, now_state)) {
     std::fprintf(stderr, "ferry: %s\n", ended_text(*now, now_state).c_str());
     return 0;
   }
-  return refuse(why);
+  return refuse(end.why);
 }
 
 int cmd_stop(const std::string& id) {

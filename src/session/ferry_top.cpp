@@ -24,18 +24,19 @@ struct Viewer {
   TopSnapshot snapshot;
   std::vector<TopRow> shown;
   std::vector<std::string> lines;
-  std::string ended;  // why the view ended; "" still on
+  TopEnd ended;  // why the view ended; why "" still on
 
   // Asks the front end; false once it cannot be asked.
   bool refresh() {
     auto rows = control_request(dir, "top");
     if (!rows) {
-      ended = "job " + id + ": its front end is gone (the job ended; 'ferry wait " + id +
-              "' gives its status)";
+      ended = {"job " + id + ": its front end is gone (the job ended; 'ferry wait " + id +
+                   "' gives its status)",
+               true};
       return false;
     }
     if (*rows == "no view") {
-      ended = "job " + id + " was started by a ferryrun without the live view";
+      ended.why = "job " + id + " was started by a ferryrun without the live view";
       return false;
     }
     if (*rows != "no rows yet") parse_top_rows_json(*rows, snapshot);
@@ -62,9 +63,9 @@ struct Viewer {
 
 }  // namespace
 
-std::string run_ferry_top(const std::string& dir, const std::string& id) {
+TopEnd run_ferry_top(const std::string& dir, const std::string& id) {
   RawTerminal terminal;
-  if (!terminal.take()) return "ferry top needs a terminal: stdin and stdout must be one";
+  if (!terminal.take()) return {"ferry top needs a terminal: stdin and stdout must be one"};
   struct sigaction sa {};
   sa.sa_handler = on_leave_signal;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, nullptr);

@@ -8,8 +8,15 @@
 
 namespace ferry {
 
+/// How a view ended: `why` is "" when the viewer left, else why, in one line; `gone`: the
+/// front end stopped answering (the job ending, most likely: the caller reads its record).
+struct TopEnd {
+  std::string why;
+  bool gone = false;
+};
+
 /// Shows the job whose directory is `dir` until the viewer leaves or the job's front end
-/// goes away. Returns "" when the viewer left, else why the view ended, in one line.
-std::string run_ferry_top(const std::string& dir, const std::string& id);
+/// goes away.
+TopEnd run_ferry_top(const std::string& dir, const std::string& id);
 
 }  // namespace ferry
