@@ -16,7 +16,8 @@ require_horovod
 elastic_setup fnode1:2 fnode2:2 fnode3:2
 
 run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 6 --min-np 2 \
-  --host-discovery-script "$T/discover.sh" "$HOROVOD_PY" "$prog" "$T/m" 4 1 fnode2:1@1 "$tok"
+  --gloo-timeout-seconds 15 --host-discovery-script "$T/discover.sh" \
+  "$HOROVOD_PY" "$prog" "$T/m" 4 1 fnode2:1@1 "$tok"
 assert_eq 0 "$E_rc" "ferryrun exit code (a worker failed, the others finished)"
 assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the failed worker is named"
 assert_contains "$E_err" "elastic: reset 1: 4 workers on 2 hosts" "the job goes on without fnode2"

@@ -14,7 +14,7 @@ require_horovod
 elastic_setup fnode1:2 fnode2:2 fnode3:2
 
 run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 6 --min-np 2 \
-  --reset-limit 1 --host-discovery-script "$T/discover.sh" \
+  --gloo-timeout-seconds 15 --reset-limit 1 --host-discovery-script "$T/discover.sh" \
   "$HOROVOD_PY" "$prog" "$T/m" 6 1 fnode2:1@1 fnode3:1@2 "$tok"
 assert_eq 3 "$E_rc" "ferryrun exit code (the last failed worker's status)"
 assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the first failure"

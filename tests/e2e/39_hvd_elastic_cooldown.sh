@@ -19,7 +19,8 @@ require_horovod
 elastic_setup fnode1:2 fnode2:2
 
 run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 \
-  --blacklist-cooldown-range 2 3 --host-discovery-script "$T/discover.sh" \
+  --gloo-timeout-seconds 15 --blacklist-cooldown-range 2 3 \
+  --host-discovery-script "$T/discover.sh" \
   "$HOROVOD_PY" "$prog" "$T/m" 12 1 fnode2:1@1 "$tok"
 assert_eq 0 "$E_rc" "ferryrun exit code (a host failed, came back, all finished)"
 assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the failed worker is named"

@@ -15,7 +15,8 @@ require_horovod
 
 elastic_setup
 run_capture E --timeout 240 -- "$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 \
-  --max-np 4 -H fnode1:2,fnode2:2 "$HOROVOD_PY" "$prog" "$T/m" 5 1 fnode2:1@1 "$tok"
+  --gloo-timeout-seconds 15 --max-np 4 -H fnode1:2,fnode2:2 \
+  "$HOROVOD_PY" "$prog" "$T/m" 5 1 fnode2:1@1 "$tok"
 assert_eq 0 "$E_rc" "ferryrun exit code (a worker failed, the others finished)"
 assert_contains "$E_err" "rank 3 on host fnode2 (local rank 1, pid" "the failed worker is named"
 assert_contains "$E_err" "elastic: reset 1: 2 workers on 1 host" "the job goes on without fnode2"

@@ -16,7 +16,8 @@ require_horovod
 elastic_setup fnode1:2 fnode2:2
 
 start_bg E -- "$T/horovodrun" --verbose --ssh-config "$SSHCFG" -np 4 --min-np 2 \
-  --host-discovery-script "$T/discover.sh" "$HOROVOD_PY" "$prog" "$T/m" 8 1 "$tok"
+  --gloo-timeout-seconds 15 --host-discovery-script "$T/discover.sh" \
+  "$HOROVOD_PY" "$prog" "$T/m" 8 1 "$tok"
 wait_for "epoch 1 to be committed" 120 test -e "$T/m/epoch-1"
 assert_eq 4 "$(elastic_workers)" "4 workers before the change"
 printf 'fnode1:1\nfnode2:2\n' >"$T/hosts.new"
