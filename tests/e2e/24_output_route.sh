@@ -15,7 +15,7 @@ command -v nft >/dev/null || fail "nft is not installed"
 
 walled=fnode2
 unwall() { ip netns exec "$walled" nft delete table inet ferry_e2e_route 2>/dev/null || true; }
-trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
+on_exit unwall
 
 expected=$(seq 1 400000)
 check_ranks() {  # check_ranks P WHAT

@@ -34,7 +34,7 @@ table inet ferry_e2e_back {
 }
 NFT
 }
-trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
+on_exit unwall
 elastic_setup  # fixed hosts: no listing
 # Horovod's workers see a peer's death within gloo's timeout (30 s by default): 15 s here.
 hvd=("$T/horovodrun" --ssh-config "$SSHCFG" -np 4 --min-np 2 --max-np 4

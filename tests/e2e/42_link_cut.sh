@@ -17,7 +17,7 @@ start_bg F -- "$FERRYRUN" --ssh-config "$SSHCFG" --heartbeat 1 --kill-grace 1 -n
 wait_procs "^$sleeper 1000" 4 30
 
 restore() { ip netns exec fnode2 ip link set eth0 up 2>/dev/null || true; }
-trap 'restore' EXIT
+on_exit restore
 ip netns exec fnode2 ip link set eth0 down
 
 wait_bg F 15

@@ -15,7 +15,7 @@ walled=(fnode1 fnode2 fnode3)
 unwall() {
   for n in "${walled[@]}"; do ip netns exec "$n" nft delete table inet ferry_e2e 2>/dev/null || true; done
 }
-trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
+on_exit unwall
 for n in "${walled[@]}"; do
   ip netns exec "$n" nft -f - <<'NFT' || fail "nft rules for $n"
 table inet ferry_e2e {

@@ -18,7 +18,7 @@ unplug() {
     ip -n "$n" link del docker0 2>/dev/null || true
   done
 }
-trap 'rc=$?; unplug; (exit $rc); _e2e_cleanup' EXIT
+on_exit unplug
 i=0
 for n in "${nodes[@]}"; do
   i=$((i + 1))

@@ -22,7 +22,7 @@ etc=/etc/netns/fnode3/hosts
 [[ -f $etc ]] || fail "no $etc (ferry-cluster gives every host one)"
 cp "$etc" "$T/hosts.orig"
 restore_hosts() { cat "$T/hosts.orig" >"$etc"; }
-trap 'rc=$?; restore_hosts; (exit $rc); _e2e_cleanup' EXIT
+on_exit restore_hosts
 
 # Every host resolves its own name to its own address, as its ranks see it.
 run_capture R -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 3 -H fnode1:1,fnode2:1,fnode3:1 \

@@ -6,7 +6,7 @@
 # while the lookup is still unanswered (the DNS server got the query and never replied), and
 # fnode3 says in one warning line that its name's lookup had not returned. A horovodrun
 # job there waits for the answer; interrupted meanwhile, it ends at once, nothing left.
-# shellcheck disable=SC2154 # rc, J_rc etc. come from the trap and run_capture
+# shellcheck disable=SC2154 # J_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -26,7 +26,7 @@ restore() {
   "$FERRY_CLUSTER" exec fnode3 umount /etc/resolv.conf 2>/dev/null || true
   [[ -z $dns_pid ]] || kill "$dns_pid" 2>/dev/null || true
 }
-trap 'rc=$?; restore; (exit $rc); _e2e_cleanup' EXIT
+on_exit restore
 
 grep -vw fnode3 "$T/hosts.orig" >"$etc"
 "$FERRY_CLUSTER" exec fnode3 mount --bind "$T/resolv.conf" /etc/resolv.conf

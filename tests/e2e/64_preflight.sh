@@ -14,7 +14,7 @@ require_nodes 3
 command -v nft >/dev/null || fail "nft is not installed"
 
 unwall() { ip netns exec fnode3 nft delete table inet ferry_e2e_pf 2>/dev/null || true; }
-trap 'rc=$?; unwall; (exit $rc); _e2e_cleanup' EXIT
+on_exit unwall
 ip netns exec fnode3 nft -f - <<'NFT' || fail "nft rules for fnode3"
 table inet ferry_e2e_pf {
   chain output {

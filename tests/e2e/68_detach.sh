@@ -132,11 +132,10 @@ wait_gone "$tok" 20
 LH=$("$FERRYRUN" --detach --heartbeat 1 --kill-grace 1 "${HOSTS[@]}" "$sleeper" 1000 2>/dev/null)
 wait_procs "^$sleeper 1000" 2 30
 restore_link() { ip netns exec fnode2 ip link set eth0 up 2>/dev/null || true; }
-trap 'restore_link; _e2e_cleanup' EXIT
+on_exit restore_link
 ip netns exec fnode2 ip link set eth0 down
 run_capture LW --timeout 60 -- "$FERRY" wait "$LH"
 restore_link
-trap _e2e_cleanup EXIT
 assert_eq 255 "$LW_rc" "a detached job that lost a host"
 assert_contains "$(cat "$XDG_STATE_HOME/ferry/jobs/$LH/console.log")" "lost host fnode2" \
   "the report in the journal names the lost host"

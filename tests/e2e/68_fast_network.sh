@@ -23,7 +23,7 @@ unplug() {
   ip link del ferryfast 2>/dev/null || true
   for i in 1 2; do ip link del "ffast$i" 2>/dev/null || true; done
 }
-trap 'rc=$?; unplug; (exit $rc); _e2e_cleanup' EXIT
+on_exit unplug
 unplug
 ip link add ferryfast type bridge
 ip link set ferryfast up

@@ -47,7 +47,7 @@ stop_extra() {
   extra_pids=()
   rm -rf "/tmp/ferry-$uid/$hash"
 }
-trap 'rc=$?; stop_extra; (exit $rc); _e2e_cleanup' EXIT
+on_exit stop_extra
 rm -rf "/tmp/ferry-$uid/$hash"
 [[ -d /tmp/ferry-$uid ]] && chmod 0700 "/tmp/ferry-$uid"
 

@@ -24,7 +24,7 @@ unnet() {
   "$DOCKER" rm -f ferry-test-isoa ferry-test-isob >/dev/null 2>&1 || true
   "$DOCKER" network rm "${nets[@]}" >/dev/null 2>&1 || true
 }
-trap 'rc=$?; unnet; (exit $rc); _docker_real_cleanup' EXIT
+on_exit unnet
 unnet
 for n in "${nets[@]}"; do
   "$DOCKER" network create "$n" >/dev/null || fail "docker network create $n"

@@ -59,7 +59,7 @@ cleanup_podman() (  # a subshell: nothing in it stops the scenario
   [[ -n ${tun_mode:-} ]] && chmod "$tun_mode" /dev/net/tun
   exit 0
 )
-trap 'rc=$?; cleanup_podman; (exit $rc); _e2e_cleanup' EXIT
+on_exit cleanup_podman
 # sweep_dead_runs PODMAN...: remove what an earlier run of this scenario left (killed
 # half-way, or on a machine restored from a snapshot): its containers would hold the ports
 # published here, and Podman would still send them there. A container says which run made

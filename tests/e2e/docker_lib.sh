@@ -17,17 +17,14 @@ DOCKER_MACHINE_ADDR=10.231.0.1
 _DOCKER_PROJECTS=()
 
 _docker_real_cleanup() {
-  local rc=$? p
-  set +e
+  local p
   for p in "${_DOCKER_PROJECTS[@]}"; do
     _compose_cmd "$p" down -v --remove-orphans >/dev/null 2>&1
   done
   # Whatever else the scenario started: containers and volumes are all ferry-test-*.
   [[ ${FERRY_E2E_KEEP:-0} == 1 ]] || "$FERRY_DOCKER" clean >/dev/null 2>&1
-  (exit "$rc")
-  _e2e_cleanup
 }
-trap _docker_real_cleanup EXIT
+on_exit _docker_real_cleanup
 
 # require_docker: the engine runs and the fixture's images exist (failures as root).
 require_docker() {

@@ -22,17 +22,13 @@ export FERRY_DOCKER_SIM_DIR
 export DSSHCFG=$FERRY_DOCKER_SIM_DIR/ssh_config
 _DOCKER_SIM_STARTED=0
 
-# Runs lib.sh's cleanup after taking the simulation down, keeping the exit code.
+# Takes the simulation down when the test exits (before lib.sh's cleanup).
 _docker_e2e_cleanup() {
-  local rc=$?
-  set +e
   if ((_DOCKER_SIM_STARTED)) && [[ ${FERRY_DOCKER_SIM_KEEP:-0} != 1 ]]; then
     "$DOCKER_SIM" down >/dev/null 2>&1
   fi
-  (exit "$rc")
-  _e2e_cleanup
 }
-trap _docker_e2e_cleanup EXIT
+on_exit _docker_e2e_cleanup
 
 # require_ferry: the binaries under test and python3 exist (failures, not skips).
 require_ferry() {

@@ -57,8 +57,9 @@ _started_here() {
   done
 }
 
+# _e2e_cleanup [STATUS]: ends what the test left and exits with STATUS (default: $?).
 _e2e_cleanup() {
-  local rc=$? pid tok pids
+  local rc=${1:-$?} pid tok pids
   set +e
   # Background commands this test started (start_bg), by their recorded pid.
   while read -r pid; do
@@ -98,7 +99,18 @@ _e2e_cleanup() {
   fi
   exit "$rc"
 }
-trap _e2e_cleanup EXIT
+# on_exit 'COMMAND': runs COMMAND when the test exits, for whatever reason, before the cleanup
+# above (in the order given, errexit off, the test's exit status kept): what a scenario
+# changed that must be put back (a firewall, a link, a host's /etc/hosts, a terminal).
+_E2E_ON_EXIT=()
+on_exit() { _E2E_ON_EXIT+=("$1"); }
+_e2e_exit() {
+  local rc=$? c
+  set +e
+  for c in "${_E2E_ON_EXIT[@]}"; do eval "$c"; done
+  _e2e_cleanup "$rc"
+}
+trap _e2e_exit EXIT
 
 # ---------------------------------------------------------------- verdicts
 
