@@ -11,7 +11,8 @@
 # 4. ferry top ID of a detached job: its rows, rank 0's output (o), q leaves with exit 0 and
 #    the job runs on; a job that ends under the view is said so (exit 0); an ended job is
 #    refused in one line (exit 2).
-# Nothing of any job is left on the hosts.
+# Each job runs until the test has seen what it waits for (view_rank.sh's @FILE), not for a
+# time the view must keep within on a loaded machine. Nothing of any job is left on the hosts.
 # shellcheck disable=SC2154 # N_rc etc. come from run_capture
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -30,9 +31,9 @@ next_term() {  # ends this terminal's server, if any; tm then names a fresh one
   tm kill-server 2>/dev/null || true
   term=$((term + 1))
 }
-# The terminals' servers go first, then lib.sh's cleanup, with the test's exit status.
-trap 'rc=$?; for ((i = 0; i <= term; i++)); do tmux -L "$sock-$i" kill-server 2>/dev/null || true; done
-(exit $rc); _e2e_cleanup' EXIT
+# The terminals' servers go first, then lib.sh's cleanup.
+# shellcheck disable=SC2016 # expanded when the test exits
+on_exit 'for ((i = 0; i <= term; i++)); do tmux -L "$sock-$i" kill-server 2>/dev/null; done'
 screen() { tm capture-pane -p -t view; }
 wait_screen() {  # wait_screen WHAT TEXT: until the screen holds TEXT
   local deadline=$((SECONDS + 40))
@@ -57,15 +58,15 @@ $s"
 # has_line TEXT ERE WHAT: some line of TEXT matches ERE.
 has_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matches /$2/ in:
 $1"; }
-# start_view COLUMNS ROWS SECONDS MODES: ferryrun --top in a fresh terminal of that size; the
-# shell then prints EXIT=status and whether stty's settings are those from before.
+# start_view COLUMNS ROWS SECONDS|@FILE MODES: ferryrun --top in a fresh terminal of that
+# size; the shell then prints EXIT=status and whether stty's settings are those from before.
 start_view() {
   next_term
   tm new-session -d -s view -x "$1" -y "$2" "cd $T; before=\$(stty -g); $FERRYRUN --ssh-config $SSHCFG -np 4 -H fnode1:2,fnode2:2 --top $prog $tok $3 $4; echo EXIT=\$?; [ \"\$(stty -g)\" = \"\$before\" ] && echo STTY=same || echo STTY=changed; sleep 600"
 }
 
 # 1. 80x24, keys.
-start_view 80 24 20 bibb
+start_view 80 24 "@$T/end1" bibb
 wait_screen "the view" "4 of 4 ranks running on 2 hosts"
 wait_screen "rank 3's last line" "rank 3 busy ftok"
 wait_rows  # each host's first sample
@@ -95,6 +96,7 @@ wait_screen "the table again" "LAST LINE"
 tm send-keys -t view q
 wait_screen "the console after the view" "[2]<stdout>:rank 2 busy $tok"
 assert_not_contains "$(screen)" "LAST LINE" "the view is gone"
+touch "$T/end1"
 wait_screen "the job's end" "EXIT=0"
 s=$(screen)
 assert_contains "$s" "STTY=same" "the terminal's settings are as before"
@@ -104,10 +106,11 @@ wait_gone "$tok" 10
 wait_cluster_idle 10
 
 # 2. 200x30: the devices column; the job ends under the view.
-start_view 200 30 4 bbbb
+start_view 200 30 "@$T/end2" bbbb
 wait_screen "the wide view" "DEVICES"
 s=$(screen)
 assert_eq 0 "$(awk 'length($0) > 200' <<<"$s" | wc -l)" "no line wider than 200 columns"
+touch "$T/end2"
 wait_screen "the job's end" "EXIT=0"
 all=$(tm capture-pane -p -t view -S -400)
 assert_contains "$all" "STTY=same" "the terminal's settings are as before"
@@ -128,7 +131,8 @@ assert_contains "$D_err" "--top shows the job on this terminal; --detach leaves 
 # 4. ferry top of a detached job.
 export XDG_STATE_HOME=$T/state
 FERRY=$(dirname "$FERRYRUN")/ferry
-id=$("$FERRYRUN" --ssh-config "$SSHCFG" --detach -np 4 -H fnode1:2,fnode2:2 "$prog" "$tok" 12 bibb)
+id=$("$FERRYRUN" --ssh-config "$SSHCFG" --detach -np 4 -H fnode1:2,fnode2:2 \
+  "$prog" "$tok" "@$T/end4" bibb)
 [[ $id =~ ^[0-9a-f]+$ ]] || fail "ferryrun --detach gave no job id: '$id'"
 next_term
 tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
@@ -147,6 +151,8 @@ assert_eq running "$("$FERRY" ps | awk -v id="$id" '$1 == id { print $2 }')" "th
 # The job ends under a second view.
 next_term
 tm new-session -d -s view -x 100 -y 20 "XDG_STATE_HOME=$XDG_STATE_HOME $FERRY top $id; echo EXIT=\$?; sleep 600"
+wait_screen "the second view" "4 of 4 ranks running on 2 hosts"
+touch "$T/end4"
 wait_screen "the end under the view" "EXIT=0"
 assert_contains "$(screen)" "ferry: job $id has ended (status 0)" "the end said"
 tm kill-server
