@@ -98,6 +98,7 @@ wait_screen "the console after the view" "[2]<stdout>:rank 2 busy $tok"
 assert_not_contains "$(screen)" "LAST LINE" "the view is gone"
 touch "$T/end1"
 wait_screen "the job's end" "EXIT=0"
+wait_screen "the shell's stty check after it" "STTY="  # a line later: its own write
 s=$(screen)
 assert_contains "$s" "STTY=same" "the terminal's settings are as before"
 for r in 0 1 2 3; do assert_contains "$(tm capture-pane -p -t view -S -400)" "[$r]<stdout>:rank $r done" "rank $r's end on the console"; done
@@ -112,6 +113,7 @@ s=$(screen)
 assert_eq 0 "$(awk 'length($0) > 200' <<<"$s" | wc -l)" "no line wider than 200 columns"
 touch "$T/end2"
 wait_screen "the job's end" "EXIT=0"
+wait_screen "the shell's stty check after it" "STTY="  # a line later: its own write
 all=$(tm capture-pane -p -t view -S -400)
 assert_contains "$all" "STTY=same" "the terminal's settings are as before"
 for r in 0 1 2 3; do assert_contains "$all" "[$r]<stdout>:rank $r done" "rank $r's end on the console"; done
