@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -56,6 +57,7 @@ class MpichPmi : public ::testing::Test {
       setup_error_ = "mkdtemp failed";
       return;
     }
+    dir_ = dir;
     std::string src = std::string(dir) + "/ring.c";
     std::ofstream(src) << kProgram;
     binary_ = std::string(dir) + "/ring";
@@ -65,6 +67,9 @@ class MpichPmi : public ::testing::Test {
       setup_error_ = "'" + cmd + "' failed (its output is above)";
       binary_.clear();
     }
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   void SetUp() override {
     if (!setup_error_.empty()) FAIL() << setup_error_;
@@ -173,6 +178,7 @@ class MpichPmi : public ::testing::Test {
 
   static std::string binary_;
   static inline std::string setup_error_;
+  static inline std::string dir_;  // the ring program's folder
 };
 std::string MpichPmi::binary_;
 
