@@ -11,14 +11,15 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ferry/common/mapped_file.hpp"
 #include "ferry/common/posix_handles.hpp"
-#include "ferry/common/read_text_file.hpp"
 #include "ferry/sync/file_cache.hpp"
 
 namespace ferry {
@@ -42,9 +43,9 @@ std::string_view stamp_chars(const struct stat& st, std::array<char, 64>& buf) {
 // The lines of a stamps file; none when it cannot be read.
 FileCache::CopyStamps read_stamps(const std::string& file) {
   // A stamps file holds a line per entry of a tree; one past any --sync-max tree is damaged.
-  auto text = read_text_file(file, size_t{1} << 30, "stamps file");
+  auto text = MappedFile::open(file, size_t{1} << 30, "stamps file");
   if (!text) return {};
-  return FileCache::CopyStamps::from_text(std::move(*text));
+  return FileCache::CopyStamps::from_file(std::move(*text));
 }
 
 // Returns once the clock is past the tick of `newest` (a change time): any later change gets a
@@ -116,6 +117,18 @@ FileCache::CopyStamps FileCache::CopyStamps::from_text(std::string text) {
   for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
     out.ends_.push_back(at);
   out.text_ = std::move(text);
+  return out;
+}
+
+FileCache::CopyStamps FileCache::CopyStamps::from_file(MappedFile file) {
+  const std::string_view text = file.text();
+  if (!text.empty() && text.back() != '\n') return from_text(std::string(text));
+  CopyStamps out;
+  out.ends_.reserve(text.size() / 96 + 16);  // one pass: a line is some 100-130 bytes
+  for (const char *p = text.data(), *end = p + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))); ++p)
+    out.ends_.push_back(static_cast<size_t>(p - text.data()));
+  out.file_ = std::make_shared<const MappedFile>(std::move(file));
   return out;
 }
 

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "ferry/common/private_dir.hpp"
-#include "ferry/common/read_text_file.hpp"
 #include "ferry/transport/content_hash.hpp"
 
 namespace ferry {
@@ -82,10 +81,10 @@ HashIndex HashIndex::open(const std::string& dir, const std::string& root, int64
   auto name = bytes_sha256(index.root_);
   if (!name) return index;
   index.file_ = dir + "/" + name->substr(0, 32);
-  auto text = read_text_file(index.file_, kIndexLimit, "hash index");
+  auto text = MappedFile::open(index.file_, kIndexLimit, "hash index");
   if (!text) return index;
-  index.text_ = std::make_unique<std::string>(std::move(*text));
-  std::string_view rest = *index.text_;
+  index.text_ = std::move(*text);
+  std::string_view rest = index.text_.text();
   auto next_line = [&rest]() {
     const size_t nl = std::min(rest.find('\n'), rest.size());
     const std::string_view line = rest.substr(0, nl);

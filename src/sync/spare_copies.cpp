@@ -120,10 +120,8 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
                            const CopyStamps& stamps, const std::string& stamps_file) const {
   const std::string dir = base_ + "/spares";
   auto suffix = random_bytes(4);
-  const std::string& text = stamps.text();
-  const bool one_line_each =
-      static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) == stamps.size();
-  if (stamps.empty() || digest.empty() || !suffix || !one_line_each ||
+  const std::string_view text = stamps.text();
+  if (stamps.empty() || digest.empty() || !suffix || !stamps.whole_lines() ||
       !make_private_dir(dir, "spare copies of synced trees")) {
     if (!stamps_file.empty()) ::unlink(stamps_file.c_str());
     remove_copy(path);

@@ -15,15 +15,18 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ferry/common/mapped_file.hpp"
 #include "ferry/common/result.hpp"
 #include "ferry/sync/tree.hpp"
 
@@ -91,7 +94,7 @@ class FileCache {
       ends_.reserve(lines);
       text_.reserve(bytes);
     }
-    /// Adds a line (without its newline).
+    /// Adds a line (without its newline). Not to stamps read from a file.
     void push_back(std::string_view line) {
       text_.append(line);
       ends_.push_back(text_.size());
@@ -101,17 +104,25 @@ class FileCache {
     bool empty() const { return ends_.empty(); }
     std::string_view operator[](size_t i) const {
       const size_t from = i == 0 ? 0 : ends_[i - 1] + 1;
-      return std::string_view(text_).substr(from, ends_[i] - from);
+      return text().substr(from, ends_[i] - from);
+    }
+    /// Whether every line holds no newline of its own (text() has one per line): true of
+    /// stamps read from a file, whose lines are found by their newlines.
+    bool whole_lines() const {
+      return file_ || static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n')) == size();
     }
     /// Every line, each ended by a newline: a stamps file's text.
-    const std::string& text() const { return text_; }
+    std::string_view text() const { return file_ ? file_->text() : std::string_view(text_); }
     /// The lines of `text` (a last line without its newline is one too).
     static CopyStamps from_text(std::string text);
-    bool operator==(const CopyStamps&) const = default;
+    /// The lines of a stamps file, kept mapped (read_stamps()); as from_text() takes them.
+    static CopyStamps from_file(MappedFile file);
+    bool operator==(const CopyStamps& o) const { return text() == o.text() && ends_ == o.ends_; }
 
    private:
     std::string text_;
-    std::vector<size_t> ends_;  ///< where each line ends in text_ (its newline)
+    std::shared_ptr<const MappedFile> file_;  ///< the stamps file, when read from one
+    std::vector<size_t> ends_;                ///< where each line ends in text() (its newline)
   };
   /// The stamps of the copy at `path` of `entries`, taken once the clock has moved past the
   /// last change (a write in the same tick would keep a stamp as it was).

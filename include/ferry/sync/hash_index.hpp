@@ -12,12 +12,12 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ferry/common/mapped_file.hpp"
 #include "ferry/common/result.hpp"
 
 namespace ferry {
@@ -80,8 +80,8 @@ class HashIndex {
   std::string file_;  ///< "": none kept
   std::string root_;
   int64_t racy_ns_ = kDefaultRacyNs;
-  /// The index file as read (held apart, so that moving the index keeps the views into it).
-  std::unique_ptr<std::string> text_;
+  /// The index file, mapped (moving the index keeps the views into it).
+  MappedFile text_;
   /// The files remembered, by path (views into text_), sorted: one array, no node per file.
   std::vector<std::pair<std::string_view, Known>> before_;
   std::map<std::string, Read, std::less<>> now_;  ///< the files read at this launch

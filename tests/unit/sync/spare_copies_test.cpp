@@ -38,8 +38,8 @@ mode_t mode(const std::string& path) {
 
 struct Spares : ::testing::Test {
   void SetUp() override {
-    const std::string base = ::testing::TempDir() + "spares-" +
-                             ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    base = ::testing::TempDir() + "spares-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     if (fs::exists(base)) FileCache::remove_copy(base);
     auto c = FileCache::open(base);
     ASSERT_TRUE(c.ok()) << c.error().message;
@@ -57,6 +57,11 @@ struct Spares : ::testing::Test {
     digest = *tree_digest(entries);
     ASSERT_EQ(digest.size(), 64U);
   }
+  void TearDown() override {
+    cache.reset();
+    if (fs::exists(base)) FileCache::remove_copy(base);
+  }
+  std::string base;
   void add_dir(const std::string& path, uint32_t m) {
     TreeEntry e;
     e.path = path;
@@ -315,13 +320,44 @@ TEST(CopyStamps, AreTheLinesOfOneTextAndReadBackAsWritten) {
   EXPECT_EQ(s[1], "");
   EXPECT_EQ(s[2], "5:6:0 3:d/e 0 493 0  ");
   EXPECT_EQ(s.text(), "1:2:3 4:a.py 1 420 3 HASH \n\n5:6:0 3:d/e 0 493 0  \n");
-  EXPECT_EQ(FileCache::CopyStamps::from_text(s.text()), s);
+  EXPECT_EQ(FileCache::CopyStamps::from_text(std::string(s.text())), s);
   // A last line without its newline is a line all the same; no text, no lines.
   const auto cut = FileCache::CopyStamps::from_text("x\ny");
   ASSERT_EQ(cut.size(), 2U);
   EXPECT_EQ(cut[0], "x");
   EXPECT_EQ(cut[1], "y");
   EXPECT_TRUE(FileCache::CopyStamps::from_text("").empty());
+  EXPECT_TRUE(s.whole_lines());
+  FileCache::CopyStamps two_in_one;
+  two_in_one.push_back("a\nb");  // a line holding a newline: not a stamps file's line
+  EXPECT_FALSE(two_in_one.whole_lines());
+}
+
+// Stamps read from their file (mapped, not copied) are the lines as written.
+TEST(CopyStamps, ReadFromTheirFileAreTheLinesAsWritten) {
+  FileCache::CopyStamps s;
+  s.push_back("1:2:3 4:a.py 1 420 3 HASH ");
+  s.push_back("5:6:0 3:d/e 0 493 0  ");
+  const std::string path = ::testing::TempDir() + "stamps-read-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::trunc) << s.text();
+  auto mapped = MappedFile::open(path, 1 << 20, "stamps file");
+  // Cut short: its last line has no newline (a file of its own: a mapped one is never
+  // rewritten in place).
+  const std::string cut_path = path + "-cut";
+  std::ofstream(cut_path, std::ios::trunc) << "x\ny";
+  auto cut_file = MappedFile::open(cut_path, 1 << 20, "stamps file");
+  fs::remove(path);
+  fs::remove(cut_path);
+  ASSERT_TRUE(mapped && cut_file);
+  EXPECT_TRUE(mapped->mapped());
+  const auto read = FileCache::CopyStamps::from_file(std::move(*mapped));
+  EXPECT_EQ(read, s);
+  EXPECT_EQ(read[1], "5:6:0 3:d/e 0 493 0  ");
+  EXPECT_TRUE(read.whole_lines());
+  const auto cut = FileCache::CopyStamps::from_file(std::move(*cut_file));
+  ASSERT_EQ(cut.size(), 2U);
+  EXPECT_EQ(cut[1], "y");
+  EXPECT_TRUE(cut.whole_lines());
 }
 
 // A stamps file whose line names a path longer than the line (damaged, cut short) holds no
