@@ -22,6 +22,11 @@ void InFlightBudget::wake_all() {
   std::vector<std::function<void()>> wake;
   {
     std::lock_guard lock(mu_);
+    // Back at half or above by now (producers that went on added since the total fell): the
+    // waiters stay, among them any that stopped since at the cap, which waking now would let
+    // set out a second batch past it. The bytes on their way arrive, and the total falls
+    // below half again: that arrival wakes them.
+    if (total_.load(std::memory_order_acquire) >= cap_ / 2) return;
     wake.swap(waiting_);
     waiters_.store(false, std::memory_order_release);
   }

@@ -26,7 +26,7 @@ class InFlightBudget {
     return total_.fetch_add(n, std::memory_order_acq_rel) + n >= cap_ || must_wait();
   }
   /// On the consumer's thread: `n` bytes arrived. When that took the total below half the
-  /// cap, every waiter is called (and forgotten).
+  /// cap, and it is still below half, every waiter is called (and forgotten).
   void arrived(std::size_t n);
   /// On a producer's thread: `wake` is called once the total is below half the cap: at once
   /// (on this thread, with every other waiter) when it is so now, and then maybe once more.
