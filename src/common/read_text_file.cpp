@@ -30,8 +30,9 @@ Result<std::string> read_text_file(const std::string& path, std::size_t limit,
   if (!fd) return fail(errno);
   std::string text;
   // A regular file's size, known ahead: read straight into a string of that size (and a byte
-  // more, to see a file that grew), not in pieces appended to a doubling string: for an index
-  // of a few hundred KiB, two reads instead of forty, and no copy.
+  // more, to see a file that grew), not in pieces appended to a doubling string: for a file of
+  // a few hundred KiB, two reads instead of forty, and no copy. (The largest files a launch
+  // reads, a synced tree's hash index and a spare's stamps, are mapped instead: MappedFile.)
   struct stat st {};
   if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     text.resize(std::min(static_cast<std::size_t>(st.st_size), limit) + 1);

@@ -110,12 +110,20 @@ bool CopyStatter::stat(std::string_view path, struct stat& st) {
 
 using namespace sync_detail;  // NOLINT(google-build-using-namespace): this part's own helpers
 
+// Where each line of `text` ends (its newline), in one pass.
+std::vector<size_t> FileCache::CopyStamps::line_ends(std::string_view text) {
+  std::vector<size_t> ends;
+  ends.reserve(text.size() / 96 + 16);  // a line is some 100-130 bytes
+  for (const char *p = text.data(), *end = p + text.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))); ++p)
+    ends.push_back(static_cast<size_t>(p - text.data()));
+  return ends;
+}
+
 FileCache::CopyStamps FileCache::CopyStamps::from_text(std::string text) {
   CopyStamps out;
   if (!text.empty() && text.back() != '\n') text.push_back('\n');
-  out.ends_.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
-  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
-    out.ends_.push_back(at);
+  out.ends_ = line_ends(text);
   out.text_ = std::move(text);
   return out;
 }
@@ -124,10 +132,7 @@ FileCache::CopyStamps FileCache::CopyStamps::from_file(MappedFile file) {
   const std::string_view text = file.text();
   if (!text.empty() && text.back() != '\n') return from_text(std::string(text));
   CopyStamps out;
-  out.ends_.reserve(text.size() / 96 + 16);  // one pass: a line is some 100-130 bytes
-  for (const char *p = text.data(), *end = p + text.size();
-       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))); ++p)
-    out.ends_.push_back(static_cast<size_t>(p - text.data()));
+  out.ends_ = line_ends(text);
   out.file_ = std::make_shared<const MappedFile>(std::move(file));
   return out;
 }

@@ -120,6 +120,8 @@ class FileCache {
     bool operator==(const CopyStamps& o) const { return text() == o.text() && ends_ == o.ends_; }
 
    private:
+    static std::vector<size_t> line_ends(std::string_view text);
+
     std::string text_;
     std::shared_ptr<const MappedFile> file_;  ///< the stamps file, when read from one
     std::vector<size_t> ends_;                ///< where each line ends in text() (its newline)
