@@ -23,6 +23,7 @@
 #include "ferry/pool/pool_dir.hpp"
 #include "ferry/pool/pool_launcher.hpp"
 #include "ferry/session/job_session.hpp"
+#include "ferry/sync/tree_reader.hpp"
 #include "ferry/transport/local_launcher.hpp"
 #include "ferry/transport/slurm_launcher.hpp"
 #include "ferry/transport/ssh_launcher.hpp"
@@ -207,6 +208,14 @@ int run_ferryrun(FrontendConfig cfg) {
 
 namespace {
 
+// A --sync tree through a warm pool: the pool may know it unchanged since the last launch.
+void ask_pool_about_tree(JobOptions& opts, const PoolRoute& route) {
+  if (!opts.sync_request) return;
+  auto request = std::make_shared<SyncRequest>(*opts.sync_request);
+  request->rules.watch_socket = route.dir + "/" + kPoolSocketName;
+  opts.sync_request = std::move(request);
+}
+
 // The warm pool the job goes through (`ferry up`): --pool NAME, else the running pool that
 // serves the most of its hosts; none with --no-pool, outside SSH, or when no pool serves any.
 // Error (one line): --pool names a pool that does not run.
@@ -300,6 +309,7 @@ int run_job(FrontendConfig& cfg, std::optional<Placement> placed, int& console_e
   if (*route) {
     diag.verbose("warm pool: " + (*route)->name + " (" + (*route)->dir + ")");
     job_opts.remote_via = "warm pool " + (*route)->name + " or SSH";
+    ask_pool_about_tree(job_opts, **route);
     pooled.emplace(io, std::move(**route), remote, "ferryrun-" + std::to_string(::getpid()),
                    [&diag](const std::string& line) { diag.verbose(line); });
   }

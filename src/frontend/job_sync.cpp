@@ -83,10 +83,13 @@ void Job::Impl::probe_sync(size_t i) {
   if (!syncing() || !sync_ || h.synced || h.sync) return;  // asked once the tree is read
   if (!sync_told_)
     diag_.verbose("sync: " + files_text(sync_->files) + ", " + bytes_text(sync_->bytes) + " (" +
-                  std::to_string(sync_->files_read) +
-                  " read for their hashes, the others unchanged since a launch read them), to "
-                  "the hosts that lack them (after " +
-                  since_start() + ")");
+                  (sync_->from_snapshot
+                       ? std::string("the tree not read: unchanged since the launch before, as "
+                                     "the warm pool's watch saw")
+                       : std::to_string(sync_->files_read) +
+                             " read for their hashes, the others unchanged since a launch read "
+                             "them") +
+                  "), to the hosts that lack them (after " + since_start() + ")");
   sync_told_ = true;
   h.sync = std::make_unique<TreeSender>(sync_);
   h.sync_heard = Clock::now();

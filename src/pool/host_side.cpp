@@ -15,6 +15,8 @@
 #include "ferry/common/read_buffer.hpp"
 #include "ferry/pool/ferryd_starter.hpp"
 #include "ferry/pool/mux.hpp"
+#include "ferry/sync/file_cache.hpp"
+#include "ferry/sync/spare_watch.hpp"
 
 namespace ferry {
 
@@ -337,6 +339,9 @@ class HostSide {
 }  // namespace
 
 int run_pool_host(int in_fd, int out_fd, const std::string& ferryd_exe) {
+  // The spares of --sync's cache watched while the pool lives: a job that takes one need not
+  // check its every entry first.
+  const SpareWatch spares(FileCache::default_base());
   asio::io_context io;
   HostSide side(io, in_fd, out_fd, ferryd_exe);
   side.start();

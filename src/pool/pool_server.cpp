@@ -17,6 +17,7 @@
 #include "ferry/common/text.hpp"
 #include "ferry/pool/mux.hpp"
 #include "ferry/pool/pool_dir.hpp"
+#include "ferry/sync/tree_watch.hpp"
 
 namespace ferry {
 
@@ -276,6 +277,13 @@ struct PoolServer::Impl {
       }
       return reply(c, text + "end\n");
     }
+    // ferryrun's question before it reads a --sync tree: "tree TOKEN ROOT" (tree_watch.hpp).
+    if (line.starts_with("tree ") && words.size() >= 3) {
+      const size_t root_at = 5 + words[1].size() + 1;
+      const TreeWatch::Answer a = trees.ask(line.substr(root_at), words[1]);
+      return reply(c, std::string(a.unchanged ? "unchanged " : "read ") +
+                          (a.token.empty() ? "-" : a.token) + "\n");
+    }
     if (line == "jobs") {
       std::string text;
       for (const auto& [id, s] : streams) text += s->key + " " + or_dash(s->label) + "\n";
@@ -450,6 +458,7 @@ struct PoolServer::Impl {
   std::vector<std::string> ready_lines;
   int ready_up = 0;
   std::string socket_path;
+  TreeWatch trees;  ///< the --sync trees of its jobs, watched from launch to launch
   bool stopped = false;
 };
 

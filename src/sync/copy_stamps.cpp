@@ -2,6 +2,7 @@
 // time, inode, size), written beside a spare and compared when the spare is taken.
 #include "copy_stamps.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -99,6 +101,40 @@ std::string_view stamp_line_path(std::string_view line) {
 std::string parent_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps) {
+  if (stamps.empty()) return false;
+  const UniqueFd top(::open(at.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top) return false;
+  CopyStatter statter(top.get());
+  std::set<std::string_view> top_names;
+  std::array<char, 64> buf{};
+  for (size_t i = 0; i < stamps.size(); ++i) {
+    const std::string_view line = stamps[i];
+    const std::string_view path = stamp_line_path(line);
+    struct stat st {};
+    if (path.empty() || !statter.stat(path, st) ||
+        line.substr(0, line.find(' ')) != stamp_chars(st, buf))
+      return false;
+    if (path.find('/') == std::string_view::npos) top_names.insert(path);
+  }
+  DIR* d = ::fdopendir(::dup(top.get()));
+  if (!d) return false;
+  bool same = true;
+  while (const dirent* ent = ::readdir(d)) {
+    const std::string_view n = ent->d_name;
+    if (n != "." && n != ".." && !top_names.contains(n)) same = false;
+  }
+  ::closedir(d);
+  return same;
+}
+
+bool stamp_line_is_directory(std::string_view line) {
+  const std::string_view path = stamp_line_path(line);
+  if (path.empty()) return false;
+  const auto after = static_cast<size_t>(path.data() + path.size() - line.data());
+  return line.substr(after).starts_with(" 0 ");
 }
 
 bool CopyStatter::stat(std::string_view path, struct stat& st) {

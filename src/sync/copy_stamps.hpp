@@ -33,6 +33,11 @@ void stamp_line(std::string& out, const struct stat& st, const TreeEntry& e);
 /// The path in a line of a stamps file ("" when it is not one).
 std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);
+/// Whether a line of a stamps file is a directory's.
+bool stamp_line_is_directory(std::string_view line);
+/// Whether the copy at `at` is untouched since `stamps` were taken: every entry's stamp as
+/// kept (a stat each), and its top holds no other name.
+bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps);
 
 // Stats entries of a copy by their paths inside it, each from the copy's open top (fstatat):
 // the kernel's lookup of a few names costs less than a system call, so no directory is opened

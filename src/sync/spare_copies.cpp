@@ -34,6 +34,7 @@
 #include "ferry/common/private_dir.hpp"
 #include "ferry/common/random_bytes.hpp"
 #include "ferry/sync/file_cache.hpp"
+#include "ferry/sync/spare_watch.hpp"
 
 namespace ferry {
 
@@ -157,40 +158,23 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
                                                                     const std::string& name) const {
   const std::string dir = base_ + "/spares";
   std::vector<std::string> kept = spares_by_age(dir);
+  std::erase_if(kept, [&digest](const std::string& k) { return !k.starts_with(digest + "-"); });
   std::reverse(kept.begin(), kept.end());  // the newest first
-  for (const std::string& k : kept) {
-    if (!k.starts_with(digest + "-")) continue;
+  // Untouched as the host's watch saw it (watched since before a check like copy_untouched(),
+  // no change since): the newest such spare. Else the newest, checked here (a stat per entry).
+  std::vector<bool> watched(kept.size());
+  bool any_watched = false;
+  for (size_t i = 0; i < kept.size(); ++i)
+    any_watched |= watched[i] = spare_watch_untouched(base_, kept[i]);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const std::string& k = kept[i];
+    if (any_watched && !watched[i]) continue;
     const std::string at = dir + "/" + k;
     SpareCopy spare;
     spare.stamps = read_stamps(at + ".stamps");
     if (spare.stamps.empty()) continue;
-    // Untouched: every entry's stamp as kept, and the top holds no other name.
-    UniqueFd top(::open(at.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!top) continue;
-    CopyStatter statter(top.get());
-    std::set<std::string_view> top_names;
-    bool same = true;
-    std::array<char, 64> buf{};
-    for (size_t i = 0; i < spare.stamps.size(); ++i) {
-      const std::string_view line = spare.stamps[i];
-      const std::string_view path = stamp_line_path(line);
-      struct stat st {};
-      if (path.empty() || !statter.stat(path, st) ||
-          line.substr(0, line.find(' ')) != stamp_chars(st, buf)) {
-        same = false;
-        break;
-      }
-      if (path.find('/') == std::string_view::npos) top_names.insert(path);
-    }
-    if (same) {
-      DIR* d = ::fdopendir(::dup(top.get()));
-      while (const dirent* ent = d ? ::readdir(d) : nullptr) {
-        const std::string_view n = ent->d_name;
-        if (n != "." && n != ".." && !top_names.contains(n)) same = false;
-      }
-      if (d) ::closedir(d);
-    }
-    if (!same) return std::nullopt;  // an offer takes it and mends it
+    if (!watched[i] && !sync_detail::copy_untouched(at, spare.stamps))
+      return std::nullopt;  // an offer takes it and mends it
     spare.path = base_ + "/jobs/" + name;
     if (::rename(at.c_str(), spare.path.c_str()) != 0) continue;  // another job took it
     // Its stamps file waits beside, to be kept again with the copy; its time now, so that
@@ -202,6 +186,7 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
       ::unlink(spare.stamps_file.c_str());
       spare.stamps_file.clear();
     }
+    spare.watched = watched[i];
     return spare;
   }
   return std::nullopt;

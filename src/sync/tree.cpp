@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -390,15 +392,36 @@ Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::st
 Result<std::string> tree_digest(const std::vector<TreeEntry>& entries) {
   auto h = ContentHash::start();
   if (!h) return h.error();
+  // Each entry's "KIND MODE SIZE HASH LEN:PATH LEN:TARGET", hashed in pieces of about 64 KiB:
+  // a call of the hash per entry's part cost more than the hashing itself.
+  std::string text;
+  text.reserve(size_t{1} << 16);
+  std::array<char, 24> buf{};
+  const auto number = [&text, &buf](uint64_t v) {
+    text.append(buf.data(), std::to_chars(buf.data(), buf.data() + buf.size(), v).ptr);
+  };
   for (const TreeEntry& e : entries) {
-    const std::string head = std::to_string(static_cast<int>(e.kind)) + ' ' +
-                             std::to_string(e.mode) + ' ' + std::to_string(e.size) + ' ' + e.hash +
-                             ' ' + std::to_string(e.path.size()) + ':';
-    h->update(head);
-    h->update(e.path);
-    h->update(' ' + std::to_string(e.target.size()) + ':');
-    h->update(e.target);
+    number(static_cast<uint64_t>(e.kind));
+    text += ' ';
+    number(e.mode);
+    text += ' ';
+    number(e.size);
+    text += ' ';
+    text += e.hash;
+    text += ' ';
+    number(e.path.size());
+    text += ':';
+    text += e.path;
+    text += ' ';
+    number(e.target.size());
+    text += ':';
+    text += e.target;
+    if (text.size() >= (size_t{1} << 16) - 512) {
+      h->update(text);
+      text.clear();
+    }
   }
+  h->update(text);
   return h->hex();
 }
 

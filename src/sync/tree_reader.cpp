@@ -1,6 +1,8 @@
 // --sync's trees read on a thread of their own, while the hosts are reached.
 #include "ferry/sync/tree_reader.hpp"
 
+#include "ferry/sync/tree_watch.hpp"
+
 namespace ferry {
 
 Status check_sync_request(const SyncRequest& request) {
@@ -16,7 +18,7 @@ Result<SyncTree> read_sync_request(const SyncRequest& request) {
   std::vector<SyncTree> trees;
   uint64_t total = 0;
   for (const SyncRequest::Part& p : request.parts) {
-    auto tree = p.tree ? scan_tree(*p.tree, rules) : scan_files(p.files, p.option);
+    auto tree = p.tree ? scan_tree_watched(*p.tree, rules) : scan_files(p.files, p.option);
     if (!tree) return tree.error();
     total += tree->bytes;
     trees.push_back(std::move(*tree));
@@ -25,8 +27,9 @@ Result<SyncTree> read_sync_request(const SyncRequest& request) {
     return make_error("--sync: " + bytes_text(total) + " in all, over --sync-max " +
                       bytes_text(rules.max_bytes));
   SyncTree all = merge_trees(std::move(trees));
-  auto digest = tree_digest(all.entries);
-  if (digest) all.digest = *digest;
+  // A tree taken from a snapshot (scan_tree_watched()) comes with its digest.
+  if (all.digest.empty())
+    if (auto digest = tree_digest(all.entries)) all.digest = *digest;
   return all;
 }
 

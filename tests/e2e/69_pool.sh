@@ -118,6 +118,30 @@ for r in 0 1 2 3 4 5 6 7; do
   assert_eq "fnode$((r / 2 + 1)) synced $tok" "$(rank_lines "$T/SY.out" "$r" stdout)" "--sync: rank $r"
 done
 
+# Through the pool, a tree unchanged since the launch before is not read again (the pool
+# watches it), an edited one is; a host's spare changed after its job is not taken as it was.
+for run in SY2 SY3 SY4; do
+  [[ $run == SY3 ]] && echo "edited $tok" >"$T/tree/sub/f.txt"
+  if [[ $run == SY4 ]]; then
+    wait_for "no job's ferryd left" 15 spares_only
+    # shellcheck disable=SC2016 # the rank's shell expands them
+    "$FERRYRUN" --no-pool --ssh-config "$SSHCFG" -H fnode1 sh -c \
+      'for f in ~/.cache/ferry/sync/spares/*/sub/f.txt; do echo tampered >"$f"; done' ||
+      fail "cannot tamper with fnode1's spares"
+  fi
+  run_capture "$run" --timeout 60 -- "$FERRYRUN" --verbose --sync "$T/tree" "${JOB[@]}" cat sub/f.txt
+  rc_var="${run}_rc"
+  assert_eq 0 "${!rc_var}" "--sync through the pool ($run)"
+  want="synced $tok"
+  [[ $run != SY2 ]] && want="edited $tok"
+  for r in 0 1 2 3 4 5 6 7; do
+    assert_eq "$want" "$(rank_lines "$T/$run.out" "$r" stdout)" "--sync through the pool ($run): rank $r"
+  done
+done
+assert_contains "$(cat "$T/SY2.err")" "the tree not read: unchanged since the launch before" \
+  "an unchanged tree is not read again"
+assert_not_contains "$(cat "$T/SY3.err")" "the tree not read" "an edited tree is read again"
+
 # An MPI world through the pool (Open MPI's PMIx, served by the jobs' ferryds).
 if "$PY" -c 'from mpi4py import MPI' 2>/dev/null; then
   run_capture M --timeout 120 -- "$FERRYRUN" --ssh-config "$SSHCFG" -np 4 \

@@ -142,6 +142,7 @@ class FileCache {
     std::vector<size_t> changed;  ///< the entries its job changed (or removed)
     bool stale_use = false;       ///< kept over a day ago: its files' use is marked again
     std::string stamps_file;      ///< its stamps, set aside (take_untouched_spare()); "" none
+    bool watched = false;         ///< untouched as the host's SpareWatch saw, no stat of its own
   };
   /// Takes a spare copy of the tree `entries` (`digest`) as the job copy `name`, and finds
   /// what its job changed (a stat per entry); none when there is no spare of this tree.
@@ -149,7 +150,9 @@ class FileCache {
                                       const std::string& digest, const std::string& name) const;
   /// The newest spare of the tree `digest` taken as the job copy `name` if it is untouched
   /// since its job (every entry's stamp as kept, no name added at its top): a stat per entry,
-  /// and nothing else of the tree needed. None otherwise (an offer then takes and mends it).
+  /// and nothing else of the tree needed; none where a SpareWatch on this host (a warm pool's)
+  /// watched it since before such a check and saw no change. None otherwise (an offer then
+  /// takes and mends it).
   std::optional<SpareCopy> take_untouched_spare(const std::string& digest,
                                                 const std::string& name) const;
   /// Brings the spare back to exactly what materialize() makes: its changed entries made again

@@ -73,6 +73,9 @@ struct SyncRules {
   std::string hash_index_dir;
   /// How soon after a file's change its remembered hash is not trusted (HashIndex).
   int64_t hash_racy_ns = HashIndex::kDefaultRacyNs;
+  /// A warm pool's control socket, whose watch may say the tree is unchanged since the launch
+  /// before read it (tree_watch.hpp; "": none).
+  std::string watch_socket;
   /// Set (by another thread): the reading ends at its next directory or file, with an error.
   const std::atomic<bool>* stop = nullptr;
 };
@@ -84,6 +87,7 @@ struct SyncTree {
   std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
   std::string ignore_file;           ///< the ignore file read ("" none)
   size_t files_read = 0;             ///< files read for their hashes (the others' were remembered)
+  bool from_snapshot = false;        ///< not read: unchanged since the launch before, as a pool saw
   std::string digest;  ///< tree_digest() of the entries, once they are final ("" none)
 };
 

@@ -1,0 +1,172 @@
+// A pool host's watch over its spares: a kept spare is untouched once its stamps were checked
+// with the watch on, and any change after that (a write, a file opened for writing, a name
+// added deep down) is seen at once; a spare changed before the watch began never is; one watch
+// serves a cache; without one a ferryd hears nothing and checks the stamps itself.
+#include "ferry/sync/spare_watch.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "ferry/sync/file_cache.hpp"
+#include "ferry/sync/tree.hpp"
+#include "ferry/transport/content_hash.hpp"
+
+namespace ferry {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SpareWatchTest : ::testing::Test {
+  void SetUp() override {
+    base = ::testing::TempDir() + "spare-watch-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (fs::exists(base)) FileCache::remove_copy(base);
+    auto c = FileCache::open(base);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    cache.emplace(std::move(*c));
+    add_dir("data");
+    add_file("data/x.bin", std::string(5000, 'x'));
+    add_file("run.py", "print(1)\n");
+    digest = *tree_digest(entries);
+  }
+  void TearDown() override {
+    cache.reset();
+    if (fs::exists(base)) FileCache::remove_copy(base);
+  }
+  void add_dir(const std::string& path) {
+    TreeEntry e;
+    e.path = path;
+    e.kind = TreeEntry::Kind::kDirectory;
+    e.mode = 0755;
+    entries.push_back(e);
+  }
+  void add_file(const std::string& path, const std::string& bytes) {
+    TreeEntry e;
+    e.path = path;
+    e.mode = 0644;
+    e.size = bytes.size();
+    e.hash = *bytes_sha256(bytes);
+    ASSERT_TRUE(cache->receive(e.hash, bytes, true).ok());
+    entries.push_back(e);
+  }
+  // A job's copy made, stamped and kept, as ferryd does: the spare's name.
+  std::string keep(const std::string& job) {
+    auto made = cache->materialize(entries, job);
+    EXPECT_TRUE(made.ok());
+    if (!made.ok()) return "";
+    cache->keep_spare(*made, digest, FileCache::stamp_copy(*made, entries));
+    for (const auto& f : fs::directory_iterator(base + "/spares"))
+      if (f.is_directory() && !taken.contains(f.path().filename().string()))
+        return f.path().filename().string();
+    return "";
+  }
+  // Whether the watch says `name` untouched within `ms`.
+  bool untouched_within(const std::string& name, int ms) {
+    for (int i = 0; i < ms / 10; ++i) {
+      if (spare_watch_untouched(base, name)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  std::string spare(const std::string& name) const { return base + "/spares/" + name; }
+
+  std::string base;
+  std::optional<FileCache> cache;
+  std::vector<TreeEntry> entries;
+  std::string digest;
+  std::set<std::string> taken;
+};
+
+TEST_F(SpareWatchTest, AKeptSpareIsUntouchedOnceCheckedAndTakenOnItsWord) {
+  const SpareWatch watch(base);
+  ASSERT_TRUE(watch.serving());
+  const std::string name = keep("1-a");
+  ASSERT_FALSE(name.empty());
+  ASSERT_TRUE(untouched_within(name, 5000));
+  auto got = cache->take_untouched_spare(digest, "2-b");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->watched);
+  EXPECT_EQ(got->path, base + "/jobs/2-b");
+  EXPECT_EQ(got->stamps.size(), entries.size());
+  // Taken: the watch forgets it.
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+}
+
+TEST_F(SpareWatchTest, AWriteAfterTheCheckIsSeenAtOnce) {
+  const SpareWatch watch(base);
+  const std::string name = keep("1-a");
+  ASSERT_TRUE(untouched_within(name, 5000));
+  {
+    // The same size, written in place.
+    const int fd = ::open((spare(name) + "/data/x.bin").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "y", 1, 10), 1);
+    ::close(fd);
+  }
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+  // The ferryd checks the stamps itself, and they tell the write too.
+  EXPECT_FALSE(cache->take_untouched_spare(digest, "2-b").has_value());
+}
+
+TEST_F(SpareWatchTest, AFileOpenedForWritingCountsAsChangedAndTheStampsDecide) {
+  const SpareWatch watch(base);
+  const std::string name = keep("1-a");
+  ASSERT_TRUE(untouched_within(name, 5000));
+  // Opened for writing and closed, nothing written: a write through a mapping would look the
+  // same to inotify, so the watch no longer vouches for it...
+  const int fd = ::open((spare(name) + "/run.py").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+  // ... and the ferryd's own check of the stamps finds it as kept.
+  auto got = cache->take_untouched_spare(digest, "2-b");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_FALSE(got->watched);
+}
+
+TEST_F(SpareWatchTest, ANameAddedDeepDownIsSeen) {
+  const SpareWatch watch(base);
+  const std::string name = keep("1-a");
+  ASSERT_TRUE(untouched_within(name, 5000));
+  std::ofstream(spare(name) + "/data/new.txt") << "x";
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+}
+
+TEST_F(SpareWatchTest, ASpareChangedBeforeTheWatchBeganIsNeverUntouched) {
+  const std::string name = keep("1-a");
+  std::ofstream(spare(name) + "/run.py", std::ios::app) << "# changed\n";
+  const SpareWatch watch(base);  // finds the spare kept, and checks it
+  EXPECT_FALSE(untouched_within(name, 500));
+  // A spare kept now, with the watch on, is checked and untouched.
+  taken.insert(name);
+  const std::string second = keep("2-b");
+  ASSERT_NE(second, name);
+  EXPECT_TRUE(untouched_within(second, 5000));
+  // The newest spare the watch vouches for is the one taken.
+  auto got = cache->take_untouched_spare(digest, "3-c");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->watched);
+  EXPECT_FALSE(fs::exists(spare(second)));
+  EXPECT_TRUE(fs::exists(spare(name)));
+}
+
+TEST_F(SpareWatchTest, OneWatchServesACacheAndNoneMeansNoWord) {
+  const std::string name = keep("1-a");
+  EXPECT_FALSE(untouched_within(name, 50));  // no watch: no word, the stamps decide
+  auto first = std::make_unique<SpareWatch>(base);
+  ASSERT_TRUE(first->serving());
+  const SpareWatch second(base);
+  EXPECT_FALSE(second.serving());
+  EXPECT_TRUE(untouched_within(name, 5000));
+  first.reset();
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+}
+
+}  // namespace
+}  // namespace ferry
