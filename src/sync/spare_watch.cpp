@@ -99,6 +99,7 @@ struct SpareWatch::Impl {
   std::map<std::string, Spare, std::less<>> spares;
   std::unordered_map<int, std::string> by_wd;
   uint64_t next_check = 0;
+  bool idle_checks = true;
 
   std::mutex m;  // guards checks and stopping, the checker's queue
   std::condition_variable cv;
@@ -292,7 +293,7 @@ struct SpareWatch::Impl {
   // its job ends, often while the next job starts.
   void check_spares() {
     sched_param none{};
-    ::sched_setscheduler(0, SCHED_IDLE, &none);  // this thread alone
+    if (idle_checks) ::sched_setscheduler(0, SCHED_IDLE, &none);  // this thread alone
     for (;;) {
       Check c;
       {
@@ -308,8 +309,9 @@ struct SpareWatch::Impl {
   }
 };
 
-SpareWatch::SpareWatch(std::string base) : impl_(std::make_unique<Impl>()) {
+SpareWatch::SpareWatch(std::string base, Checks checks) : impl_(std::make_unique<Impl>()) {
   impl_->base = std::move(base);
+  impl_->idle_checks = checks == Checks::kWhenIdle;
   impl_->dir = impl_->base + "/spares";
   if (!impl_->open()) {
     impl_->stop();

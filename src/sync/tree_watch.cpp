@@ -151,18 +151,26 @@ void TreeWatch::read_events() {
 bool TreeWatch::watch(const std::string& root, Tree& t) {
   std::vector<std::string> todo{root};
   std::vector<int> wds;
+  // Given up: the watches placed so far are removed too (forget() removes the tree's).
+  const auto give_up = [this, &wds] {
+    for (const int w : wds) {
+      ::inotify_rm_watch(notify_.get(), w);
+      by_wd_.erase(w);
+    }
+    return false;
+  };
   while (!todo.empty()) {
     const std::string dir = std::move(todo.back());
     todo.pop_back();
     const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (!d || !watchable(d.get())) return false;
+    if (!d || !watchable(d.get())) return give_up();
     const int wd = ::inotify_add_watch(notify_.get(), dir.c_str(), kChanges);
-    if (wd < 0) return false;
+    if (wd < 0) return give_up();
     wds.push_back(wd);
     by_wd_[wd] = root;
-    if (wds.size() > kMaxDirectories) return false;
+    if (wds.size() > kMaxDirectories) return give_up();
     DIR* ds = ::fdopendir(::dup(d.get()));
-    if (!ds) return false;
+    if (!ds) return give_up();
     while (const dirent* e = ::readdir(ds)) {
       const std::string_view n = e->d_name;
       if (n == "." || n == "..") continue;

@@ -18,6 +18,7 @@
 /// a process that opened it for writing before the watch began (the job's ranks are gone by
 /// the time a spare is kept: only a process that outlived its job could).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -25,10 +26,13 @@ namespace ferry {
 
 class SpareWatch {
  public:
+  /// How the stamps of a kept spare are checked: on a thread that runs only when a CPU is
+  /// idle (SCHED_IDLE), or (`kNow`) at the thread's normal priority.
+  enum class Checks : uint8_t { kWhenIdle, kNow };
   /// Watches the spares of the cache at `base` (FileCache's) on threads of its own until
   /// destroyed. Serves no one (and watches nothing) where another process already serves that
   /// cache on this host, or where inotify or the socket cannot be had.
-  explicit SpareWatch(std::string base);
+  explicit SpareWatch(std::string base, Checks checks = Checks::kWhenIdle);
   ~SpareWatch();
   SpareWatch(const SpareWatch&) = delete;
   SpareWatch& operator=(const SpareWatch&) = delete;

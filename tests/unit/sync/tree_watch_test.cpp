@@ -88,10 +88,12 @@ TEST_F(TreeWatchTest, ChmodRenameAndRemoveAreChanges) {
   EXPECT_FALSE(w.ask(root, t.token).unchanged);
 }
 
-TEST_F(TreeWatchTest, NotARealPathIsNotWatched) {
+TEST_F(TreeWatchTest, NotARealPathOrAFileSystemInotifyMayNotSeeIsNotWatched) {
   TreeWatch w;
   EXPECT_TRUE(w.ask("relative/path", "").token.empty());
   EXPECT_TRUE(w.ask(root + "/missing", "").token.empty());
+  EXPECT_TRUE(w.ask("/proc/sys/fs", "").token.empty());  // not a local disk's or memory's
+  EXPECT_FALSE(w.ask(root, "").token.empty());
 }
 
 TEST_F(TreeWatchTest, ASnapshotIsTheTreeItWasWrittenFrom) {
