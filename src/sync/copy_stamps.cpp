@@ -119,8 +119,12 @@ bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps) 
       return false;
     if (path.find('/') == std::string_view::npos) top_names.insert(path);
   }
-  DIR* d = ::fdopendir(::dup(top.get()));
-  if (!d) return false;
+  const int again = ::dup(top.get());
+  DIR* d = again >= 0 ? ::fdopendir(again) : nullptr;
+  if (!d) {
+    if (again >= 0) ::close(again);
+    return false;
+  }
   bool same = true;
   while (const dirent* ent = ::readdir(d)) {
     const std::string_view n = ent->d_name;

@@ -27,16 +27,12 @@
 
 #include "copy_stamps.hpp"
 #include "ferry/common/posix_handles.hpp"
+#include "inotify_watch.hpp"
 
 namespace ferry {
 
 namespace {
 
-// Every change to a directory's names or to an entry in it, and a file opened for writing
-// and closed (whether or not it was written: a write through a mapping tells nothing else).
-constexpr uint32_t kChanges = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
-                              IN_DELETE_SELF | IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO |
-                              IN_DONT_FOLLOW | IN_ONLYDIR;
 // The spares folder: a spare kept (its stamps moved in last), taken or removed.
 constexpr uint32_t kSparesFolder = IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
                                    IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
@@ -47,11 +43,7 @@ constexpr int kAnswerMs = 200;
 
 // The socket's abstract name: the user's and the cache's own (a user may keep several caches).
 sockaddr_un watch_address(const std::string& base, socklen_t& len) {
-  uint64_t h = 14695981039346656037ULL;  // FNV-1a of the cache's path
-  for (const unsigned char c : base) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
+  const uint64_t h = sync_detail::fnv1a(base);
   char name[64];
   const int n =
       std::snprintf(name, sizeof name, "ferry-spare-watch-%u-%016llx",
@@ -182,14 +174,14 @@ struct SpareWatch::Impl {
     if (c.stamps.empty()) return;
     const std::string top = dir + "/" + name;
     Spare s;
-    const int wd = ::inotify_add_watch(notify.get(), top.c_str(), kChanges);
+    const int wd = ::inotify_add_watch(notify.get(), top.c_str(), sync_detail::kWatchedChanges);
     if (wd < 0) return;  // gone already, or no more watches to be had: not watched
     s.wds.push_back(wd);
     for (size_t i = 0; i < c.stamps.size(); ++i) {
       const std::string_view line = c.stamps[i];
       if (!sync_detail::stamp_line_is_directory(line)) continue;
       const std::string path = top + "/" + std::string(sync_detail::stamp_line_path(line));
-      const int w = ::inotify_add_watch(notify.get(), path.c_str(), kChanges);
+      const int w = ::inotify_add_watch(notify.get(), path.c_str(), sync_detail::kWatchedChanges);
       if (w < 0) {
         s.state = State::kChanged;  // not a directory any more, or gone: never untouched
         break;
@@ -219,16 +211,9 @@ struct SpareWatch::Impl {
   }
 
   void read_events() {
-    alignas(inotify_event) char buf[16384];
-    for (;;) {
-      const ssize_t got = ::read(notify.get(), buf, sizeof buf);
-      if (got <= 0) return;  // EAGAIN: every event queued so far is read
-      for (ssize_t at = 0; at < got;) {
-        const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
-        at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-        on_event(*ev, ev->len > 0 ? std::string(ev->name) : std::string());
-      }
-    }
+    sync_detail::read_inotify_events(notify.get(), [this](const inotify_event& ev) {
+      on_event(ev, ev.len > 0 ? std::string(ev.name) : std::string());
+    });
   }
 
   void on_event(const inotify_event& ev, const std::string& name) {

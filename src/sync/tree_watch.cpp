@@ -21,14 +21,11 @@
 
 #include "ferry/common/mapped_file.hpp"
 #include "ferry/common/random_bytes.hpp"
+#include "inotify_watch.hpp"
 
 namespace ferry {
 
 namespace {
-
-constexpr uint32_t kChanges = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
-                              IN_DELETE_SELF | IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO |
-                              IN_DONT_FOLLOW | IN_ONLYDIR;
 
 // File systems whose every change inotify sees: local disks' and memory's. On NFS, CIFS, FUSE
 // and cluster file systems a change made on another machine makes no event here.
@@ -108,11 +105,7 @@ std::string snapshot_key(const std::string& root, const SyncSpec& spec, const Sy
 }
 
 std::string snapshot_file(const SyncRules& rules, const std::string& key) {
-  uint64_t h = 14695981039346656037ULL;  // FNV-1a
-  for (const unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
+  const uint64_t h = sync_detail::fnv1a(key);
   char name[40];
   std::snprintf(name, sizeof name, "/tree-%016llx.snapshot", static_cast<unsigned long long>(h));
   return rules.hash_index_dir + name;
@@ -126,23 +119,16 @@ TreeWatch::TreeWatch() : notify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
 }
 
 void TreeWatch::read_events() {
-  alignas(inotify_event) char buf[16384];
-  for (;;) {
-    const ssize_t got = ::read(notify_.get(), buf, sizeof buf);
-    if (got <= 0) return;  // EAGAIN: every event queued so far is read
-    for (ssize_t at = 0; at < got;) {
-      const auto* ev = reinterpret_cast<const inotify_event*>(buf + at);
-      at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
-      if ((ev->mask & IN_Q_OVERFLOW) != 0) {
-        for (auto& [root, t] : trees_) t.changed = true;
-        continue;
-      }
-      const auto w = by_wd_.find(ev->wd);
-      if (w == by_wd_.end()) continue;
-      if (const auto t = trees_.find(w->second); t != trees_.end()) t->second.changed = true;
-      if ((ev->mask & IN_IGNORED) != 0) by_wd_.erase(w);
+  sync_detail::read_inotify_events(notify_.get(), [this](const inotify_event& ev) {
+    if ((ev.mask & IN_Q_OVERFLOW) != 0) {
+      for (auto& [root, t] : trees_) t.changed = true;
+      return;
     }
-  }
+    const auto w = by_wd_.find(ev.wd);
+    if (w == by_wd_.end()) return;
+    if (const auto t = trees_.find(w->second); t != trees_.end()) t->second.changed = true;
+    if ((ev.mask & IN_IGNORED) != 0) by_wd_.erase(w);
+  });
 }
 
 // Every directory of the tree watched (those watched already keep their watch): false when
@@ -164,13 +150,17 @@ bool TreeWatch::watch(const std::string& root, Tree& t) {
     todo.pop_back();
     const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     if (!d || !watchable(d.get())) return give_up();
-    const int wd = ::inotify_add_watch(notify_.get(), dir.c_str(), kChanges);
+    const int wd = ::inotify_add_watch(notify_.get(), dir.c_str(), sync_detail::kWatchedChanges);
     if (wd < 0) return give_up();
     wds.push_back(wd);
     by_wd_[wd] = root;
     if (wds.size() > kMaxDirectories) return give_up();
-    DIR* ds = ::fdopendir(::dup(d.get()));
-    if (!ds) return give_up();
+    const int again = ::dup(d.get());
+    DIR* ds = again >= 0 ? ::fdopendir(again) : nullptr;
+    if (!ds) {
+      if (again >= 0) ::close(again);
+      return give_up();
+    }
     while (const dirent* e = ::readdir(ds)) {
       const std::string_view n = e->d_name;
       if (n == "." || n == "..") continue;
