@@ -134,11 +134,14 @@ bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps) 
   return same;
 }
 
-bool stamp_line_is_directory(std::string_view line) {
+int stamp_line_kind(std::string_view line) {
   const std::string_view path = stamp_line_path(line);
-  if (path.empty()) return false;
-  const auto after = static_cast<size_t>(path.data() + path.size() - line.data());
-  return line.substr(after).starts_with(" 0 ");
+  if (path.empty()) return -1;
+  const std::string_view rest =
+      line.substr(static_cast<size_t>(path.data() + path.size() - line.data()));
+  if (rest.size() < 3 || rest[0] != ' ' || rest[2] != ' ' || rest[1] < '0' || rest[1] > '2')
+    return -1;
+  return rest[1] - '0';
 }
 
 bool CopyStatter::stat(std::string_view path, struct stat& st) {

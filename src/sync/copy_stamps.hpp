@@ -33,8 +33,9 @@ void stamp_line(std::string& out, const struct stat& st, const TreeEntry& e);
 /// The path in a line of a stamps file ("" when it is not one).
 std::string_view stamp_line_path(std::string_view line);
 std::string parent_of(const std::string& path);
-/// Whether a line of a stamps file is a directory's.
-bool stamp_line_is_directory(std::string_view line);
+/// The kind of entry a line of a stamps file is (TreeEntry::Kind's number), -1 when it is not
+/// a line of one.
+int stamp_line_kind(std::string_view line);
 /// Whether the copy at `at` is untouched since `stamps` were taken: every entry's stamp as
 /// kept (a stat each), and its top holds no other name.
 bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps);

@@ -1,6 +1,7 @@
 #pragma once
 // Inside the sync part: what the pool's two watches share (tree_watch.cpp over a --sync tree,
-// spare_watch.cpp over a host's spares): what counts as a change in a watched directory, the
+// spare_watch.cpp over a host's spares): what counts as a change in a watched directory or
+// file, the
 // reading of every event queued so far, and the short hash that names a path.
 
 #include <sys/inotify.h>
@@ -16,6 +17,14 @@ namespace ferry::sync_detail {
 inline constexpr uint32_t kWatchedChanges =
     IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF |
     IN_MOVED_FROM | IN_MOVED_TO | IN_DONT_FOLLOW | IN_ONLYDIR;
+
+// Every change to a watched regular file, by whatever name it was reached: a write, a chmod,
+// a link added or removed (its change of link count), a file opened for writing and closed
+// (also when the last mapping of it ends), its removal. A directory's watch sees changes made
+// through its own names only; a file's own watch also sees those made through a hard link
+// to it from elsewhere.
+inline constexpr uint32_t kWatchedFileChanges =
+    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW;
 
 // Calls `on(event)` for every event queued on the non-blocking inotify descriptor `fd` so
 // far: any change that ended before the call is among them.

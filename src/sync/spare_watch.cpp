@@ -1,6 +1,7 @@
-// A pool host's watch over its spare copies: inotify on each spare's directories, its stamps
-// checked once the watch is on (by a thread that runs only when the CPUs are idle), and a
-// socket where a job's ferryd asks whether the spare it is about to take is untouched.
+// A pool host's watch over its spare copies: inotify on each spare's directories and files,
+// its stamps checked once the watch is on (by a thread that runs only when the CPUs are idle)
+// unless it was watched throughout a job that took it, and a socket where a job's ferryd asks
+// whether the spare it is about to take is untouched.
 #include "ferry/sync/spare_watch.hpp"
 
 #include <dirent.h>
@@ -9,9 +10,11 @@
 #include <sched.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstddef>
@@ -40,6 +43,11 @@ constexpr uint32_t kSparesFolder = IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_
 // How long a ferryd waits for the watch's answer, and the watch for its question, before it
 // does without (the ferryd checks the stamps itself).
 constexpr int kAnswerMs = 200;
+
+// A spare of more entries is not watched (the ferryd that takes it checks its stamps).
+constexpr size_t kMaxWatchedEntries = 20000;
+// Spares taken by jobs that are kept watched, to come back untouched.
+constexpr size_t kMaxLent = 8;
 
 // The socket's abstract name: the user's and the cache's own (a user may keep several caches).
 sockaddr_un watch_address(const std::string& base, socklen_t& len) {
@@ -70,8 +78,14 @@ bool ends_with(const std::string& s, std::string_view tail) {
 struct SpareWatch::Impl {
   enum class State : uint8_t { kChecking, kUntouched, kChanged };
   struct Spare {
-    std::vector<int> wds;
-    uint64_t check = 0;  ///< its check's number
+    std::string name;      ///< in the spares folder ("" while a job has it)
+    std::vector<int> wds;  ///< its directories' and regular files' watches
+    int top_wd = -1;
+    dev_t dev = 0;  ///< its top directory's, which it keeps through a job's renames
+    ino_t ino = 0;
+    uint64_t stamps_hash = 0;  ///< of its stamps file's text, as checked
+    uint64_t check = 0;        ///< its check's number
+    uint64_t lent = 0;         ///< taken by a job: the order it was taken in (0: not)
     State state = State::kChecking;
   };
   struct Check {
@@ -88,10 +102,12 @@ struct SpareWatch::Impl {
   std::string dir;  ///< base/spares
   UniqueFd notify, listener, stop_read, stop_write, done_read, done_write;
   int dir_wd = -1;
-  std::map<std::string, Spare, std::less<>> spares;
-  std::unordered_map<int, std::string> by_wd;
-  uint64_t next_check = 0;
+  std::unordered_map<uint64_t, Spare> spares;            // by their own number
+  std::map<std::string, uint64_t, std::less<>> by_name;  // those in the spares folder
+  std::unordered_map<int, uint64_t> by_wd;
+  uint64_t next_id = 0, next_check = 0, next_lent = 0;
   bool idle_checks = true;
+  std::atomic<uint64_t> checks_run{0};
 
   std::mutex m;  // guards checks and stopping, the checker's queue
   std::condition_variable cv;
@@ -165,30 +181,60 @@ struct SpareWatch::Impl {
     }
   }
 
-  // A spare kept (its stamps are in place last): watched, each directory, then checked.
+  // A spare kept (its stamps are in place last). One that a job took on this watch's word
+  // and kept again with no event in between is untouched still: it was watched throughout.
+  // Any other is watched, each directory and each regular file, then checked.
   void add(const std::string& name) {
-    drop(name);
+    if (const auto it = by_name.find(name); it != by_name.end()) drop(it->second);
+    const std::string top = dir + "/" + name;
+    struct stat st {};
+    if (::lstat(top.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     Check c;
     c.name = name;
-    c.stamps = sync_detail::read_stamps(dir + "/" + name + ".stamps");
+    c.stamps = sync_detail::read_stamps(top + ".stamps");
     if (c.stamps.empty()) return;
-    const std::string top = dir + "/" + name;
+    const uint64_t hash = sync_detail::fnv1a(c.stamps.text());
+    for (auto& [id, s] : spares) {
+      if (s.lent == 0 || s.dev != st.st_dev || s.ino != st.st_ino) continue;
+      if (s.state == State::kUntouched && s.stamps_hash == hash) {
+        s.lent = 0;
+        s.name = name;
+        by_name[name] = id;
+        return;
+      }
+      drop(id);  // changed while the job had it: watched and checked again, below
+      break;
+    }
     Spare s;
-    const int wd = ::inotify_add_watch(notify.get(), top.c_str(), sync_detail::kWatchedChanges);
-    if (wd < 0) return;  // gone already, or no more watches to be had: not watched
-    s.wds.push_back(wd);
-    for (size_t i = 0; i < c.stamps.size(); ++i) {
+    s.name = name;
+    s.dev = st.st_dev;
+    s.ino = st.st_ino;
+    s.stamps_hash = hash;
+    s.top_wd = ::inotify_add_watch(notify.get(), top.c_str(), sync_detail::kWatchedChanges);
+    if (s.top_wd < 0) return;  // gone already, or no more watches to be had: not watched
+    s.wds.push_back(s.top_wd);
+    // A spare of more entries than that is left to the ferryd's check (inotify's watches are
+    // the user's, all processes' together, 8,192 by default on older kernels).
+    if (c.stamps.size() > kMaxWatchedEntries) s.state = State::kChanged;
+    for (size_t i = 0; i < c.stamps.size() && s.state == State::kChecking; ++i) {
       const std::string_view line = c.stamps[i];
-      if (!sync_detail::stamp_line_is_directory(line)) continue;
+      const int kind = sync_detail::stamp_line_kind(line);
+      // A link's target cannot change in place: a new one is a change of its directory's.
+      if (kind == static_cast<int>(TreeEntry::Kind::kSymlink)) continue;
       const std::string path = top + "/" + std::string(sync_detail::stamp_line_path(line));
-      const int w = ::inotify_add_watch(notify.get(), path.c_str(), sync_detail::kWatchedChanges);
+      const int w = ::inotify_add_watch(notify.get(), path.c_str(),
+                                        kind == static_cast<int>(TreeEntry::Kind::kDirectory)
+                                            ? sync_detail::kWatchedChanges
+                                            : sync_detail::kWatchedFileChanges);
       if (w < 0) {
-        s.state = State::kChanged;  // not a directory any more, or gone: never untouched
+        s.state = State::kChanged;  // not what it was any more, or gone: never untouched
         break;
       }
       s.wds.push_back(w);
     }
-    for (const int w : s.wds) by_wd[w] = name;
+    const uint64_t id = ++next_id;
+    for (const int w : s.wds) by_wd[w] = id;
+    by_name[name] = id;
     if (s.state == State::kChecking) {
       s.check = c.id = ++next_check;
       {
@@ -197,16 +243,43 @@ struct SpareWatch::Impl {
       }
       cv.notify_one();
     }
-    spares[name] = std::move(s);
+    spares[id] = std::move(s);
   }
 
-  void drop(const std::string& name) {
-    const auto it = spares.find(name);
+  // A spare taken by a job (renamed out of the folder): one taken on this watch's word stays
+  // watched, to come back untouched when the job keeps it unchanged; any other is forgotten.
+  void lend(const std::string& name) {
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) return;
+    const uint64_t id = it->second;
+    by_name.erase(it);
+    Spare& s = spares[id];
+    s.name.clear();
+    if (s.state != State::kUntouched) return drop(id);
+    s.lent = ++next_lent;
+    // The oldest lent spares beyond a few are forgotten (a job that ended without keeping its
+    // copy: the watches of a removed copy go with it).
+    size_t lent = 0;
+    uint64_t oldest = 0, oldest_id = 0;
+    for (const auto& [i, x] : spares) {
+      if (x.lent == 0) continue;
+      ++lent;
+      if (oldest == 0 || x.lent < oldest) {
+        oldest = x.lent;
+        oldest_id = i;
+      }
+    }
+    if (lent > kMaxLent) drop(oldest_id);
+  }
+
+  void drop(uint64_t id) {
+    const auto it = spares.find(id);
     if (it == spares.end()) return;
     for (const int w : it->second.wds) {
       ::inotify_rm_watch(notify.get(), w);
       by_wd.erase(w);
     }
+    if (!it->second.name.empty()) by_name.erase(it->second.name);
     spares.erase(it);
   }
 
@@ -218,35 +291,45 @@ struct SpareWatch::Impl {
 
   void on_event(const inotify_event& ev, const std::string& name) {
     if ((ev.mask & IN_Q_OVERFLOW) != 0) {  // events lost: no spare is known untouched
-      for (auto& [n, s] : spares) s.state = State::kChanged;
+      for (auto& [id, s] : spares) s.state = State::kChanged;
       return;
     }
     if (ev.wd == dir_wd) {
       if ((ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) != 0) {
-        while (!spares.empty()) drop(spares.begin()->first);
+        while (!by_name.empty()) drop(by_name.begin()->second);
         ::inotify_rm_watch(notify.get(), dir_wd);
         dir_wd = -1;
       } else if (ends_with(name, ".stamps")) {
         const std::string spare = name.substr(0, name.size() - 7);
         if ((ev.mask & (IN_MOVED_TO | IN_CREATE)) != 0)
           add(spare);
-        else
-          drop(spare);
-      } else if ((ev.mask & (IN_MOVED_FROM | IN_DELETE)) != 0) {
-        drop(name);  // a spare taken by a job, or removed
+        else if (const auto it = by_name.find(spare); it != by_name.end())
+          drop(it->second);
+      } else if ((ev.mask & IN_MOVED_FROM) != 0) {
+        lend(name);  // a spare taken by a job
+      } else if (const auto it = by_name.find(name);
+                 it != by_name.end() && (ev.mask & IN_DELETE) != 0) {
+        drop(it->second);  // removed
       }
       return;
     }
     const auto w = by_wd.find(ev.wd);
     if (w == by_wd.end()) return;  // a watch dropped with its spare
-    if (const auto s = spares.find(w->second); s != spares.end()) s->second.state = State::kChanged;
-    if ((ev.mask & IN_IGNORED) != 0) by_wd.erase(w);
+    const uint64_t id = w->second;
+    Spare& s = spares[id];
+    // The whole spare renamed: taken by a job, or kept again. Nothing in it changes.
+    if (ev.wd == s.top_wd && (ev.mask & IN_MOVE_SELF) != 0) return;
+    s.state = State::kChanged;
+    if ((ev.mask & IN_IGNORED) != 0) {
+      by_wd.erase(w);
+      if (ev.wd == s.top_wd) drop(id);  // its copy removed
+    }
   }
 
   void read_checked() {
     Checked c;
     while (::read(done_read.get(), &c, sizeof c) == static_cast<ssize_t>(sizeof c))
-      for (auto& [n, s] : spares)
+      for (auto& [id, s] : spares)
         if (s.check == c.id && s.state == State::kChecking)
           s.state = c.untouched != 0 ? State::kUntouched : State::kChanged;
   }
@@ -269,8 +352,9 @@ struct SpareWatch::Impl {
     watch_folder();
     read_events();
     read_checked();
-    const auto s = spares.find(name);
-    const char yes = s != spares.end() && s->second.state == State::kUntouched ? '1' : '0';
+    const auto it = by_name.find(name);
+    const char yes =
+        it != by_name.end() && spares[it->second].state == State::kUntouched ? '1' : '0';
     [[maybe_unused]] const ssize_t w = ::send(c.get(), &yes, 1, MSG_NOSIGNAL);
   }
 
@@ -289,6 +373,7 @@ struct SpareWatch::Impl {
         checks.pop_front();
       }
       const Checked r{c.id, sync_detail::copy_untouched(dir + "/" + c.name, c.stamps) ? 1U : 0U};
+      checks_run.fetch_add(1);
       [[maybe_unused]] const ssize_t w = ::write(done_write.get(), &r, sizeof r);
     }
   }
@@ -309,6 +394,8 @@ SpareWatch::~SpareWatch() {
 }
 
 bool SpareWatch::serving() const { return impl_ != nullptr; }
+
+uint64_t SpareWatch::checks_run() const { return impl_ ? impl_->checks_run.load() : 0; }
 
 bool spare_watch_untouched(const std::string& base, const std::string& name) {
   const UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

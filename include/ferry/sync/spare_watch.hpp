@@ -3,20 +3,25 @@
 /// A warm pool host's watch over its spare copies (docs/sync.md, *The cache on each host*).
 /// Without it, a job that takes the spare of its tree checks the spare's every entry's stamp
 /// (a stat each) before its ranks may start in it. A pool's host process lives from job to
-/// job, so it can do that check ahead: as soon as a spare is kept, it watches each of the
-/// spare's directories with inotify, and only then checks the stamps (on a thread of low
-/// priority, after the job that kept it). From then on any change in the spare (a write, a
-/// file opened for writing and closed, a chmod, a name added, removed or renamed) is an event,
-/// and a spare with no event since is untouched. A job's ferryd asks the watch about the spare
-/// it is about to take, over a Unix socket of this host (abstract, the same user's alone on
-/// both ends: SO_PEERCRED); the watch reads every event queued before it answers, and any
-/// doubt (no watch, no answer within a moment, an event queue that overflowed) leaves the
-/// check to the ferryd, as without a pool.
+/// job, so it can do better: as soon as a spare is kept, it watches each of the spare's
+/// directories and regular files with inotify, and only then checks the stamps (on a thread
+/// of low priority). From then on any change in the spare (a write, by any name of the file,
+/// a hard link added, a file opened for writing and closed, a chmod, a name added, removed or
+/// renamed) is an event, and a spare with no event since is untouched. A job's ferryd asks the
+/// watch about the spare it is about to take, over a Unix socket of this host (abstract, the
+/// same user's alone on both ends: SO_PEERCRED); the watch reads every event queued before it
+/// answers, and any doubt (no watch, no answer within a moment, an event queue that
+/// overflowed) leaves the check to the ferryd, as without a pool.
 ///
-/// What inotify does not tell, and so what a watched spare does not see either: a change made
-/// through a hard link to one of its files from outside it, or through a mapping of a file by
-/// a process that opened it for writing before the watch began (the job's ranks are gone by
-/// the time a spare is kept: only a process that outlived its job could).
+/// A spare taken on the watch's word stays watched while its job runs in it (its watches
+/// follow its inodes through the renames): kept again with no event in between, it is
+/// untouched without a second check. So a tree launched again and again through a pool is
+/// checked once, after the job that made its copy, and never again while nothing changes.
+///
+/// What inotify does not tell, and so what a watched spare does not see either: a write
+/// through a shared mapping of one of its files made while the mapping lives (the file's
+/// last mapping's end, or its descriptor's close, is an event; the job's ranks are gone by
+/// the time a spare is kept: only a process that outlived its job could hold one).
 
 #include <cstdint>
 #include <memory>
@@ -39,6 +44,9 @@ class SpareWatch {
 
   /// Whether it serves (its socket bound, its threads running).
   bool serving() const;
+  /// How many spares it has checked entry by entry so far (the others it vouched for without
+  /// a check, having watched them since their last one).
+  uint64_t checks_run() const;
 
  private:
   struct Impl;

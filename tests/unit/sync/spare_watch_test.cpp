@@ -1,7 +1,9 @@
 // A pool host's watch over its spares: a kept spare is untouched once its stamps were checked
-// with the watch on, and any change after that (a write, a file opened for writing, a name
-// added deep down) is seen at once; a spare changed before the watch began never is; one watch
-// serves a cache; without one a ferryd hears nothing and checks the stamps itself. (The checks
+// with the watch on, and any change after that (a write, also through a hard link from
+// outside, a file opened for writing, a name added deep down) is seen at once; a spare changed
+// before the watch began never is; a spare taken on the watch's word and kept unchanged is not
+// checked again, one changed while its job had it is; one watch serves a cache; without one a
+// ferryd hears nothing and checks the stamps itself. (The checks
 // run at normal priority here: on a machine busy with other tests, a thread that runs only
 // when a CPU is idle may not run for seconds.)
 #include "ferry/sync/spare_watch.hpp"
@@ -65,6 +67,17 @@ struct SpareWatchTest : ::testing::Test {
     cache->keep_spare(*made, digest, FileCache::stamp_copy(*made, entries));
     for (const auto& f : fs::directory_iterator(base + "/spares"))
       if (f.is_directory() && !taken.contains(f.path().filename().string()))
+        return f.path().filename().string();
+    return "";
+  }
+  // A taken spare kept again when its job ends, as ferryd does: its new name.
+  std::string keep_again(const FileCache::SpareCopy& got) {
+    std::set<std::string> before;
+    for (const auto& f : fs::directory_iterator(base + "/spares"))
+      if (f.is_directory()) before.insert(f.path().filename().string());
+    cache->keep_spare(got.path, digest, got.stamps, got.stamps_file);
+    for (const auto& f : fs::directory_iterator(base + "/spares"))
+      if (f.is_directory() && !before.contains(f.path().filename().string()))
         return f.path().filename().string();
     return "";
   }
@@ -156,6 +169,68 @@ TEST_F(SpareWatchTest, ASpareChangedBeforeTheWatchBeganIsNeverUntouched) {
   EXPECT_TRUE(got->watched);
   EXPECT_FALSE(fs::exists(spare(second)));
   EXPECT_TRUE(fs::exists(spare(name)));
+}
+
+TEST_F(SpareWatchTest, ASpareTakenOnItsWordAndKeptUnchangedIsNotCheckedAgain) {
+  const SpareWatch watch(base, SpareWatch::Checks::kNow);
+  const std::string name = keep("1-a");
+  ASSERT_TRUE(untouched_within(name, 5000));
+  EXPECT_EQ(watch.checks_run(), 1U);
+  for (int job = 2; job < 5; ++job) {
+    auto got = cache->take_untouched_spare(digest, std::to_string(job) + "-b");
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(got->watched) << "job " << job;
+    // The job's ranks read their files, as ranks do: no change.
+    std::ifstream(got->path + "/data/x.bin").get();
+    const std::string again = keep_again(*got);
+    ASSERT_FALSE(again.empty());
+    EXPECT_TRUE(spare_watch_untouched(base, again)) << "job " << job;
+  }
+  EXPECT_EQ(watch.checks_run(), 1U);
+}
+
+TEST_F(SpareWatchTest, ASpareChangedWhileItsJobHadItIsCheckedAgain) {
+  const SpareWatch watch(base, SpareWatch::Checks::kNow);
+  const std::string name = keep("1-a");
+  ASSERT_TRUE(untouched_within(name, 5000));
+  auto got = cache->take_untouched_spare(digest, "2-b");
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(got->watched);
+  // A rank links a file of its copy from outside it and writes through that name: the copy's
+  // directories see nothing, the file's own watch does.
+  const std::string outside = base + "/outside-link";
+  ASSERT_EQ(::link((got->path + "/run.py").c_str(), outside.c_str()), 0);
+  std::ofstream(outside, std::ios::app) << "# changed\n";
+  ASSERT_EQ(::unlink(outside.c_str()), 0);
+  const std::string again = keep_again(*got);
+  ASSERT_FALSE(again.empty());
+  // Checked again, and its stamps tell the change.
+  for (int i = 0; i < 500 && watch.checks_run() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(watch.checks_run(), 2U);
+  EXPECT_FALSE(spare_watch_untouched(base, again));
+  EXPECT_FALSE(cache->take_untouched_spare(digest, "3-c").has_value());
+}
+
+TEST_F(SpareWatchTest, AWriteThroughAHardLinkFromOutsideIsSeen) {
+  // A file of the copy linked from outside before the copy was stamped and kept: its stamp
+  // holds the link.
+  auto made = cache->materialize(entries, "1-a");
+  ASSERT_TRUE(made.ok());
+  const std::string outside = base + "/outside-link";
+  ASSERT_EQ(::link((*made + "/data/x.bin").c_str(), outside.c_str()), 0);
+  cache->keep_spare(*made, digest, FileCache::stamp_copy(*made, entries));
+  std::string name;
+  for (const auto& f : fs::directory_iterator(base + "/spares"))
+    if (f.is_directory()) name = f.path().filename().string();
+  const SpareWatch watch(base, SpareWatch::Checks::kNow);
+  ASSERT_TRUE(untouched_within(name, 5000));
+  // Written in place through the other name, the same size: no directory of the spare sees it.
+  const int fd = ::open(outside.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "y", 1, 10), 1);
+  EXPECT_FALSE(spare_watch_untouched(base, name));
+  ::close(fd);
 }
 
 TEST_F(SpareWatchTest, OneWatchServesACacheAndNoneMeansNoWord) {
