@@ -113,90 +113,89 @@ std::string snapshot_file(const SyncRules& rules, const std::string& key) {
 
 }  // namespace
 
-TreeWatch::TreeWatch() : notify_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+TreeWatch::TreeWatch() {
   auto r = random_bytes(8);
   instance_ = r ? hex_text(*r) : std::to_string(::getpid());
 }
 
+// Each tree's events on its own inotify descriptor: two trees that share directories (one
+// inside the other) each see a change in them.
 void TreeWatch::read_events() {
-  sync_detail::read_inotify_events(notify_.get(), [this](const inotify_event& ev) {
-    if ((ev.mask & IN_Q_OVERFLOW) != 0) {
-      for (auto& [root, t] : trees_) t.changed = true;
-      return;
-    }
-    const auto w = by_wd_.find(ev.wd);
-    if (w == by_wd_.end()) return;
-    if (const auto t = trees_.find(w->second); t != trees_.end()) t->second.changed = true;
-    if ((ev.mask & IN_IGNORED) != 0) by_wd_.erase(w);
-  });
+  for (auto& [root, t] : trees_) {
+    if (!t.notify) continue;
+    sync_detail::read_inotify_events(t.notify.get(), [&t](const inotify_event& ev) {
+      // Not a watch of its own any more (dropped with a directory that left the tree): not a
+      // change. Every other event is.
+      if ((ev.mask & IN_Q_OVERFLOW) != 0 || std::binary_search(t.wds.begin(), t.wds.end(), ev.wd))
+        t.changed = true;
+    });
+  }
 }
 
-// Every directory of the tree watched (those watched already keep their watch): false when
-// the tree may not be watched (a file system inotify does not see all of, too many
-// directories, no watch to be had).
+// Every directory and regular file of the tree watched (those watched already keep their
+// watch): false when the tree may not be watched (a file system inotify does not see all of,
+// too many directories or files, no watch to be had). A file's own watch sees a write to it
+// by any of its names (a hard link from outside the tree), which its directory's does not.
 bool TreeWatch::watch(const std::string& root, Tree& t) {
+  if (!t.notify) t.notify.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!t.notify) return false;
+  const int notify = t.notify.get();
   std::vector<std::string> todo{root};
   std::vector<int> wds;
-  // Given up: the watches placed so far are removed too (forget() removes the tree's).
-  const auto give_up = [this, &wds] {
-    for (const int w : wds) {
-      ::inotify_rm_watch(notify_.get(), w);
-      by_wd_.erase(w);
-    }
-    return false;
-  };
+  size_t dirs = 0;
   while (!todo.empty()) {
     const std::string dir = std::move(todo.back());
     todo.pop_back();
     const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-    if (!d || !watchable(d.get())) return give_up();
-    const int wd = ::inotify_add_watch(notify_.get(), dir.c_str(), sync_detail::kWatchedChanges);
-    if (wd < 0) return give_up();
+    if (!d || !watchable(d.get())) return false;
+    const int wd = ::inotify_add_watch(notify, dir.c_str(), sync_detail::kWatchedChanges);
+    if (wd < 0 || ++dirs > kMaxDirectories) return false;
     wds.push_back(wd);
-    by_wd_[wd] = root;
-    if (wds.size() > kMaxDirectories) return give_up();
     const int again = ::dup(d.get());
     DIR* ds = again >= 0 ? ::fdopendir(again) : nullptr;
     if (!ds) {
       if (again >= 0) ::close(again);
-      return give_up();
+      return false;
     }
+    bool ok = true;
     while (const dirent* e = ::readdir(ds)) {
       const std::string_view n = e->d_name;
       if (n == "." || n == "..") continue;
-      bool is_dir = e->d_type == DT_DIR;
-      if (e->d_type == DT_UNKNOWN) {
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
         struct stat st {};
-        is_dir =
-            ::fstatat(d.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        if (::fstatat(d.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+          type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
       }
-      if (is_dir) todo.push_back(dir + "/" + std::string(n));
+      const std::string path = dir + "/" + std::string(n);
+      if (type == DT_DIR) {
+        todo.push_back(path);
+      } else if (type == DT_REG) {
+        const int fw = ::inotify_add_watch(notify, path.c_str(), sync_detail::kWatchedFileChanges);
+        if (fw < 0 || wds.size() >= kMaxDirectories + kMaxFiles) {
+          ok = false;
+          break;
+        }
+        wds.push_back(fw);
+      }
     }
     ::closedir(ds);
+    if (!ok) return false;
   }
-  // Watches of directories no longer in the tree are dropped.
+  // Watches of what is no longer in the tree are dropped (their events are not its changes).
   std::sort(wds.begin(), wds.end());
+  wds.erase(std::unique(wds.begin(), wds.end()), wds.end());  // a file linked twice inside
   for (const int w : t.wds)
-    if (!std::binary_search(wds.begin(), wds.end(), w)) {
-      ::inotify_rm_watch(notify_.get(), w);
-      by_wd_.erase(w);
-    }
+    if (!std::binary_search(wds.begin(), wds.end(), w)) ::inotify_rm_watch(notify, w);
   t.wds = std::move(wds);
   return true;
 }
 
-void TreeWatch::forget(const std::string& root) {
-  const auto it = trees_.find(root);
-  if (it == trees_.end()) return;
-  for (const int w : it->second.wds) {
-    ::inotify_rm_watch(notify_.get(), w);
-    by_wd_.erase(w);
-  }
-  trees_.erase(it);
-}
+// Its descriptor closed: its watches go with it.
+void TreeWatch::forget(const std::string& root) { trees_.erase(root); }
 
 TreeWatch::Answer TreeWatch::ask(const std::string& root, const std::string& token) {
-  if (!notify_ || root.empty() || root.front() != '/') return {};
+  if (root.empty() || root.front() != '/') return {};
   read_events();
   Tree& t = trees_[root];
   t.used = ++asked_;

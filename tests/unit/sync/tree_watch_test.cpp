@@ -1,7 +1,8 @@
 // A pool's watch over a --sync tree: a token is "unchanged" only while nothing in the tree
-// changed since it was handed out (a write, a name added in a directory made after the watch
-// began); ferryrun's reading through it takes the launch before's snapshot when unchanged, and
-// reads the tree again otherwise; a snapshot is the tree it was written from.
+// changed since it was handed out (a write, also through a hard link from outside the tree, a
+// name added in a directory made after the watch began), and trees that share directories
+// each see a change in them; ferryrun's reading through it takes the launch before's snapshot when
+// unchanged, and reads the tree again otherwise; a snapshot is the tree it was written from.
 #include "ferry/sync/tree_watch.hpp"
 
 #include <gtest/gtest.h>
@@ -86,6 +87,37 @@ TEST_F(TreeWatchTest, ChmodRenameAndRemoveAreChanges) {
   ASSERT_TRUE(w.ask(root, t.token).unchanged);
   fs::remove(root + "/pkg/a2.py");
   EXPECT_FALSE(w.ask(root, t.token).unchanged);
+}
+
+TEST_F(TreeWatchTest, AWriteThroughAHardLinkFromOutsideTheTreeIsAChange) {
+  const std::string outside = dir + "/outside-link";
+  ASSERT_EQ(::link((root + "/pkg/sub/b.py").c_str(), outside.c_str()), 0);
+  TreeWatch w;
+  const auto t = w.ask(root, "");
+  ASSERT_TRUE(w.ask(root, t.token).unchanged);
+  // In place, the same size, by the other name: no directory of the tree sees it.
+  std::fstream(outside, std::ios::in | std::ios::out) << "b = 9\n";
+  EXPECT_FALSE(w.ask(root, t.token).unchanged);
+}
+
+TEST_F(TreeWatchTest, TreesThatShareDirectoriesEachSeeAChangeInThem) {
+  const std::string inner = root + "/pkg";
+  TreeWatch w;
+  auto outer_t = w.ask(root, "");
+  auto inner_t = w.ask(inner, "");
+  ASSERT_TRUE(w.ask(root, outer_t.token).unchanged);
+  ASSERT_TRUE(w.ask(inner, inner_t.token).unchanged);
+  write("pkg/sub/b.py", "b = 4\n");
+  EXPECT_FALSE((outer_t = w.ask(root, outer_t.token)).unchanged);
+  EXPECT_FALSE((inner_t = w.ask(inner, inner_t.token)).unchanged);
+  // Watched again, each: a later change is seen by both, and one tree's new epoch (its
+  // watches placed again) is no change of the other's.
+  ASSERT_TRUE(w.ask(inner, inner_t.token).unchanged);
+  ASSERT_TRUE(w.ask(root, outer_t.token).unchanged);
+  fs::remove_all(root + "/pkg/sub");
+  EXPECT_FALSE((inner_t = w.ask(inner, inner_t.token)).unchanged);
+  EXPECT_FALSE(w.ask(root, outer_t.token).unchanged);
+  EXPECT_TRUE(w.ask(inner, inner_t.token).unchanged);
 }
 
 TEST_F(TreeWatchTest, NotARealPathOrAFileSystemInotifyMayNotSeeIsNotWatched) {
