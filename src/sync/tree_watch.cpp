@@ -121,7 +121,8 @@ TreeWatch::TreeWatch() {
 // Each tree's events on its own inotify descriptor: two trees that share directories (one
 // inside the other) each see a change in them.
 void TreeWatch::read_events() {
-  for (auto& [root, t] : trees_) {
+  for (auto& entry : trees_) {
+    Tree& t = entry.second;
     if (!t.notify) continue;
     sync_detail::read_inotify_events(t.notify.get(), [&t](const inotify_event& ev) {
       // Not a watch of its own any more (dropped with a directory that left the tree): not a

@@ -61,7 +61,7 @@ class TreeWatch {
     uint64_t used = 0;
   };
   void read_events();
-  bool watch(const std::string& root, Tree& t);
+  static bool watch(const std::string& root, Tree& t);
   void forget(const std::string& root);
 
   std::string instance_;  ///< random: a token of an earlier pool is never this one's
