@@ -117,6 +117,8 @@ class Daemon::Impl {
   std::vector<std::unique_ptr<PmiProxy>> retired_pmi_;  // earlier attempts'
   PmixService pmix_;
   PreflightPeer preflight_{io_, [this](const std::string& frame) { queue(frame); }};
+  std::vector<wire::Preflight> preflight_held_;  // while the tree's copy is made
+  void release_preflight();
   SyncReceiver sync_{[this](const std::string& frame) { queue(frame); }};
   RankSampling sampling_{io_, [this] { return ranks_.running_since(); },
                          [this](const std::string& frame) { queue(frame); }, settings_.device_root};

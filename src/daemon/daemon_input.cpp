@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include "daemon_impl.hpp"
 
@@ -71,19 +72,38 @@ void Daemon::Impl::handle(const wire::FrameView& f) {
                  },
                  [this](wire::OutputRoute& r) { route_output(r); },
                  [this](wire::StateRequest& m) { state_.collect(m.id, ranks_.running()); },
-                 [this](wire::Preflight& m) { preflight_.handle(m); },
+                 [this](wire::Preflight& m) {
+                   // Answered once this host's copy of the tree is in place: until then its
+                   // loop may be held by the copy's making for longer than a connect may take.
+                   if (sync_.busy()) return preflight_held_.push_back(std::move(m));
+                   preflight_.handle(m);
+                 },
                  [this](wire::CheckRequest&) { state_.check(); },
                  [this](wire::PmixStart& m) {
                    if (!have_spec_) pmix_.start_early(m.node);
                  },
-                 [this](wire::SyncProbe& m) { sync_.probe(m); },
-                 [this](wire::SyncOffer& m) { sync_.offer(m); },
-                 [this](wire::SyncData& m) { sync_.data(m); },
+                 [this](wire::SyncProbe& m) {
+                   sync_.probe(m);
+                   release_preflight();
+                 },
+                 [this](wire::SyncOffer& m) {
+                   sync_.offer(m);
+                   release_preflight();
+                 },
+                 [this](wire::SyncData& m) {
+                   sync_.data(m);
+                   release_preflight();
+                 },
                  [this](wire::StopRanks& m) {
                    ranks_.stop(m.ranks, std::chrono::milliseconds(m.grace_ms));
                  },
              },
              *msg);
+}
+
+void Daemon::Impl::release_preflight() {
+  if (sync_.busy()) return;
+  for (wire::Preflight& m : std::exchange(preflight_held_, {})) preflight_.handle(m);
 }
 
 // ferryrun offers a direct route for the output (once). It is opened only once this ferryd

@@ -35,6 +35,8 @@ class SyncReceiver {
   /// The job's ranks start: the cache takes in the files the copy received meanwhile (not
   /// before: until every host has its copy, a host's CPUs and disk go to receiving).
   void job_started();
+  /// Whether a sync is under way: asked, and neither its copy in place nor failed.
+  bool busy() const { return (probed_ || offered_) && copy_.empty() && !failed_; }
   /// The job's copy ("" before SyncReady, or without --sync).
   const std::string& copy() const { return copy_; }
   /// `wdir` taken inside the copy when relative ("" = the copy itself); unchanged when

@@ -88,8 +88,35 @@ void Job::Impl::launch_attempt(std::vector<size_t> members, const std::string& h
   if (auto s = rdv_->init(); !s) diag_.warn(s.error().message);
   if (first) follow_up_->begin();
   choose_network();
-  if (want_sync()) return start_sync();
-  if (first && want_preflight()) return start_preflight();
+  start_gated(first);
+}
+
+// Before an attempt's ranks start, two things may be under way at once: its hosts' copies of
+// the tree (--sync) and, before the first attempt, the data network's preflight. They need
+// nothing of each other (a ferryd answers the preflight once its copy is in place), so both
+// go at once, and the HostSpecs go once both are done: a host that keeps the tree costs the
+// launch the longer of the two round trips, not their sum.
+void Job::Impl::start_gated(bool first) {
+  gate_ = {want_sync(), first && want_preflight(), true};
+  if (gate_.sync) start_sync();
+  if (phase_ == Phase::kFinishing) return;  // a sync that failed while the hosts were reached
+  if (gate_.preflight) start_preflight();
+  pass_gate();
+}
+
+void Job::Impl::sync_done() {
+  gate_.sync = false;
+  pass_gate();
+}
+
+void Job::Impl::preflight_done() {
+  gate_.preflight = false;
+  pass_gate();
+}
+
+void Job::Impl::pass_gate() {
+  if (!gate_.armed || gate_.sync || gate_.preflight || phase_ == Phase::kFinishing) return;
+  gate_.armed = false;
   send_specs();
 }
 

@@ -227,6 +227,16 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   void start_pmix_early();
   void launch_attempt(std::vector<size_t> members, const std::string& how);
   void send_specs();
+  // Both under way at once before an attempt's ranks start (job_attempts.cpp): the hosts'
+  // copies of the tree and the preflight; the HostSpecs go once neither is left.
+  struct StartGate {
+    bool sync = false, preflight = false;
+    bool armed = false;  ///< the HostSpecs not sent yet
+  };
+  void start_gated(bool first);
+  void sync_done();
+  void preflight_done();
+  void pass_gate();
   /// The first rank of a --rankfile whose slot list names cores its host lacks (as the host's
   /// ferryd reported its sockets), as one line naming file, line and host; "" when all fit.
   std::string rank_file_misfit() const;
@@ -279,6 +289,7 @@ class Job::Impl final : private HostEvents {  // NOLINT(cppcoreguidelines-virtua
   asio::steady_timer job_timer_{io_}, stall_timer_{io_}, report_timer_{io_};
   Clock::time_point stall_reported_at_{};
   std::optional<PendingPreflight> preflight_;
+  StartGate gate_;
   struct SyncProgress {
     uint64_t wanted = 0, acked = 0;  // bytes, over every host
     size_t hosts = 0, ready = 0;

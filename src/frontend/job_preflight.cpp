@@ -38,7 +38,7 @@ void Job::Impl::start_preflight() {
   asio::ip::make_address(address, ec);
   if (ec || port == 0) {
     diag_.verbose("preflight skipped: MASTER_ADDR " + address + " is not an IP address");
-    return send_specs();
+    return preflight_done();
   }
   preflight_.emplace();
   PendingPreflight& p = *preflight_;
@@ -52,10 +52,15 @@ void Job::Impl::start_preflight() {
   arm_preflight_timer();
 }
 
+// A host still receiving its tree answers once its copy is in place (its silence while it
+// receives is the sync's to judge): the limit counts from then.
 void Job::Impl::arm_preflight_timer() {
   preflight_timer_.expires_after(kPreflightLimit);
   preflight_timer_.async_wait([this](std::error_code ec) {
-    if (!ec && preflight_) preflight_over();
+    if (ec || !preflight_ || phase_ == Phase::kFinishing) return;
+    for (size_t m : preflight_->waiting)
+      if (hosts_[m]->sync) return arm_preflight_timer();
+    preflight_over();
   });
 }
 
@@ -73,13 +78,13 @@ void Job::Impl::start_peer_preflight() {
   };
   if (!c.chosen || c.address.size() != n ||
       std::any_of(c.address.begin(), c.address.end(), unusable))
-    return send_specs();  // one machine, or no address known per host: nothing to try
+    return preflight_done();  // one machine, or no address known per host: nothing to try
   for (const std::string& kv : opts_.exports)
     if (kv.starts_with("GLOO_SOCKET_IFNAME=") || kv.starts_with("NCCL_SOCKET_IFNAME=")) {
       diag_.verbose(
           "preflight: the hosts' own addresses are not tried (the interface is the user's: " + kv +
           ")");
-      return send_specs();
+      return preflight_done();
     }
   PendingPreflight& p = preflight_.emplace();
   p.peers = true;
@@ -98,6 +103,7 @@ void Job::Impl::start_peer_preflight() {
 }
 
 void Job::Impl::on_preflight_result(size_t i, const wire::PreflightResult& r) {
+  if (phase_ == Phase::kFinishing) return;  // a sync failed meanwhile
   if (!preflight_ || !preflight_->waiting.contains(i))
     return on_broken(i, "unasked preflight result");
   PendingPreflight& p = *preflight_;
@@ -198,7 +204,7 @@ void Job::Impl::preflight_over() {
         "interface (a ring of " +
         std::to_string(attempt_.members.size()) + " hosts, " + std::to_string(took.count()) +
         " ms)");
-    return send_specs();
+    return preflight_done();
   }
   if (opts_.check) return start_check();
   diag_.error("the job did not start (" + std::to_string(failed) + " of " +

@@ -1,10 +1,10 @@
 // --sync: before an attempt's ranks start, every host of it that lacks the job's tree gets it.
 // Each host says which files its cache lacks; they go to all hosts at once, a window of bytes
 // per host (TreeSender); once a host's copy is in place, it is synced for as long as its ferryd
-// lives (a restart on the same connection keeps the copy). Then the attempt goes on as without
-// --sync: the preflight, the HostSpecs. A host that leaves --start-timeout seconds between two
-// answers fails the start (a large tree may take longer than that in all, never that long
-// without a word).
+// lives (a restart on the same connection keeps the copy). The preflight goes on meanwhile
+// (start_gated()); once both are done, the HostSpecs go. A host that leaves --start-timeout
+// seconds between two answers fails the start (a large tree may take longer than that in all,
+// never that long without a word).
 #include "ferry/sync/tree_sender.hpp"
 #include "job_follow_up.hpp"
 #include "job_impl.hpp"
@@ -242,8 +242,7 @@ void Job::Impl::after_sync() {
   sync_progress_ = {};
   sync_timer_.cancel();
   diag_.end_progress();
-  if (attempt_.number == 0 && want_preflight()) return start_preflight();
-  send_specs();
+  sync_done();
 }
 
 }  // namespace ferry
