@@ -122,8 +122,9 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
   const std::string dir = base_ + "/spares";
   auto suffix = random_bytes(4);
   const std::string_view text = stamps.text();
-  if (stamps.empty() || digest.empty() || !suffix || !stamps.whole_lines() ||
-      !make_private_dir(dir, "spare copies of synced trees")) {
+  // A spare taken on the watch's word comes with its stamps file alone (not read).
+  if ((stamps.empty() && stamps_file.empty()) || digest.empty() || !suffix ||
+      !stamps.whole_lines() || !make_private_dir(dir, "spare copies of synced trees")) {
     if (!stamps_file.empty()) ::unlink(stamps_file.c_str());
     remove_copy(path);
     return;
@@ -135,7 +136,7 @@ void FileCache::keep_spare(const std::string& path, const std::string& digest,
     const std::string tmp = name + ".stamps.tmp";
     bool written = !stamps_file.empty() && ::rename(stamps_file.c_str(), tmp.c_str()) == 0 &&
                    ::utimensat(AT_FDCWD, tmp.c_str(), nullptr, 0) == 0;
-    if (!written) {
+    if (!written && !stamps.empty()) {
       std::ofstream out(tmp, std::ios::trunc);
       out << text;
       written = static_cast<bool>(out.flush());
@@ -161,20 +162,26 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
   std::erase_if(kept, [&digest](const std::string& k) { return !k.starts_with(digest + "-"); });
   std::reverse(kept.begin(), kept.end());  // the newest first
   // Untouched as the host's watch saw it (watched since before a check like copy_untouched(),
-  // no change since): the newest such spare. Else the newest, checked here (a stat per entry).
-  std::vector<bool> watched(kept.size());
-  bool any_watched = false;
-  for (size_t i = 0; i < kept.size(); ++i)
-    any_watched |= watched[i] = spare_watch_untouched(base_, kept[i]);
-  for (size_t i = 0; i < kept.size(); ++i) {
+  // no change since): the newest such spare, asked about newest first, and its stamps not
+  // read (their file is kept again as it is). Else the newest, checked here (a stat per entry).
+  size_t pick = 0;
+  bool watched = false;
+  for (size_t i = 0; i < kept.size() && !watched; ++i)
+    if (spare_watch_untouched(base_, kept[i])) {
+      pick = i;
+      watched = true;
+    }
+  for (size_t i = pick; i < kept.size(); ++i) {
     const std::string& k = kept[i];
-    if (any_watched && !watched[i]) continue;
     const std::string at = dir + "/" + k;
     SpareCopy spare;
-    spare.stamps = read_stamps(at + ".stamps");
-    if (spare.stamps.empty()) continue;
-    if (!watched[i] && !sync_detail::copy_untouched(at, spare.stamps))
-      return std::nullopt;  // an offer takes it and mends it
+    const bool vouched = watched && i == pick;
+    if (!vouched) {  // the newest, or the next after a vouched one another job took
+      spare.stamps = read_stamps(at + ".stamps");
+      if (spare.stamps.empty()) continue;
+      if (!sync_detail::copy_untouched(at, spare.stamps))
+        return std::nullopt;  // an offer takes it and mends it
+    }
     spare.path = base_ + "/jobs/" + name;
     if (::rename(at.c_str(), spare.path.c_str()) != 0) continue;  // another job took it
     // Its stamps file waits beside, to be kept again with the copy; its time now, so that
@@ -186,7 +193,11 @@ std::optional<FileCache::SpareCopy> FileCache::take_untouched_spare(const std::s
       ::unlink(spare.stamps_file.c_str());
       spare.stamps_file.clear();
     }
-    spare.watched = watched[i];
+    if (vouched && spare.stamps_file.empty()) {  // its stamps could not be set aside
+      remove_copy(spare.path);
+      return std::nullopt;
+    }
+    spare.watched = vouched;
     return spare;
   }
   return std::nullopt;

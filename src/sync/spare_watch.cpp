@@ -83,9 +83,9 @@ struct SpareWatch::Impl {
     int top_wd = -1;
     dev_t dev = 0;  ///< its top directory's, which it keeps through a job's renames
     ino_t ino = 0;
-    uint64_t stamps_hash = 0;  ///< of its stamps file's text, as checked
-    uint64_t check = 0;        ///< its check's number
-    uint64_t lent = 0;         ///< taken by a job: the order it was taken in (0: not)
+    ino_t stamps_ino = 0;  ///< its stamps file's, as checked (kept again as it is)
+    uint64_t check = 0;    ///< its check's number
+    uint64_t lent = 0;     ///< taken by a job: the order it was taken in (0: not)
     State state = State::kChecking;
   };
   struct Check {
@@ -187,16 +187,15 @@ struct SpareWatch::Impl {
   void add(const std::string& name) {
     if (const auto it = by_name.find(name); it != by_name.end()) drop(it->second);
     const std::string top = dir + "/" + name;
-    struct stat st {};
-    if (::lstat(top.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    Check c;
-    c.name = name;
-    c.stamps = sync_detail::read_stamps(top + ".stamps");
-    if (c.stamps.empty()) return;
-    const uint64_t hash = sync_detail::fnv1a(c.stamps.text());
+    struct stat st {
+    }, sst{};
+    if (::lstat(top.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        ::lstat((top + ".stamps").c_str(), &sst) != 0)
+      return;
+    // Back with the stamps file it was taken with (the same inode: not read again).
     for (auto& [id, s] : spares) {
       if (s.lent == 0 || s.dev != st.st_dev || s.ino != st.st_ino) continue;
-      if (s.state == State::kUntouched && s.stamps_hash == hash) {
+      if (s.state == State::kUntouched && s.stamps_ino == sst.st_ino) {
         s.lent = 0;
         s.name = name;
         by_name[name] = id;
@@ -205,11 +204,15 @@ struct SpareWatch::Impl {
       drop(id);  // changed while the job had it: watched and checked again, below
       break;
     }
+    Check c;
+    c.name = name;
+    c.stamps = sync_detail::read_stamps(top + ".stamps");
+    if (c.stamps.empty()) return;
     Spare s;
     s.name = name;
     s.dev = st.st_dev;
     s.ino = st.st_ino;
-    s.stamps_hash = hash;
+    s.stamps_ino = sst.st_ino;
     s.top_wd = ::inotify_add_watch(notify.get(), top.c_str(), sync_detail::kWatchedChanges);
     if (s.top_wd < 0) return;  // gone already, or no more watches to be had: not watched
     s.wds.push_back(s.top_wd);

@@ -132,13 +132,14 @@ class FileCache {
   /// Keeps the copy `path` (no process uses it any more) as a spare for the next job of the
   /// same tree (`digest`: tree_digest(), 64 hex digits), at most kSpares of them; removes it
   /// where it cannot. `stamps_file`: the file that holds `stamps` already (the one
-  /// take_untouched_spare() took the copy with), kept instead of written anew.
+  /// take_untouched_spare() took the copy with), kept instead of written anew; `stamps` may then
+  /// be empty (a spare taken on a SpareWatch's word: its stamps not read).
   void keep_spare(const std::string& path, const std::string& digest, const CopyStamps& stamps,
                   const std::string& stamps_file = "") const;
   /// A spare taken for a job (take_spare()).
   struct SpareCopy {
     std::string path;             ///< the job's copy now (jobs/NAME)
-    CopyStamps stamps;            ///< as it was kept
+    CopyStamps stamps;            ///< as it was kept (none read when `watched`)
     std::vector<size_t> changed;  ///< the entries its job changed (or removed)
     bool stale_use = false;       ///< kept over a day ago: its files' use is marked again
     std::string stamps_file;      ///< its stamps, set aside (take_untouched_spare()); "" none
@@ -151,8 +152,8 @@ class FileCache {
   /// The newest spare of the tree `digest` taken as the job copy `name` if it is untouched
   /// since its job (every entry's stamp as kept, no name added at its top): a stat per entry,
   /// and nothing else of the tree needed; none where a SpareWatch on this host (a warm pool's)
-  /// watched it since before such a check and saw no change. None otherwise (an offer then
-  /// takes and mends it).
+  /// watched it since before such a check and saw no change (then its stamps are not read
+  /// either: `stamps_file` alone). None otherwise (an offer then takes and mends it).
   std::optional<SpareCopy> take_untouched_spare(const std::string& digest,
                                                 const std::string& name) const;
   /// Brings the spare back to exactly what materialize() makes: its changed entries made again
