@@ -187,8 +187,8 @@ struct SpareWatch::Impl {
   void add(const std::string& name) {
     if (const auto it = by_name.find(name); it != by_name.end()) drop(it->second);
     const std::string top = dir + "/" + name;
-    struct stat st {
-    }, sst{};
+    struct stat st {};
+    struct stat sst {};
     if (::lstat(top.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
         ::lstat((top + ".stamps").c_str(), &sst) != 0)
       return;
