@@ -119,18 +119,13 @@ bool copy_untouched(const std::string& at, const FileCache::CopyStamps& stamps) 
       return false;
     if (path.find('/') == std::string_view::npos) top_names.insert(path);
   }
-  const int again = ::dup(top.get());
-  DIR* d = again >= 0 ? ::fdopendir(again) : nullptr;
-  if (!d) {
-    if (again >= 0) ::close(again);
-    return false;
-  }
+  const DirPtr d = open_dir_at(top.get());
+  if (!d) return false;
   bool same = true;
-  while (const dirent* ent = ::readdir(d)) {
+  while (const dirent* ent = ::readdir(d.get())) {
     const std::string_view n = ent->d_name;
     if (n != "." && n != ".." && !top_names.contains(n)) same = false;
   }
-  ::closedir(d);
   return same;
 }
 

@@ -156,12 +156,11 @@ struct SpareWatch::Impl {
     if (dir_wd >= 0) return;
     dir_wd = ::inotify_add_watch(notify.get(), dir.c_str(), kSparesFolder);
     if (dir_wd < 0) return;
-    DIR* d = ::opendir(dir.c_str());
-    while (const dirent* e = d ? ::readdir(d) : nullptr) {
+    const DirPtr d = open_dir(dir);
+    while (const dirent* e = d ? ::readdir(d.get()) : nullptr) {
       const std::string n = e->d_name;
       if (ends_with(n, ".stamps")) add(n.substr(0, n.size() - 7));
     }
-    if (d) ::closedir(d);
   }
 
   void run() {

@@ -152,14 +152,9 @@ bool TreeWatch::watch(const std::string& root, Tree& t) {
     const int wd = ::inotify_add_watch(notify, dir.c_str(), sync_detail::kWatchedChanges);
     if (wd < 0 || ++dirs > kMaxDirectories) return false;
     wds.push_back(wd);
-    const int again = ::dup(d.get());
-    DIR* ds = again >= 0 ? ::fdopendir(again) : nullptr;
-    if (!ds) {
-      if (again >= 0) ::close(again);
-      return false;
-    }
-    bool ok = true;
-    while (const dirent* e = ::readdir(ds)) {
+    const DirPtr ds = open_dir_at(d.get());
+    if (!ds) return false;
+    while (const dirent* e = ::readdir(ds.get())) {
       const std::string_view n = e->d_name;
       if (n == "." || n == "..") continue;
       unsigned char type = e->d_type;
@@ -173,15 +168,10 @@ bool TreeWatch::watch(const std::string& root, Tree& t) {
         todo.push_back(path);
       } else if (type == DT_REG) {
         const int fw = ::inotify_add_watch(notify, path.c_str(), sync_detail::kWatchedFileChanges);
-        if (fw < 0 || wds.size() >= kMaxDirectories + kMaxFiles) {
-          ok = false;
-          break;
-        }
+        if (fw < 0 || wds.size() >= kMaxDirectories + kMaxFiles) return false;
         wds.push_back(fw);
       }
     }
-    ::closedir(ds);
-    if (!ok) return false;
   }
   // Watches of what is no longer in the tree are dropped (their events are not its changes).
   std::sort(wds.begin(), wds.end());

@@ -51,4 +51,14 @@ using DirPtr = std::unique_ptr<DIR, DirCloser>;
 /// opendir(path), owned; null with errno set when it cannot be opened.
 inline DirPtr open_dir(const std::string& path) { return DirPtr(::opendir(path.c_str())); }
 
+/// A stream over the directory open at `fd` (a dup of it: `fd` stays the caller's, and its
+/// offset is not moved), owned; null when it cannot be had.
+inline DirPtr open_dir_at(int fd) {
+  const int again = ::dup(fd);
+  if (again < 0) return nullptr;
+  DIR* d = ::fdopendir(again);
+  if (d == nullptr) ::close(again);
+  return DirPtr(d);
+}
+
 }  // namespace ferry
