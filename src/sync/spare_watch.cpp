@@ -24,12 +24,14 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "copy_stamps.hpp"
 #include "ferry/common/posix_handles.hpp"
+#include "ferry/common/private_dir.hpp"
 #include "inotify_watch.hpp"
 
 namespace ferry {
@@ -49,18 +51,31 @@ constexpr size_t kMaxWatchedEntries = 20000;
 // Spares taken by jobs that are kept watched, to come back untouched.
 constexpr size_t kMaxLent = 8;
 
-// The socket's abstract name: the user's and the cache's own (a user may keep several caches).
-sockaddr_un watch_address(const std::string& base, socklen_t& len) {
+// The socket's abstract name: the user's and the cache's own. The cache is named by its folder's
+// device and inode as well as its path: hosts that share a network namespace (containers with
+// the host's network, and the host itself) share abstract names, but each sees its own folder
+// at that path, and each one's watch must answer its own ferryds alone. False where the folder
+// cannot be seen.
+bool watch_address(const std::string& base, sockaddr_un& a, socklen_t& len) {
+  struct stat st {};
+  if (::stat(base.c_str(), &st) != 0) return false;
   const uint64_t h = sync_detail::fnv1a(base);
-  char name[64];
-  const int n =
-      std::snprintf(name, sizeof name, "ferry-spare-watch-%u-%016llx",
-                    static_cast<unsigned>(::geteuid()), static_cast<unsigned long long>(h));
-  sockaddr_un a{};
+  char name[96];
+  const int n = std::snprintf(
+      name, sizeof name, "ferry-spare-watch-%u-%016llx-%llx-%llx",
+      static_cast<unsigned>(::geteuid()), static_cast<unsigned long long>(h),
+      static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino));
+  a = sockaddr_un{};
   a.sun_family = AF_UNIX;
   std::memcpy(a.sun_path + 1, name, static_cast<size_t>(n));  // sun_path[0] 0: abstract
   len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + static_cast<size_t>(n));
-  return a;
+  return true;
+}
+
+// The question about a spare: "DEV INO NAME\n", its top directory's device and inode as the
+// asker sees them, which the watch's own must match.
+std::string question(dev_t dev, ino_t ino, const std::string& name) {
+  return std::to_string(dev) + " " + std::to_string(ino) + " " + name + "\n";
 }
 
 bool same_user(int fd) {
@@ -118,8 +133,12 @@ struct SpareWatch::Impl {
   std::thread checker;
 
   bool open() {
+    // The cache's folder made now if need be (as FileCache makes it), so that its name is
+    // known before the first job.
+    if (!make_private_dir(base, "synced files")) return false;
+    sockaddr_un a{};
     socklen_t len = 0;
-    const sockaddr_un a = watch_address(base, len);
+    if (!watch_address(base, a, len)) return false;
     listener.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!listener || ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&a), len) != 0 ||
         ::listen(listener.get(), 16) != 0)
@@ -336,27 +355,33 @@ struct SpareWatch::Impl {
           s.state = c.untouched != 0 ? State::kUntouched : State::kChanged;
   }
 
-  // One question, "NAME\n", answered "1" (untouched) or "0" once every event queued so far is
-  // read: any change that ended before the question was asked is counted.
+  // One question, "DEV INO NAME\n", answered "1" (untouched) or "0" once every event queued so
+  // far is read: any change that ended before the question was asked is counted. "1" only for
+  // the spare this watch watched under that name, the very directory the asker sees there.
   void answer() {
     const UniqueFd c(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!c || !same_user(c.get())) return;
-    std::string name;
+    std::string q;
     char buf[256];
-    while (name.find('\n') == std::string::npos && name.size() < 512) {
+    while (q.find('\n') == std::string::npos && q.size() < 512) {
       pollfd p{c.get(), POLLIN, 0};
       if (::poll(&p, 1, kAnswerMs) != 1) return;
       const ssize_t got = ::recv(c.get(), buf, sizeof buf, 0);
       if (got <= 0) return;
-      name.append(buf, static_cast<size_t>(got));
+      q.append(buf, static_cast<size_t>(got));
     }
-    name.resize(name.find('\n') == std::string::npos ? 0 : name.find('\n'));
+    q.resize(q.find('\n') == std::string::npos ? 0 : q.find('\n'));
+    unsigned long long dev = 0, ino = 0;
+    int at = 0;
+    if (std::sscanf(q.c_str(), "%llu %llu %n", &dev, &ino, &at) != 2 || at <= 0) return;
+    const std::string name = q.substr(static_cast<size_t>(at));
     watch_folder();
     read_events();
     read_checked();
     const auto it = by_name.find(name);
+    const Spare* s = it != by_name.end() ? &spares[it->second] : nullptr;
     const char yes =
-        it != by_name.end() && spares[it->second].state == State::kUntouched ? '1' : '0';
+        s != nullptr && s->state == State::kUntouched && s->dev == dev && s->ino == ino ? '1' : '0';
     [[maybe_unused]] const ssize_t w = ::send(c.get(), &yes, 1, MSG_NOSIGNAL);
   }
 
@@ -400,13 +425,16 @@ bool SpareWatch::serving() const { return impl_ != nullptr; }
 uint64_t SpareWatch::checks_run() const { return impl_ ? impl_->checks_run.load() : 0; }
 
 bool spare_watch_untouched(const std::string& base, const std::string& name) {
-  const UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  struct stat st {};
+  sockaddr_un a{};
   socklen_t len = 0;
-  const sockaddr_un a = watch_address(base, len);
+  if (::lstat((base + "/spares/" + name).c_str(), &st) != 0 || !watch_address(base, a, len))
+    return false;
+  const UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s || ::connect(s.get(), reinterpret_cast<const sockaddr*>(&a), len) != 0 ||
       !same_user(s.get()))
     return false;
-  const std::string line = name + "\n";
+  const std::string line = question(st.st_dev, st.st_ino, name);
   if (::send(s.get(), line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
     return false;
   pollfd p{s.get(), POLLIN, 0};

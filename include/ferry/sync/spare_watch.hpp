@@ -13,6 +13,13 @@
 /// answers, and any doubt (no watch, no answer within a moment, an event queue that
 /// overflowed) leaves the check to the ferryd, as without a pool.
 ///
+/// Abstract names are shared by every process of a network namespace, and hosts can share one
+/// while each sees its own files (containers run with the host's network, beside the host
+/// itself). So the socket is named by the cache folder's device and inode as well as its path,
+/// and a question names the spare's top directory by its device and inode as the asker sees
+/// it: a watch vouches only for the very directory it watched, and each such host's pool
+/// serves its own ferryds.
+///
 /// A spare taken on the watch's word stays watched while its job runs in it (its watches
 /// follow its inodes through the renames): kept again with no event in between, it is
 /// untouched without a second check. So a tree launched again and again through a pool is

@@ -3,18 +3,24 @@
 // outside, a file opened for writing, a name added deep down) is seen at once; a spare changed
 // before the watch began never is; a spare taken on the watch's word and kept unchanged is not
 // checked again, one changed while its job had it is; one watch serves a cache; without one a
-// ferryd hears nothing and checks the stamps itself. (The checks
+// ferryd hears nothing and checks the stamps itself; a host that shares the network namespace
+// but sees other files at the cache's path (a container with the host's network) never gets
+// the word of another's watch, and its own watch serves it. (The checks
 // run at normal priority here: on a machine busy with other tests, a thread that runs only
 // when a CPU is idle may not run for seconds.)
 #include "ferry/sync/spare_watch.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "ferry/sync/file_cache.hpp"
@@ -249,6 +255,55 @@ TEST_F(SpareWatchTest, OneWatchServesACacheAndNoneMeansNoWord) {
   EXPECT_TRUE(untouched_within(name, 5000));
   first.reset();
   EXPECT_FALSE(spare_watch_untouched(base, name));
+}
+
+// Runs `ask` in a child process with a mount namespace of its own, where `onto` shows what is
+// at `from` (a bind mount), as another host beside this one in its network namespace sees its
+// own files at the same paths: the child's answer, or -1 where the namespace could not be
+// made.
+int in_other_files(const std::string& from, const std::string& onto,
+                   const std::function<bool()>& ask) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount(from.c_str(), onto.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      ::_exit(2);
+    ::_exit(ask() ? 1 : 0);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status) == 2 ? -1 : WEXITSTATUS(status);
+}
+
+TEST_F(SpareWatchTest, AHostBesideThisOneWithItsOwnFilesGetsNoWordOfThisWatch) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (a mount namespace of its own)";
+  // The other host's cache, at the same path in its view: the same tree kept under the same
+  // spare name, but changed there since.
+  const std::string name = keep("1-a");
+  ASSERT_FALSE(name.empty());
+  const std::string other = base + "-other";
+  FileCache::remove_copy(other);
+  fs::copy(base, other, fs::copy_options::recursive);
+  std::ofstream(other + "/spares/" + name + "/run.py", std::ios::app) << "# changed\n";
+  const SpareWatch watch(base, SpareWatch::Checks::kNow);
+  ASSERT_TRUE(untouched_within(name, 5000));
+  // The whole cache folder another: no word from this host's watch, and a watch of its own
+  // there serves (it checks the spare, and finds the change).
+  EXPECT_EQ(in_other_files(other, base, [&] { return spare_watch_untouched(base, name); }), 0);
+  EXPECT_EQ(in_other_files(other, base,
+                           [&] {
+                             const SpareWatch own(base, SpareWatch::Checks::kNow);
+                             return own.serving() && !untouched_within(name, 300);
+                           }),
+            1);
+  // Only its spares folder another (the cache folder the same): no word either.
+  EXPECT_EQ(in_other_files(other + "/spares", base + "/spares",
+                           [&] { return spare_watch_untouched(base, name); }),
+            0);
+  // Here, the watch's word stands.
+  EXPECT_TRUE(spare_watch_untouched(base, name));
+  FileCache::remove_copy(other);
 }
 
 }  // namespace
