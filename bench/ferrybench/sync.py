@@ -8,8 +8,9 @@ tool in turn, rounds interleaved:
 - first sync: every host's copy emptied first (ferry's cache and spare copies, rsync's and
   pdcp's target folders); ferryrun runs `true` in the synced copy, rsync copies to each host in parallel
   (one `rsync -a -e "ssh -F cluster"` per host, all at once), pdcp to every host in one call.
-- one file changed: a small file edited between rounds; every tool brings each host up to
-  date (pdcp, which has no such mode, copies the whole tree again).
+- one file changed: a small file edited, and every tool brings each host up to date; three
+  such edits in turn per round and tool, the median kept (one for pdcp, which has no such
+  mode and copies the whole tree again).
 - launch of a job whose tree is already everywhere, against the same launch without
   `--sync` (goal: within 10%): 5 pairs per round, the two launches of a pair back to back,
   each side's median.
@@ -40,6 +41,8 @@ from .context import Context
 SECTION = "sync"
 # Where pdcp copies to on every host: each has its own ~/.cache/ferry/sync (ferry-cluster).
 PDCP_TARGET = "/root/.cache/ferry/sync/pdcp-target"
+# One-file changes per round and tool (one run's time moves a lot on a busy machine).
+CHANGES = 3
 
 
 @dataclass
@@ -163,14 +166,13 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
         whole = len(counts) == n and all(c == str(files) for c in counts)
         return p.returncode or (0 if whole else 1)
 
-    def timed(col: Column, metric, what: str, rnd: int) -> bool:
+    def timed(col: Column, what: str, rnd: int) -> float | None:
         start = time.monotonic()
         rc = sync(col.key)
         if rc != 0:
             ctx.fail(f"{col.label} exited {rc} in sync {case} ({what}), round {rnd + 1}")
-            return False
-        metric.add(col.key, rnd, time.monotonic() - start)
-        return True
+            return None
+        return time.monotonic() - start
 
     edited = tree / "pkg0" / "mod0.py"
     try:
@@ -179,14 +181,24 @@ def one_case(ctx: Context, cluster, tree: Path, n: int, files: int, mb: int, rou
             for col in (copiers if rnd % 2 == 0 else copiers[::-1]):
                 ctx.log(f"  sync: {case}: round {rnd + 1}/{rounds} {col.key}")
                 clean(col.key)
-                if not timed(col, first, "first", rnd):
+                t = timed(col, "first", rnd)
+                if t is None:
                     continue
-                with open(edited, "ab") as f:
-                    f.write(f"# round {rnd} {col.key}\n".encode())
-                if col.key == "pdcp":
-                    clean(col.key)  # pdcp copies whole trees only, into a folder that is not there
+                first.add(col.key, rnd, t)
+                times = []
+                for edit in range(1 if col.key == "pdcp" else CHANGES):
+                    with open(edited, "ab") as f:
+                        f.write(f"# round {rnd} {col.key} edit {edit}\n".encode())
+                    if col.key == "pdcp":
+                        clean(col.key)  # pdcp copies whole trees only, into a folder that is not there
+                    t = timed(col, "one file", rnd)
+                    if t is None:
+                        break
+                    times.append(t)
+                if times:
+                    change.add(col.key, rnd, sorted(times)[len(times) // 2])
                 # With the pool up its ferryds stay: the hosts are checked once it is down.
-                if timed(col, change, "one file", rnd) and up.returncode != 0:
+                if times and up.returncode != 0:
                     ctx.check_idle(f"sync {col.key}")
         launch(ctx, case, ferryrun, tree, env, rounds,
                pool_name if any(c.key == "pool" for c in columns) else None, pool_env)
