@@ -49,7 +49,10 @@ void SyncReceiver::probe(const wire::SyncProbe& p) {
       copy_ = spare->path;
       stamps_ = std::move(spare->stamps);
       stamps_file_ = std::move(spare->stamps_file);
-      send_(wire::encode(wire::SyncReady{copy_, ""}));
+      send_(wire::encode(wire::SyncReady{copy_, "",
+                                         spare->watched
+                                             ? "a kept copy, untouched as the pool's watch saw it"
+                                             : "a kept copy, each entry checked"}));
       return;
     }
   }
@@ -113,7 +116,9 @@ void SyncReceiver::ready() {
   // A copy of a large tree may take longer than ferryrun waits for a silent host (on a busy
   // host, many seconds): an empty acknowledgement about once a second says this one works on.
   const StillWorking still_working{[this] { send_(wire::encode(wire::SyncAck{0})); }};
+  std::string how = "a new copy";
   if (spare_) {
+    how = "a kept copy, " + std::to_string(spare_->changed.size()) + " of its entries mended";
     if (Status st = cache_->mend_spare(*spare_, entries_, still_working); !st)
       return fail(st.error().message);
     copy_ = spare_->path;
@@ -131,7 +136,7 @@ void SyncReceiver::ready() {
     received_ = building_->received();  // into the cache while the job runs
     building_.reset();
   }
-  send_(wire::encode(wire::SyncReady{copy_, ""}));
+  send_(wire::encode(wire::SyncReady{copy_, "", how}));
 }
 
 void SyncReceiver::job_started() {
@@ -142,7 +147,7 @@ void SyncReceiver::job_started() {
 
 void SyncReceiver::fail(const std::string& why) {
   failed_ = true;
-  send_(wire::encode(wire::SyncReady{"", why}));
+  send_(wire::encode(wire::SyncReady{"", why, ""}));
 }
 
 std::string SyncReceiver::inside_copy(const std::string& wdir) const {

@@ -203,8 +203,8 @@ void Job::Impl::on_sync_ready(size_t i, const wire::SyncReady& m) {
   if (!m.error.empty()) return sync_failed(i, m.error);
   const size_t sent = h.sync->files_sent();
   diag_.verbose("sync: " + h.name() + ": sent " + files_text(sent) + " (" +
-                bytes_text(h.sync->bytes_wanted()) + "); the ranks start in " + m.path +
-                " (after " + since_start() + ")");
+                bytes_text(h.sync->bytes_wanted()) + "); the ranks start in " + m.path + " (" +
+                (m.how.empty() ? "" : m.how + "; ") + "after " + since_start() + ")");
   h.sync.reset();
   h.synced = true;
   if (h.join_after_sync) {  // a host that joins the running attempt (elastic Horovod)

@@ -2,7 +2,8 @@
 # 69_pool: the warm pool on 4 simulated hosts. `ferry up` keeps one `ferryd --pool` per host
 # behind one SSH connection each, and its `ferryd --fork-server`, which forks the jobs' ferryds; 20 jobs in a row and 3 at once go through it (no SSH
 # session of their own), each checked like any job: every rank's line with its variables and
-# one core, exit codes, a --sync tree, an MPI world (mpi4py over PMIx), --timeout, a restart,
+# one core, exit codes, a --sync tree (once checked with the pool's watch on, each host's kept
+# copy is taken on the watch's word; one changed behind its back is mended), an MPI world (mpi4py over PMIx), --timeout, a restart,
 # --check. Jobs at once do not see each other's output or signals. A `ferryd --pool` killed on a host is started again by the
 # next job (--verbose says so); a job's ferryd killed loses that host as usual; a fork server
 # killed: that host's ferryds are exec'd again; kill -9 of
@@ -141,6 +142,25 @@ done
 assert_contains "$(cat "$T/SY2.err")" "the tree not read: unchanged since the launch before" \
   "an unchanged tree is not read again"
 assert_not_contains "$(cat "$T/SY3.err")" "the tree not read" "an edited tree is read again"
+# fnode1's kept copies were changed behind the pool's back: its watch does not vouch for them,
+# the ferryd's own check finds the change, and the copy is mended.
+assert_match "$(grep "sync: fnode1: sent" "$T/SY4.err")" "\(a kept copy, 1 of its entries mended; " \
+  "a tampered copy is mended"
+# Once a host's kept copy has been checked with the pool's watch on (at idle priority, after
+# its job), the next job takes it on the watch's word, without a stat of its own.
+watched_hosts() {
+  grep -c "the ranks start in .*(a kept copy, untouched as the pool's watch saw it; " "$T/SW.err" || true
+}
+for _ in $(seq 1 20); do
+  run_capture SW --timeout 60 -- "$FERRYRUN" --verbose --sync "$T/tree" "${JOB[@]}" cat sub/f.txt
+  assert_eq 0 "$SW_rc" "--sync through the pool (SW)"
+  for r in 0 1 2 3 4 5 6 7; do
+    assert_eq "edited $tok" "$(rank_lines "$T/SW.out" "$r" stdout)" "--sync on the watch's word: rank $r"
+  done
+  [[ $(watched_hosts) == 4 ]] && break
+  sleep 0.5
+done
+assert_eq 4 "$(watched_hosts)" "every host's copy taken on the pool watch's word"
 
 # An MPI world through the pool (Open MPI's PMIx, served by the jobs' ferryds).
 if "$PY" -c 'from mpi4py import MPI' 2>/dev/null; then

@@ -23,7 +23,7 @@
 
 namespace ferry::wire {
 
-inline constexpr uint32_t kProtocolVersion = 22;
+inline constexpr uint32_t kProtocolVersion = 23;
 /// Starts every Hello so a foreign or garbled stream is told apart from a version mismatch.
 inline constexpr char kMagic[] = "FERRY\x01";
 

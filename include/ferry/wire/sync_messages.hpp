@@ -89,9 +89,12 @@ struct SyncReady {
   static constexpr MsgType kType = MsgType::kSyncReady;
   std::string path;   ///< the job's copy on this host
   std::string error;  ///< why there is none (one line); "" none
+  /// How the copy came to be, for --verbose: a new copy, a kept one mended, or a kept one
+  /// untouched (checked entry by entry, or as the pool's watch saw it)
+  std::string how;
   template <class M>
   static auto fields(M& m) {
-    return std::tie(m.path, m.error);
+    return std::tie(m.path, m.error, m.how);
   }
 };
 

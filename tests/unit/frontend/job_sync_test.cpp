@@ -59,7 +59,7 @@ class SyncingLink : public Link {
       const auto type = static_cast<wire::MsgType>((**f).type);
       if (type == wire::MsgType::kSyncProbe) {
         events_->push_back(name_ + " probed");
-        const wire::SyncReady ready{fail_.empty() ? "/copies/" + name_ : "", fail_};
+        const wire::SyncReady ready{fail_.empty() ? "/copies/" + name_ : "", fail_, ""};
         asio::post(io_, [this, frame = wire::encode(ready)] { on_data_(frame); });
         if (name_ == "node1" && *release_) asio::post(io_, *release_);
       } else if (type == wire::MsgType::kHostSpec) {

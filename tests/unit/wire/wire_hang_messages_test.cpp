@@ -78,7 +78,8 @@ TEST(WireHang, SyncMessagesBothWays) {
   EXPECT_EQ(d.data, "bytes");
   EXPECT_EQ(to_front(SyncNeed{{"h1", "h2"}, ""}).hashes.size(), 2u);
   EXPECT_EQ(to_front(SyncAck{1ULL << 40}).bytes, 1ULL << 40);
-  EXPECT_EQ(to_front(SyncReady{"", "no room"}).error, "no room");
+  EXPECT_EQ(to_front(SyncReady{"", "no room", ""}).error, "no room");
+  EXPECT_EQ(to_front(SyncReady{"/c", "", "a new copy"}).how, "a new copy");
 }
 
 TEST(WireHang, CheckRequestAndReport) {
