@@ -12,8 +12,9 @@ tool in turn, rounds interleaved:
   such edits in turn per round and tool, the median kept (one for pdcp, which has no such
   mode and copies the whole tree again).
 - launch of a job whose tree is already everywhere, against the same launch without
-  `--sync` (goal: within 10%): 5 pairs per round, the two launches of a pair back to back,
-  each side's median.
+  `--sync` (goal: within 10%): 5 pairs per round on its own, 15 through the pool (a pooled
+  launch takes 60-90 ms here, and one launch's time moves by more than 10% from run to run),
+  the two launches of a pair back to back, each side's median.
 
 ferryrun runs twice in each case: on its own (an SSH session, the login shell and a ferryd
 start per host and job) and through a warm pool of the same hosts (`ferry up` once per host
@@ -217,7 +218,7 @@ def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds
     m = ctx.results.metric(SECTION, case, "launch, tree already there (ferryrun alone)", "s")
     pooled = ctx.results.metric(SECTION, case, "launch through the pool, tree already there",
                                 "s") if pool_name else None
-    runs = 5
+    runs = {"ferryrun": 5, "pool": 15}
 
     def one_time(cmd: list[str], run_env) -> float:
         start = time.monotonic()
@@ -244,7 +245,7 @@ def launch(ctx: Context, case: str, ferryrun: list[str], tree: Path, env, rounds
             if not group:
                 continue
             times: dict[str, list[float]] = {key: [] for key, _, _ in group}
-            for _ in range(runs):
+            for _ in range(runs[group[0][0]]):
                 for key, cmd, run_env in group:
                     times[key].append(one_time(cmd, run_env))
             for key, _, _ in group:

@@ -64,8 +64,8 @@ bool Job::Impl::want_sync() const {
 const std::string& Job::Impl::sync_offer_frame() {
   if (!sync_offer_.empty()) return sync_offer_;
   wire::SyncOffer offer;
-  offer.items.reserve(sync_->entries.size());
-  for (const TreeEntry& e : sync_->entries)
+  offer.items.reserve(sync_->entries().size());
+  for (const TreeEntry& e : sync_->entries())
     offer.items.push_back({e.path, static_cast<uint8_t>(e.kind), e.mode, e.size, e.hash, e.target});
   offer.digest = sync_->digest;
   offer.usage_wanted = opts_.verbose;

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "ferry/common/posix_handles.hpp"
 #include "ferry/common/read_text_file.hpp"
@@ -159,7 +160,7 @@ class Walker {
     e.hash = index_.remembered(rel, st);
     tree_.bytes += e.size;
     ++tree_.files;
-    if (e.hash.empty()) unread.emplace_back(tree_.entries.size(), st);
+    if (e.hash.empty()) unread.emplace_back(tree_.entries().size(), st);
     add(std::move(e));
     return {};
   }
@@ -169,7 +170,7 @@ class Walker {
   std::vector<std::pair<size_t, struct stat>> unread;
 
  private:
-  void add(TreeEntry e) { tree_.entries.push_back(std::move(e)); }
+  void add(TreeEntry e) { tree_.entries().push_back(std::move(e)); }
 
   static constexpr size_t kDentsWords = 4096;  // 32 KiB, as glibc's readdir reads
 
@@ -299,6 +300,7 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
   std::string root = spec.source;
   while (root.size() > 1 && root.ends_with("/")) root.pop_back();
   SyncTree tree;
+  std::vector<TreeEntry>& entries = tree.entries();
   IgnoreRules ignore;
   for (const char* name : {".ferryignore", ".gitignore"}) {
     const std::string f = root + "/" + name;
@@ -319,16 +321,16 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
     d.path = prefix;
     d.kind = TreeEntry::Kind::kDirectory;
     d.mode = prefix == spec.dest ? (st.st_mode & 07777) : 0755;
-    tree.entries.push_back(d);
+    entries.push_back(d);
   }
-  const size_t first = tree.entries.size();
+  const size_t first = entries.size();
   // Opened before the walk, which takes each unchanged file's hash from it as it goes: the
   // stat of a walk is all an unchanged tree costs, and no second pass over the entries.
   HashIndex index = HashIndex::open(rules.hash_index_dir, root, rules.hash_racy_ns);
-  tree.entries.reserve(first + index.size() + index.size() / 4 + 64);  // its directories too
+  entries.reserve(first + index.size() + index.size() / 4 + 64);  // its directories too
   Walker w(root, ignore, rules, tree, index);
   if (Status s = w.walk(""); !s) return s.error();
-  if (Status s = check_link_loops(root, tree.entries); !s) return s.error();
+  if (Status s = check_link_loops(root, entries); !s) return s.error();
   if (rules.max_bytes > 0 && tree.bytes > rules.max_bytes)
     return make_error("--sync " + spec.source + ": " + bytes_text(tree.bytes) + " in " +
                       std::to_string(tree.files) + " files, over --sync-max " +
@@ -336,13 +338,13 @@ Result<SyncTree> scan_tree(const SyncSpec& spec, const SyncRules& rules) {
                       " (leave some out with --sync-exclude or a .ferryignore, or raise it)");
   for (const auto& [i, st] : w.unread) {
     if (rules.stop && rules.stop->load()) return make_error("--sync: reading stopped");
-    TreeEntry& e = tree.entries[i];
+    TreeEntry& e = entries[i];
     auto h = index.read(e.path, root + "/" + e.path, st);
     if (!h) return make_error("--sync: " + h.error().message);
     e.hash = *h;
   }
-  for (size_t i = first; i < tree.entries.size(); ++i) {
-    TreeEntry& e = tree.entries[i];
+  for (size_t i = first; i < entries.size(); ++i) {
+    TreeEntry& e = entries[i];
     if (e.kind == TreeEntry::Kind::kFile) e.source = root + "/" + e.path;
     if (!prefix.empty()) e.path = prefix + "/" + e.path;
   }
@@ -382,9 +384,9 @@ Result<SyncTree> scan_files(const std::vector<std::string>& files, const std::st
     ++tree.files_read;
     tree.bytes += e.size;
     ++tree.files;
-    tree.entries.push_back(std::move(e));
+    tree.entries().push_back(std::move(e));
   }
-  std::sort(tree.entries.begin(), tree.entries.end(),
+  std::sort(tree.entries().begin(), tree.entries().end(),
             [](const TreeEntry& a, const TreeEntry& b) { return a.path < b.path; });
   return tree;
 }
@@ -425,12 +427,30 @@ Result<std::string> tree_digest(const std::vector<TreeEntry>& entries) {
   return h->hex();
 }
 
+const std::vector<TreeEntry>& SyncTree::entries() const {
+  if (decode_) {
+    entries_ = decode_();
+    decode_ = nullptr;
+  }
+  return entries_;
+}
+
+std::vector<TreeEntry>& SyncTree::entries() {
+  std::as_const(*this).entries();
+  return entries_;
+}
+
+void SyncTree::defer_entries(std::function<std::vector<TreeEntry>()> decode) {
+  entries_.clear();
+  decode_ = std::move(decode);
+}
+
 SyncTree merge_trees(std::vector<SyncTree> trees) {
   if (trees.size() == 1) return std::move(trees.front());
   std::map<std::string, TreeEntry> by_path;
   SyncTree out;
   for (SyncTree& t : trees) {
-    for (TreeEntry& e : t.entries) by_path[e.path] = std::move(e);
+    for (TreeEntry& e : t.entries()) by_path[e.path] = std::move(e);
     for (std::string& s : t.skipped) out.skipped.push_back(std::move(s));
     out.files_read += t.files_read;
   }
@@ -445,7 +465,7 @@ SyncTree merge_trees(std::vector<SyncTree> trees) {
       out.bytes += e.size;
       ++out.files;
     }
-    out.entries.push_back(std::move(e));
+    out.entries().push_back(std::move(e));
   }
   return out;
 }

@@ -29,7 +29,7 @@ Result<SyncTree> read_sync_request(const SyncRequest& request) {
   SyncTree all = merge_trees(std::move(trees));
   // A tree taken from a snapshot (scan_tree_watched()) comes with its digest.
   if (all.digest.empty())
-    if (auto digest = tree_digest(all.entries)) all.digest = *digest;
+    if (auto digest = tree_digest(all.entries())) all.digest = *digest;
   return all;
 }
 

@@ -17,7 +17,7 @@ TreeSender::TreeSender(std::shared_ptr<const SyncTree> tree) : tree_(std::move(t
 // hosts and 2,000 files, 64,000 insertions before the last host was even asked).
 Status TreeSender::need(const std::vector<std::string>& hashes) {
   std::unordered_set<std::string_view> asked(hashes.begin(), hashes.end());
-  for (const TreeEntry& e : tree_->entries) {
+  for (const TreeEntry& e : tree_->entries()) {
     if (asked.empty()) break;
     if (e.kind != TreeEntry::Kind::kFile || asked.erase(e.hash) == 0) continue;
     wanted_.push_back(&e);

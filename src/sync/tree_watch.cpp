@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 
 #include "ferry/common/mapped_file.hpp"
 #include "ferry/common/random_bytes.hpp"
@@ -241,9 +242,9 @@ std::optional<TreeWatch::Answer> ask_tree_watch(const std::string& socket, const
 
 std::string encode_tree(const SyncTree& tree) {
   std::string out;
-  out.reserve(tree.entries.size() * 128);
-  put_number(out, tree.entries.size());
-  for (const TreeEntry& e : tree.entries) {
+  out.reserve(tree.entries().size() * 128);
+  put_number(out, tree.entries().size());
+  for (const TreeEntry& e : tree.entries()) {
     put_text(out, e.path);
     put_number(out, static_cast<uint64_t>(e.kind));
     put_number(out, e.mode);
@@ -261,23 +262,45 @@ std::string encode_tree(const SyncTree& tree) {
   return out;
 }
 
-std::optional<SyncTree> decode_tree(std::string_view bytes) {
+namespace {
+
+struct DecodedHead {
+  SyncTree tree;          ///< all but the entries
+  std::string_view list;  ///< the entries' bytes
+  uint64_t count = 0;     ///< how many
+};
+
+// The entries' fields in order; `keep` false: only stepped over.
+bool read_entry(Reader& r, TreeEntry* keep) {
+  TreeEntry scratch;
+  TreeEntry& e = keep != nullptr ? *keep : scratch;
+  auto text = [&](std::string& to) {
+    const uint64_t n = r.number();
+    if (!r.ok || n > r.in.size()) return r.ok = false;
+    if (keep != nullptr) to.assign(r.in.substr(0, n));
+    r.in.remove_prefix(n);
+    return true;
+  };
+  if (!text(e.path)) return false;
+  const uint64_t kind = r.number();
+  e.kind = static_cast<TreeEntry::Kind>(kind);
+  e.mode = static_cast<uint32_t>(r.number());
+  e.size = r.number();
+  return text(e.hash) && text(e.target) && text(e.source) && r.ok && kind <= 2;
+}
+
+// Checks the whole snapshot, and decodes all of it but the entries, which it only steps over:
+// a stepped-over list decodes without fail later.
+std::optional<DecodedHead> decode_head(std::string_view bytes) {
   Reader r{bytes};
-  SyncTree t;
-  const uint64_t n = r.number();
-  if (!r.ok || n > bytes.size()) return std::nullopt;
-  t.entries.resize(n);
-  for (TreeEntry& e : t.entries) {
-    e.path = r.text();
-    const uint64_t kind = r.number();
-    e.kind = static_cast<TreeEntry::Kind>(kind);
-    e.mode = static_cast<uint32_t>(r.number());
-    e.size = r.number();
-    e.hash = r.text();
-    e.target = r.text();
-    e.source = r.text();
-    if (!r.ok || kind > 2) return std::nullopt;
-  }
+  DecodedHead d;
+  d.count = r.number();
+  if (!r.ok || d.count > bytes.size()) return std::nullopt;
+  const std::string_view list = r.in;
+  for (uint64_t i = 0; i < d.count; ++i)
+    if (!read_entry(r, nullptr)) return std::nullopt;
+  d.list = list.substr(0, list.size() - r.in.size());
+  SyncTree& t = d.tree;
   t.bytes = r.number();
   t.files = r.number();
   const uint64_t skipped = r.number();
@@ -286,7 +309,23 @@ std::optional<SyncTree> decode_tree(std::string_view bytes) {
   t.ignore_file = r.text();
   t.digest = r.text();
   if (!r.ok || !r.in.empty()) return std::nullopt;
-  return t;
+  return d;
+}
+
+std::vector<TreeEntry> decode_entries(std::string_view list, uint64_t count) {
+  Reader r{list};
+  std::vector<TreeEntry> entries(count);
+  for (TreeEntry& e : entries) read_entry(r, &e);
+  return entries;
+}
+
+}  // namespace
+
+std::optional<SyncTree> decode_tree(std::string_view bytes) {
+  auto d = decode_head(bytes);
+  if (!d) return std::nullopt;
+  d->tree.entries() = decode_entries(d->list, d->count);
+  return std::move(d->tree);
 }
 
 Result<SyncTree> scan_tree_watched(const SyncSpec& spec, const SyncRules& rules) {
@@ -314,10 +353,15 @@ Result<SyncTree> scan_tree_watched(const SyncSpec& spec, const SyncRules& rules)
   if (answer && answer->unchanged && snap) {
     std::string_view v = snap->text();
     v.remove_prefix(kSnapshotMagic.size() + token.size() + 1 + key.size());
-    if (auto tree = decode_tree(v)) {
-      if (rules.max_bytes > 0 && tree->bytes > rules.max_bytes) return scan_tree(spec, rules);
-      tree->from_snapshot = true;
-      return std::move(*tree);
+    if (auto d = decode_head(v)) {
+      if (rules.max_bytes > 0 && d->tree.bytes > rules.max_bytes) return scan_tree(spec, rules);
+      // The entries are decoded only if a host lacks the tree: from the mapped snapshot, which
+      // no launch rewrites in place (a new one replaces it by a rename).
+      auto mapped = std::make_shared<const MappedFile>(std::move(*snap));
+      d->tree.defer_entries(
+          [mapped, list = d->list, count = d->count] { return decode_entries(list, count); });
+      d->tree.from_snapshot = true;
+      return std::move(d->tree);
     }
   }
   auto tree = scan_tree(spec, rules);
@@ -327,7 +371,7 @@ Result<SyncTree> scan_tree_watched(const SyncSpec& spec, const SyncRules& rules)
   }
   // For the next launch, with the token of the watch that was on before this reading began,
   // and the tree's digest (which read_sync_request() takes as it is for a tree alone).
-  if (auto digest = tree_digest(tree->entries)) tree->digest = *digest;
+  if (auto digest = tree_digest(tree->entries())) tree->digest = *digest;
   const std::string tmp = file + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,14 +82,27 @@ struct SyncRules {
 };
 
 struct SyncTree {
-  std::vector<TreeEntry> entries;  ///< DEST's parents, then the tree under DEST
-  uint64_t bytes = 0;              ///< of the files
+  /// DEST's parents, then the tree under DEST. A tree taken from a warm pool's snapshot
+  /// (scan_tree_watched) decodes them here, on their first use: a launch whose every host
+  /// keeps the tree needs its digest alone. From one thread at a time.
+  const std::vector<TreeEntry>& entries() const;
+  std::vector<TreeEntry>& entries();
+  /// Entries that `decode` makes on their first use, in place of those held now.
+  void defer_entries(std::function<std::vector<TreeEntry>()> decode);
+  /// Whether the entries are still to be decoded.
+  bool entries_deferred() const { return static_cast<bool>(decode_); }
+
+  uint64_t bytes = 0;  ///< of the files
   size_t files = 0;
   std::vector<std::string> skipped;  ///< one line each: a device, socket or FIFO left out
   std::string ignore_file;           ///< the ignore file read ("" none)
   size_t files_read = 0;             ///< files read for their hashes (the others' were remembered)
   bool from_snapshot = false;        ///< not read: unchanged since the launch before, as a pool saw
   std::string digest;  ///< tree_digest() of the entries, once they are final ("" none)
+
+ private:
+  mutable std::vector<TreeEntry> entries_;
+  mutable std::function<std::vector<TreeEntry>()> decode_;
 };
 
 /// Reads the tree of `spec` with `rules`. Error, one line naming the path: DIR is not a

@@ -426,10 +426,10 @@ TEST(CliMpirun, PreloadsAreSyncedFilesAndTheProgramRunsAsItsCopy) {
   ASSERT_NE(job.sync_request, nullptr);
   auto tree = read_sync_request(*job.sync_request);  // as the job reads it
   ASSERT_TRUE(tree.ok()) << tree.error().message;
-  ASSERT_EQ(tree->entries.size(), 2u);
-  EXPECT_EQ(tree->entries[0].path, "in.txt");
-  EXPECT_EQ(tree->entries[1].path, "solver");
-  EXPECT_EQ(tree->entries[1].mode, 0755u);
+  ASSERT_EQ(tree->entries().size(), 2u);
+  EXPECT_EQ(tree->entries()[0].path, "in.txt");
+  EXPECT_EQ(tree->entries()[1].path, "solver");
+  EXPECT_EQ(tree->entries()[1].mode, 0755u);
   EXPECT_EQ(job.command, (std::vector<std::string>{"./solver", "x"}));
   testing::internal::CaptureStderr();
   EXPECT_EQ(mpi({"-H", "a", "--preload-files", dir + "/nope", "true"}).exit_code, 2);

@@ -47,7 +47,7 @@ std::vector<TreeEntry> scan(const std::string& d, size_t read, const std::string
   EXPECT_TRUE(t.ok()) << t.error().message;
   if (!t) return {};
   EXPECT_EQ(t->files_read, read);
-  return t->entries;
+  return t->entries();
 }
 
 TEST(HashIndex, AnUnchangedFileIsNotReadAgain) {

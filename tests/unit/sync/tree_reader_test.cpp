@@ -67,11 +67,11 @@ TEST(SyncRequest, ThePartsAreMergedTheirSumHeldToTheLimitAndTheTreeNamed) {
   auto tree = read_sync_request(r);
   ASSERT_TRUE(tree.ok()) << tree.error().message;
   std::vector<std::string> paths;
-  for (const TreeEntry& e : tree->entries) paths.push_back(e.path);
+  for (const TreeEntry& e : tree->entries()) paths.push_back(e.path);
   EXPECT_EQ(paths, (std::vector<std::string>{"solo", "sub", "sub/y", "x"}));
   EXPECT_EQ(tree->files, 3U);
   EXPECT_EQ(tree->bytes, 6001U);
-  EXPECT_EQ(tree->digest, *tree_digest(tree->entries));
+  EXPECT_EQ(tree->digest, *tree_digest(tree->entries()));
   // Each part is under the limit, the sum is not.
   r.rules.max_bytes = 5000;
   auto over = read_sync_request(r);

@@ -26,7 +26,7 @@ TEST(TreeSender, SendsTheWantedFilesInPiecesWithinTheWindow) {
   ASSERT_TRUE(tree.ok());
   auto shared = std::make_shared<const SyncTree>(*tree);
   auto hash_of = [&](const std::string& path) {
-    for (const auto& e : shared->entries)
+    for (const auto& e : shared->entries())
       if (e.path == path) return e.hash;
     return std::string();
   };
@@ -66,9 +66,9 @@ TEST(TreeSender, BytesTheTreeHoldsTwiceGoOnce) {
   std::ofstream(d + "/c") << "other";
   auto tree = scan_tree({d, ""}, {});
   ASSERT_TRUE(tree.ok());
-  ASSERT_EQ(tree->entries.size(), 3U);
-  const std::string same = tree->entries[0].hash;
-  ASSERT_EQ(tree->entries[1].hash, same);
+  ASSERT_EQ(tree->entries().size(), 3U);
+  const std::string same = tree->entries()[0].hash;
+  ASSERT_EQ(tree->entries()[1].hash, same);
   TreeSender s(std::make_shared<const SyncTree>(*tree));
   ASSERT_TRUE(s.need({same, same}).ok());
   EXPECT_EQ(s.bytes_wanted(), 4U);
@@ -85,7 +85,7 @@ TEST(TreeSender, AFileThatShrankSinceItWasHashedIsRefused) {
   auto tree = scan_tree({d, ""}, {});
   ASSERT_TRUE(tree.ok());
   TreeSender s(std::make_shared<const SyncTree>(*tree));
-  ASSERT_TRUE(s.need({tree->entries[0].hash}).ok());
+  ASSERT_TRUE(s.need({tree->entries()[0].hash}).ok());
   std::ofstream(d + "/f") << "";
   auto r = s.next();
   ASSERT_FALSE(r.ok());

@@ -36,7 +36,7 @@ SyncRules rules_with(std::vector<std::string> excludes, uint64_t max_bytes = 0) 
 
 std::vector<std::string> paths(const SyncTree& t) {
   std::vector<std::string> out;
-  for (const auto& e : t.entries) out.push_back(e.path);
+  for (const auto& e : t.entries()) out.push_back(e.path);
   return out;
 }
 
@@ -50,14 +50,14 @@ TEST(SyncTree, FilesDirectoriesAndInnerLinksWithModesAndHashes) {
   EXPECT_EQ(paths(*t), (std::vector<std::string>{"cfg", "conf", "conf/a.yaml", "train.py"}));
   EXPECT_EQ(t->files, 2U);
   EXPECT_EQ(t->bytes, 17U);
-  const TreeEntry& py = t->entries[3];
+  const TreeEntry& py = t->entries()[3];
   EXPECT_EQ(py.kind, TreeEntry::Kind::kFile);
   EXPECT_EQ(py.mode, 0755U);
   // sha256("print('hi')\n")
   EXPECT_EQ(py.hash, "caf026f25d7140209f98072605307a438914b9ce6f3c14b23d15d9667241de52");
-  EXPECT_EQ(t->entries[2].mode, 0600U);
-  EXPECT_EQ(t->entries[0].kind, TreeEntry::Kind::kSymlink);
-  EXPECT_EQ(t->entries[0].target, "conf");
+  EXPECT_EQ(t->entries()[2].mode, 0600U);
+  EXPECT_EQ(t->entries()[0].kind, TreeEntry::Kind::kSymlink);
+  EXPECT_EQ(t->entries()[0].target, "conf");
 }
 
 TEST(SyncTree, DestPutsTheTreeUnderItsDirectories) {
@@ -178,7 +178,7 @@ TEST(SyncTree, LaterTreesReplaceEarlierPaths) {
   ASSERT_TRUE(ta.ok() && tb.ok());
   SyncTree m = merge_trees({*ta, *tb});
   EXPECT_EQ(paths(m), (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(m.entries[0].size, 4U);
+  EXPECT_EQ(m.entries()[0].size, 4U);
   EXPECT_EQ(m.bytes, 5U);
   EXPECT_EQ(m.files, 2U);
 }

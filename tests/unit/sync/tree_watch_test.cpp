@@ -14,6 +14,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "ferry/common/posix_handles.hpp"
@@ -133,10 +134,10 @@ TEST_F(TreeWatchTest, ASnapshotIsTheTreeItWasWrittenFrom) {
   auto tree = scan_tree({root, "dest/in"}, rules);
   ASSERT_TRUE(tree.ok()) << tree.error().message;
   tree->skipped.push_back("skipped x: a socket is not synced");
-  tree->digest = *tree_digest(tree->entries);
+  tree->digest = *tree_digest(tree->entries());
   auto back = decode_tree(encode_tree(*tree));
   ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->entries, tree->entries);
+  EXPECT_EQ(back->entries(), tree->entries());
   EXPECT_EQ(back->bytes, tree->bytes);
   EXPECT_EQ(back->files, tree->files);
   EXPECT_EQ(back->skipped, tree->skipped);
@@ -155,13 +156,13 @@ TEST_F(TreeWatchTest, TheDigestIsEachEntryAsItWasHashedPieceByPiece) {
   link.path = "cfg link";
   link.kind = TreeEntry::Kind::kSymlink;
   link.target = "pkg";
-  tree->entries.push_back(link);
+  tree->entries().push_back(link);
   std::string text;
-  for (const TreeEntry& e : tree->entries)
+  for (const TreeEntry& e : tree->entries())
     text += std::to_string(static_cast<int>(e.kind)) + ' ' + std::to_string(e.mode) + ' ' +
             std::to_string(e.size) + ' ' + e.hash + ' ' + std::to_string(e.path.size()) + ':' +
             e.path + ' ' + std::to_string(e.target.size()) + ':' + e.target;
-  EXPECT_EQ(*tree_digest(tree->entries), *bytes_sha256(text));
+  EXPECT_EQ(*tree_digest(tree->entries()), *bytes_sha256(text));
 }
 
 // A pool's control socket that answers "tree" as the pool does, from a TreeWatch.
@@ -222,7 +223,9 @@ TEST_F(TreeWatchTest, ALaunchTakesTheSnapshotOnlyWhileTheTreeIsUnchanged) {
   auto second = scan_tree_watched(spec, rules);
   ASSERT_TRUE(second.ok());
   EXPECT_TRUE(second->from_snapshot);
-  EXPECT_EQ(second->entries, first->entries);
+  EXPECT_TRUE(second->entries_deferred());  // only the digest is needed until a host lacks it
+  EXPECT_EQ(second->entries(), first->entries());
+  EXPECT_FALSE(second->entries_deferred());
   EXPECT_EQ(second->digest, first->digest);
   EXPECT_EQ(pool.asked.load(), 2);
   // Changed: read again, and the change is in it.
@@ -234,13 +237,13 @@ TEST_F(TreeWatchTest, ALaunchTakesTheSnapshotOnlyWhileTheTreeIsUnchanged) {
   auto fourth = scan_tree_watched(spec, rules);
   ASSERT_TRUE(fourth.ok());
   EXPECT_TRUE(fourth->from_snapshot);
-  EXPECT_EQ(fourth->entries, third->entries);
+  EXPECT_EQ(fourth->entries(), third->entries());
   // Other rules (an exclude) are another snapshot: read, and without the excluded file.
   rules.excludes.push_back("run.py");
   auto fifth = scan_tree_watched(spec, rules);
   ASSERT_TRUE(fifth.ok());
   EXPECT_FALSE(fifth->from_snapshot);
-  EXPECT_EQ(fifth->entries.size(), third->entries.size() - 1);
+  EXPECT_EQ(fifth->entries().size(), third->entries().size() - 1);
   // Through read_sync_request, the digest the snapshot keeps is the tree's.
   SyncRequest request;
   request.parts.push_back({SyncSpec{root, ""}, {}, ""});
@@ -248,7 +251,48 @@ TEST_F(TreeWatchTest, ALaunchTakesTheSnapshotOnlyWhileTheTreeIsUnchanged) {
   auto via = read_sync_request(request);
   ASSERT_TRUE(via.ok());
   EXPECT_TRUE(via->from_snapshot);
-  EXPECT_EQ(via->digest, *tree_digest(via->entries));
+  EXPECT_EQ(via->digest, *tree_digest(via->entries()));
+}
+
+// A snapshot taken by a launch is decoded from the file as it was then, whatever launch writes
+// the next one; a snapshot cut short or with bytes after its end is not taken: the tree is read.
+TEST_F(TreeWatchTest, ATakenSnapshotsEntriesAreThoseItHeldAndABrokenOneIsNotTaken) {
+  FakePool pool(dir + "/pool.sock");
+  SyncRules rules;
+  rules.hash_index_dir = dir + "/hashes";
+  fs::create_directories(rules.hash_index_dir);
+  rules.watch_socket = dir + "/pool.sock";
+  const SyncSpec spec{root, ""};
+  auto first = scan_tree_watched(spec, rules);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  auto taken = scan_tree_watched(spec, rules);
+  ASSERT_TRUE(taken.ok());
+  ASSERT_TRUE(taken->entries_deferred());
+  // A change, and a launch that reads the tree and writes a new snapshot over the old one.
+  write("run.py", "import pkg  # changed\n");
+  auto changed = scan_tree_watched(spec, rules);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(changed->from_snapshot);
+  EXPECT_EQ(taken->entries(), first->entries());
+  EXPECT_NE(changed->entries(), first->entries());
+
+  std::vector<fs::path> snapshots;
+  for (const auto& e : fs::directory_iterator(rules.hash_index_dir))
+    if (e.path().extension() == ".snapshot") snapshots.push_back(e.path());
+  ASSERT_EQ(snapshots.size(), 1u);
+  std::string bytes;
+  {
+    std::ifstream in(snapshots[0], std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (const std::string& broken : {bytes.substr(0, bytes.size() - 40), bytes + "x"}) {
+    ASSERT_TRUE(scan_tree_watched(spec, rules)->from_snapshot);  // the watch's epoch goes on
+    std::ofstream(snapshots[0], std::ios::binary | std::ios::trunc) << broken;
+    auto again = scan_tree_watched(spec, rules);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_FALSE(again->from_snapshot);
+    EXPECT_EQ(again->entries(), changed->entries());
+  }
 }
 
 TEST_F(TreeWatchTest, WithoutAPoolTheTreeIsRead) {
