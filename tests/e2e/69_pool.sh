@@ -146,6 +146,9 @@ assert_not_contains "$(cat "$T/SY3.err")" "the tree not read" "an edited tree is
 # the ferryd's own check finds the change, and the copy is mended.
 assert_match "$(grep "sync: fnode1: sent" "$T/SY4.err")" "\(a kept copy, 1 of its entries mended; " \
   "a tampered copy is mended"
+# The tree itself was unchanged: its list came from the snapshot, decoded for fnode1 alone.
+assert_contains "$(cat "$T/SY4.err")" "the tree not read: unchanged since the launch before" \
+  "the list a host lacking the tree gets comes from the pool's snapshot"
 # Once a host's kept copy has been checked with the pool's watch on (at idle priority, after
 # its job), the next job takes it on the watch's word, without a stat of its own.
 watched_hosts() {
