@@ -40,6 +40,14 @@ struct TreeWatchTest : ::testing::Test {
     root = fs::canonical(root).string();
   }
   void TearDown() override { fs::remove_all(dir); }
+  // A launch's rules with a pool's socket at dir/pool.sock and its hash index under dir.
+  SyncRules pooled_rules() const {
+    SyncRules rules;
+    rules.hash_index_dir = dir + "/hashes";
+    fs::create_directories(rules.hash_index_dir);
+    rules.watch_socket = dir + "/pool.sock";
+    return rules;
+  }
   void write(const std::string& rel, const std::string& text) {
     std::ofstream(root + "/" + rel, std::ios::trunc) << text;
   }
@@ -212,10 +220,7 @@ struct FakePool {
 
 TEST_F(TreeWatchTest, ALaunchTakesTheSnapshotOnlyWhileTheTreeIsUnchanged) {
   FakePool pool(dir + "/pool.sock");
-  SyncRules rules;
-  rules.hash_index_dir = dir + "/hashes";
-  fs::create_directories(rules.hash_index_dir);
-  rules.watch_socket = dir + "/pool.sock";
+  SyncRules rules = pooled_rules();
   const SyncSpec spec{root, ""};
   auto first = scan_tree_watched(spec, rules);
   ASSERT_TRUE(first.ok()) << first.error().message;
@@ -258,10 +263,7 @@ TEST_F(TreeWatchTest, ALaunchTakesTheSnapshotOnlyWhileTheTreeIsUnchanged) {
 // the next one; a snapshot cut short or with bytes after its end is not taken: the tree is read.
 TEST_F(TreeWatchTest, ATakenSnapshotsEntriesAreThoseItHeldAndABrokenOneIsNotTaken) {
   FakePool pool(dir + "/pool.sock");
-  SyncRules rules;
-  rules.hash_index_dir = dir + "/hashes";
-  fs::create_directories(rules.hash_index_dir);
-  rules.watch_socket = dir + "/pool.sock";
+  SyncRules rules = pooled_rules();
   const SyncSpec spec{root, ""};
   auto first = scan_tree_watched(spec, rules);
   ASSERT_TRUE(first.ok()) << first.error().message;
